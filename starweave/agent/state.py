@@ -1,0 +1,127 @@
+"""Level-1 of a device agent: the finite-state machine.
+
+An :class:`AgentState` decides *what* happens next (run the processor, hand off to another
+agent, end the round); an :class:`AgentStateManager` maps status strings to state instances.
+Every manager subclass is a singleton and owns its own registry, so two agent types may both
+register a ``"CONTINUE"`` state without clashing.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, ABCMeta, abstractmethod
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from starweave.agent.status import status_key
+
+if TYPE_CHECKING:
+    from starweave.agent.basic import BasicAgent
+    from starweave.agent.context import Context
+
+StateT = TypeVar("StateT", bound="type[AgentState]")
+
+
+class AgentState(ABC):
+    """One state of an agent's FSM. States hold no data: keep it on the agent or the context."""
+
+    @abstractmethod
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Do this state's work for ``agent`` (typically ``await agent.process(context)``)."""
+
+    @abstractmethod
+    def next_agent(self, agent: BasicAgent) -> BasicAgent:
+        """Return the agent that acts next (``agent`` itself unless handing off)."""
+
+    @abstractmethod
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """Return the next state, usually ``manager.get_state(agent.status)``."""
+
+    @abstractmethod
+    def is_round_end(self) -> bool:
+        """True when the round ends in this state."""
+
+    @abstractmethod
+    def is_subtask_end(self) -> bool:
+        """True when the current subtask ends in this state."""
+
+    @classmethod
+    @abstractmethod
+    def agent_class(cls) -> type[BasicAgent]:
+        """The agent class this state belongs to."""
+
+    @classmethod
+    @abstractmethod
+    def name(cls) -> str:
+        """The status string this state handles; it is the registry key."""
+
+
+class SingletonABCMeta(ABCMeta):
+    """Metaclass giving every concrete class exactly one instance (per class, not per hierarchy)."""
+
+    _instances: ClassVar[dict[type, Any]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        with SingletonABCMeta._lock:
+            if cls not in SingletonABCMeta._instances:
+                SingletonABCMeta._instances[cls] = super().__call__(*args, **kwargs)
+            return SingletonABCMeta._instances[cls]
+
+
+class AgentStateManager(ABC, metaclass=SingletonABCMeta):
+    """Registry and cache of the states of one agent type.
+
+    Subclass it once per agent type, register states with ``@MyManager.register`` and implement
+    :attr:`none_state`. Each subclass gets its own ``_state_mapping`` even if it does not declare
+    one, so registries never leak between agent types.
+    """
+
+    _state_mapping: ClassVar[dict[str, type[AgentState]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass that forgets to redeclare the mapping would otherwise share its parent's.
+        if "_state_mapping" not in cls.__dict__:
+            cls._state_mapping = {}
+
+    def __init__(self) -> None:
+        self._state_instance_mapping: dict[str, AgentState] = {}
+
+    def get_state(self, status: str | Enum) -> AgentState:
+        """Return the (cached) state registered for ``status``, or :attr:`none_state`."""
+        key = status_key(status)
+        state = self._state_instance_mapping.get(key)
+        if state is None:
+            state_cls = self._state_mapping.get(key)
+            if state_cls is None:
+                # Not cached: a state registered later for this status must still be found.
+                return self.none_state
+            state = state_cls()
+            self._state_instance_mapping[key] = state
+        return state
+
+    def add_state(self, status: str | Enum, state: AgentState) -> None:
+        """Put a ready state instance in the cache under ``status``."""
+        self._state_instance_mapping[status_key(status)] = state
+
+    @property
+    def state_map(self) -> dict[str, AgentState]:
+        """A copy of the instantiated states, keyed by status."""
+        return dict(self._state_instance_mapping)
+
+    @classmethod
+    def registered_states(cls) -> dict[str, type[AgentState]]:
+        """A copy of this manager's class registry, keyed by status."""
+        return dict(cls._state_mapping)
+
+    @classmethod
+    def register(cls, state_cls: StateT) -> StateT:
+        """Class decorator: register ``state_cls`` under ``state_cls.name()``; returns it unchanged."""
+        cls._state_mapping[state_cls.name()] = state_cls
+        return state_cls
+
+    @property
+    @abstractmethod
+    def none_state(self) -> AgentState:
+        """The fallback state for a status nobody registered."""

@@ -1,0 +1,30 @@
+"""LinuxAgentProcessor: LLM_INTERACTION → ACTION_EXECUTION → MEMORY_UPDATE (no data collection)."""
+
+from __future__ import annotations
+
+from starweave.agent import ContextNames, ProcessingPhase, ProcessorTemplate
+from starweave.agents.linux.middleware import LinuxLoggingMiddleware
+from starweave.agents.linux.strategies import (
+    LinuxActionExecutionStrategy,
+    LinuxLLMInteractionStrategy,
+    LinuxMemoryUpdateStrategy,
+)
+
+
+class LinuxAgentProcessor(ProcessorTemplate):
+    """The LinuxAgent's step: the model is fail-fast, action and memory are not (spec C §4.3)."""
+
+    def _setup_strategies(self) -> None:
+        self.strategies[ProcessingPhase.LLM_INTERACTION] = LinuxLLMInteractionStrategy(fail_fast=True)
+        self.strategies[ProcessingPhase.ACTION_EXECUTION] = LinuxActionExecutionStrategy(fail_fast=False)
+        self.strategies[ProcessingPhase.MEMORY_UPDATE] = LinuxMemoryUpdateStrategy(fail_fast=False)
+
+    def _setup_middleware(self) -> None:
+        self.middleware_chain = [LinuxLoggingMiddleware()]
+
+    def _finalize_processing_context(self) -> None:
+        """Promote the step's final answer to the round result."""
+        super()._finalize_processing_context()
+        result = self.processing_context.get_local("result")
+        if result:
+            self.global_context.set(ContextNames.ROUND_RESULT, result)

@@ -1,0 +1,58 @@
+"""LinuxAgentPrompter: the system prompt with the device's tools, and the history as chat turns.
+
+The embedded 1.5B model only finishes reliably when earlier steps come back as chat turns (its
+own JSON as the assistant, the tool's output as the user, with an explicit "reply FINISH if
+done" cue): spec/embedded-llm.md §3.4, prompt v3. Old steps are shortened so the history fits
+the context window.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from starweave.agent import BasicPrompter, MemoryItem
+from starweave.agents.linux.feedback import clip
+
+# Steps older than this many keep only their call and a short output.
+FULL_HISTORY_STEPS = 4
+OLD_OUTPUT_LIMIT = 300
+
+
+class LinuxAgentPrompter(BasicPrompter):
+    """Builds the LinuxAgent's messages from ``linux_agent.yaml`` and its examples."""
+
+    def __init__(self, prompt_template: str | Path, example_prompt_template: str | Path) -> None:
+        super().__init__(False, prompt_template, example_prompt_template)
+        self.api_prompt_template = None
+
+    def system_prompt_construction(self, tools: list[dict[str, Any]] | None = None) -> str:
+        """The system prompt listing the action tools."""
+        apis = self.tools_to_llm_prompt(tools or []) or "(no tools available)"
+        return str(self.prompt_template["system"]).format(apis=apis, examples=self.examples_prompt_helper())
+
+    def user_prompt_construction(self, user_request: str) -> str:
+        """The first user message: the request."""
+        return str(self.prompt_template["user"]).format(user_request=user_request)
+
+    def user_content_construction(self, user_request: str) -> list[dict[str, Any]]:
+        """The request as a text content part."""
+        return [{"type": "text", "text": self.user_prompt_construction(user_request)}]
+
+    def step_result_message(self, item: MemoryItem, recent: bool) -> str:
+        """The user turn that reports one step's outcome."""
+        output = str(item.get_value("output") or "")
+        if not recent:
+            output = clip(output, OLD_OUTPUT_LIMIT)
+        return str(self.prompt_template["step_result"]).format(call=item.get_value("call"), output=output)
+
+    def history_messages(self, items: list[MemoryItem]) -> list[dict[str, Any]]:
+        """Earlier steps as alternating assistant (the answer) and user (the result) turns."""
+        messages: list[dict[str, Any]] = []
+        first_recent = max(0, len(items) - FULL_HISTORY_STEPS)
+        for index, item in enumerate(items):
+            response = item.get_value("response") or {}
+            messages.append({"role": "assistant", "content": json.dumps(response, ensure_ascii=False)})
+            messages.append({"role": "user", "content": self.step_result_message(item, index >= first_recent)})
+        return messages

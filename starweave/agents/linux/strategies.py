@@ -1,0 +1,210 @@
+"""The LinuxAgent's three phase strategies: ask the model, run its tool call, remember the step.
+
+There is no DATA_COLLECTION phase: the agent gathers information by running commands
+(spec C §4.3). Two guards make the small embedded model usable: a command identical to one
+already run is not run again (the model is told so, and a third repeat fails the task), and an
+answer with CONTINUE but no action is answered with a reminder (twice in a row fails the task).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from starweave.agent import (
+    BaseProcessingStrategy,
+    ContextNames,
+    MemoryItem,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    depends_on,
+    provides,
+)
+from starweave.agents.linux.feedback import describe_results
+from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
+from starweave.commands import Command, Result, ResultStatus
+from starweave.tools.servers.shell.danger import dangerous_reason
+
+if TYPE_CHECKING:
+    from starweave.agents.linux.agent import LinuxAgent
+
+MAX_REPEATS = 2
+MAX_IDLE_STEPS = 2
+
+
+def call_signature(response: LinuxAgentResponse) -> str:
+    """A canonical key of the tool call, for spotting repeats."""
+    return json.dumps([response.action.function, response.action.arguments], sort_keys=True)
+
+
+@depends_on("request")
+@provides(
+    "parsed_response",
+    "response_text",
+    "llm_cost",
+    "prompt_message",
+    "action",
+    "thought",
+    "observation",
+    "tokens",
+    "llm_time",
+)
+class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
+    """Build the prompt from the request and the history, get a schema-valid answer."""
+
+    def __init__(self, fail_fast: bool = True) -> None:
+        super().__init__(name="linux_llm_interaction", fail_fast=fail_fast)
+
+    async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
+        """Ask the model for the next step."""
+        try:
+            tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
+            request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
+            messages = agent.message_constructor(request=request, tools=tools)
+            request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
+            step = context.get_global(ContextNames.SESSION_STEP)
+            if request_logger is not None:
+                request_logger.write({"step": step, "prompt": messages})
+            completion = await agent.llm.complete(messages, schema=response_json_schema(tools))
+            parsed = LinuxAgentResponse.model_validate(completion.parsed)
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.LLM_INTERACTION,
+                data={
+                    "parsed_response": parsed,
+                    "response_text": completion.text,
+                    "llm_cost": completion.cost,
+                    "prompt_message": messages,
+                    "action": parsed.action.model_dump(),
+                    "thought": parsed.thought,
+                    "observation": parsed.observation,
+                    "tokens": completion.usage.total,
+                    "llm_time": completion.latency,
+                },
+            )
+        except Exception as exc:  # handle_error re-raises when fail_fast, which is the point
+            return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
+
+
+@depends_on("parsed_response")
+@provides("results", "status", "note", "call", "result")
+class LinuxActionExecutionStrategy(BaseProcessingStrategy):
+    """Run the chosen tool through the command dispatcher, with the repeat and danger guards."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="linux_action_execution", fail_fast=fail_fast)
+
+    async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
+        """Execute the action and decide the step's status."""
+        try:
+            parsed: LinuxAgentResponse = context.get_local("parsed_response")
+            status, note, results = await self._run(agent, context, parsed)
+            agent.status = status
+            result = parsed.result if status in (LinuxAgentStatus.FINISH.value, LinuxAgentStatus.FAIL.value) else ""
+            if note and status == LinuxAgentStatus.FAIL.value and not result:
+                result = note
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.ACTION_EXECUTION,
+                data={"results": results, "status": status, "note": note, "call": parsed.call_string(), "result": result},
+            )
+        except Exception as exc:
+            agent.status = LinuxAgentStatus.FAIL.value
+            return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+
+    async def _run(
+        self, agent: LinuxAgent, context: ProcessingContext, parsed: LinuxAgentResponse
+    ) -> tuple[str, str, list[Result]]:
+        status = parsed.action.status
+        if not parsed.action.function:
+            if status != LinuxAgentStatus.CONTINUE.value:
+                return status, "", []
+            agent.idle_steps += 1
+            if agent.idle_steps >= MAX_IDLE_STEPS:
+                return LinuxAgentStatus.FAIL.value, "Stopped: the model gave no action twice in a row.", []
+            return status, "No action was given: run a command, or reply FINISH with the answer.", []
+        agent.idle_steps = 0
+
+        signature = call_signature(parsed)
+        if signature in agent.executed_calls:
+            agent.repeats += 1
+            if agent.repeats >= MAX_REPEATS:
+                return LinuxAgentStatus.FAIL.value, f"Stopped: the model kept repeating {parsed.call_string()}.", []
+            note = (
+                f"Not run again: {parsed.call_string()} already ran at step {agent.executed_calls[signature]}; "
+                "its output is above. If it answers the request, reply FINISH with the answer in result."
+            )
+            return LinuxAgentStatus.CONTINUE.value, note, []
+
+        command_text = str(parsed.action.arguments.get("command", ""))
+        reason = dangerous_reason(command_text) if parsed.action.function == "execute_command" else None
+        if reason and not agent.auto_approve:
+            allowed = await agent.confirm(command_text, reason)
+            if not allowed:
+                note = f"Stopped: the user did not allow `{command_text}` ({reason})."
+                return LinuxAgentStatus.FAIL.value, note, [
+                    Result(status=ResultStatus.SKIPPED, error="the user did not allow this command")
+                ]
+
+        dispatcher = context.global_context.command_dispatcher
+        command = Command(tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action")
+        results = await dispatcher.execute_commands([command], timeout=agent.command_timeout)
+        agent.executed_calls[signature] = int(context.get_global(ContextNames.SESSION_STEP) or 0)
+        return status, "", list(results or [])
+
+
+@depends_on("parsed_response")
+@provides("memory_item", "output")
+class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
+    """Record the step in the agent's memory, the blackboard and the session's cost counters."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="linux_memory_update", fail_fast=fail_fast)
+
+    async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
+        """Add a MemoryItem for this step."""
+        try:
+            parsed: LinuxAgentResponse = context.get_local("parsed_response")
+            results: list[Result] = context.get_local("results") or []
+            note = str(context.get_local("note") or "")
+            output = describe_results(results) if results else note or "(nothing was run)"
+            if results and note:
+                output = f"{note}\n{output}"
+            step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
+            item = MemoryItem()
+            item.add_values_from_dict(
+                {
+                    "step": step,
+                    "observation": parsed.observation,
+                    "thought": parsed.thought,
+                    "action": parsed.action.model_dump(),
+                    "call": parsed.call_string(),
+                    "status": context.get_local("status") or parsed.status,
+                    "result": context.get_local("result") or "",
+                    "output": output,
+                    "response": parsed.model_dump(include={"observation", "thought", "action", "result"}),
+                    "results": [r.model_dump(mode="json") for r in results],
+                    "cost": context.get_local("llm_cost") or 0.0,
+                    "tokens": context.get_local("tokens") or 0,
+                    "time": time.time(),
+                }
+            )
+            agent.add_memory(item)
+            history_keys = agent.history_keys
+            agent.blackboard.add_trajectories({k: v for k, v in item.to_dict().items() if k in history_keys})
+            global_context = context.global_context
+            global_context.set(
+                ContextNames.SESSION_COST,
+                float(global_context.get(ContextNames.SESSION_COST) or 0.0) + float(item.get_value("cost") or 0.0),
+            )
+            global_context.set(
+                ContextNames.TOTAL_TOKENS,
+                int(global_context.get(ContextNames.TOTAL_TOKENS) or 0) + int(item.get_value("tokens") or 0),
+            )
+            return ProcessingResult(
+                success=True, phase=ProcessingPhase.MEMORY_UPDATE, data={"memory_item": item, "output": output}
+            )
+        except Exception as exc:
+            return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)

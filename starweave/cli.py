@@ -1,0 +1,167 @@
+"""The ``starweave`` command: run, doctor, config show, mcp."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from starweave.errors import StarweaveError
+
+app = typer.Typer(
+    help="Starweave: LLM-driven device agents that carry out requests on real machines.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
+mcp_app = typer.Typer(help="Run Starweave's MCP servers on their own.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+app.add_typer(mcp_app, name="mcp")
+
+err = Console(stderr=True, highlight=False)
+
+ConfigDirOption = Annotated[
+    Path | None,
+    typer.Option("--config-dir", help="Folder holding ufo/*.yaml (default: ./config if it has ufo/)."),
+]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/bold red] {message}")
+    raise typer.Exit(code)
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+@app.command()
+def run(
+    request: Annotated[str, typer.Argument(help="What the agent should do, in plain language.")],
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", "-w", help="Folder the agent works in (default: the current one).")
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Stop after this many steps.")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Model provider: local, openai, ollama, aoai, azure_ad, claude, replay…")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    replay_file: Annotated[
+        Path | None, typer.Option("--replay-file", help="Recorded answers for --provider replay (JSON lines).")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")] = False,
+    config_dir: ConfigDirOption = None,
+    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go (default: logs/).")] = None,
+    task: Annotated[str | None, typer.Option("--task", help="Name of this run's log folder.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the result JSON on stdout.")] = False,
+    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+) -> None:
+    """Run a LinuxAgent on this machine until the request is done (or fails)."""
+    from starweave.session.runner import RunOptions, run_linux_task
+
+    _setup_logging(log_level)
+    options = RunOptions(
+        request=request,
+        workspace=workspace,
+        max_steps=max_steps,
+        provider=provider,
+        model=model,
+        replay_file=replay_file,
+        auto_approve=yes,
+        config_dir=config_dir,
+        log_dir=log_dir,
+        task=task,
+        quiet=quiet or json_output,
+    )
+    try:
+        result = asyncio.run(run_linux_task(options))
+    except StarweaveError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]")
+        raise typer.Exit(130) from None
+    if json_output:
+        print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    elif quiet:
+        print(result.get("result", ""))
+    raise typer.Exit(0 if result.get("status") == "FINISH" else 1)
+
+
+@app.command()
+def doctor(config_dir: ConfigDirOption = None) -> None:
+    """Report what is installed and configured: Python, model file, providers, sandbox."""
+    from starweave.doctor import collect_report, render_report
+
+    try:
+        report = collect_report(config_dir)
+    except StarweaveError as exc:
+        _fail(str(exc))
+    render_report(report, Console(highlight=False))
+
+
+@config_app.command("show")
+def config_show(
+    config_dir: ConfigDirOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON instead of YAML.")] = False,
+) -> None:
+    """Print the effective configuration, secrets masked."""
+    import yaml
+
+    from starweave.config import find_config_dir, load_config, masked_dump
+
+    try:
+        folder = find_config_dir(config_dir)
+        data: dict[str, Any] = masked_dump(load_config(config_dir))
+    except StarweaveError as exc:
+        _fail(str(exc))
+    source = str(folder / "ufo") if folder else "(no files: embedded defaults)"
+    if as_json:
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(f"# effective configuration, from {source}")
+        print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), end="")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    server: Annotated[str, typer.Argument(help="Which server: bash (BashExecutor) or files (FileExecutor).")],
+    transport: Annotated[str, typer.Option("--transport", help="stdio or http (streamable HTTP).")] = "stdio",
+    host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8010,
+    workspace: Annotated[Path | None, typer.Option("--workspace", "-w", help="Folder commands may write in.")] = None,
+    config_dir: ConfigDirOption = None,
+) -> None:
+    """Serve a Starweave MCP server over stdio or streamable HTTP."""
+    from starweave.tools.servers import serve_named
+
+    if transport not in ("stdio", "http"):
+        _fail(f"unknown transport {transport!r}; use stdio or http")
+    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands")
+    try:
+        asyncio.run(serve_named(server, transport, host, port, workspace, config_dir))
+    except StarweaveError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

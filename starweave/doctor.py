@@ -1,0 +1,91 @@
+"""``starweave doctor``: what is installed and configured on this machine."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from starweave import __version__
+from starweave.config import find_config_dir, load_config
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def collect_report(config_dir: str | Path | None = None) -> dict[str, Any]:
+    """Gather the facts; never prints. Raises ConfigError when the configuration is broken."""
+    from starweave.llm.factory import provider_status
+    from starweave.llm.providers.local_model import model_status
+    from starweave.tools.servers.shell.sandbox import sandbox_status
+
+    folder = find_config_dir(config_dir)
+    config = load_config(config_dir)
+    return {
+        "starweave": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
+        "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "config": str(folder / "ufo") if folder else "none (embedded defaults)",
+        "packages": {name: _package_version(name) for name in ("mcp", "openai", "anthropic", "azure-identity", "xllamacpp")},
+        "model": model_status(),
+        "providers": provider_status(config),
+        "sandbox": sandbox_status(config.system.shell),
+        "bwrap": shutil.which("bwrap"),
+        "shell_mode": config.system.shell.mode,
+        "agent_provider": config.app_agent.api_type,
+    }
+
+
+def _mark(ok: Any) -> str:
+    return "[green]yes[/green]" if ok else "[red]no[/red]"
+
+
+def render_report(report: dict[str, Any], console: Console) -> None:
+    """Print the report as tables."""
+    general = Table(title="starweave doctor", show_header=False)
+    general.add_column(style="bold")
+    general.add_column()
+    for key in ("starweave", "python", "platform", "config", "agent_provider", "shell_mode"):
+        general.add_row(key, str(report[key]))
+    for name, version in report["packages"].items():
+        general.add_row(f"package {name}", version or "[dim]not installed[/dim]")
+    console.print(general)
+
+    model = report["model"]
+    table = Table(title="embedded model", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for key, value in model.items():
+        table.add_row(str(key), str(value))
+    console.print(table)
+
+    providers = Table(title="providers")
+    for column in ("provider", "usable", "key set", "note"):
+        providers.add_column(column)
+    for entry in report["providers"]:
+        key_set = entry.get("key_set")
+        providers.add_row(
+            str(entry.get("provider")),
+            _mark(entry.get("usable")),
+            "-" if key_set is None else _mark(key_set),
+            str(entry.get("note", "")),
+        )
+    console.print(providers)
+
+    sandbox = report["sandbox"]
+    box = Table(title="shell sandbox", show_header=False)
+    box.add_column(style="bold")
+    box.add_column()
+    for key, value in sandbox.items():
+        box.add_row(str(key), str(value))
+    console.print(box)

@@ -1,0 +1,216 @@
+"""The call logic every provider shares: timeout, JSON extraction, validation, retries, logging, cost.
+
+A provider subclasses :class:`BaseLLMClient` and implements only :meth:`BaseLLMClient._raw_complete`
+(one request, one answer). Everything else lives here so all providers behave the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from starweave.errors import LLMResponseError, LLMTimeoutError
+from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
+from starweave.llm.costs import cost_of
+from starweave.llm.jsonschema import (
+    JSONExtractionError,
+    SchemaValidationError,
+    extract_json,
+    schema_dict,
+    schema_name,
+    validate,
+)
+
+logger = logging.getLogger("starweave.llm")
+
+OnCall = Callable[[dict[str, Any]], None]
+
+
+def retry_message(error: str, schema: dict[str, Any]) -> str:
+    """The user message that feeds a parse/validation error back to the model."""
+    return (
+        f"Your previous answer could not be used: {error}. "
+        "Reply with exactly one JSON object, with no other text, matching this JSON schema:\n"
+        f"{json.dumps(schema, ensure_ascii=False)}"
+    )
+
+
+class BaseLLMClient(LLMClient):
+    """Shared implementation of :meth:`LLMClient.complete` on top of a provider's raw call.
+
+    ``timeout`` (seconds) bounds each attempt; ``json_retries`` is how many attempts a schema call
+    gets (``JSON_PARSING_RETRY``); ``prices`` override the built-in price table; ``on_call``
+    receives one record per attempt (for a session's request log).
+    """
+
+    name = "base"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        timeout: float = 180.0,
+        json_retries: int = 3,
+        max_tokens: int = 2000,
+        temperature: float = 0.0,
+        prices: Mapping[str, Any] | None = None,
+        on_call: OnCall | None = None,
+    ) -> None:
+        self.model = model
+        self.timeout = timeout
+        self.json_retries = max(1, json_retries)
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.prices = prices
+        self.on_call = on_call
+
+    @abstractmethod
+    async def _raw_complete(
+        self,
+        messages: list[Message],
+        json_schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+        temperature: float,
+    ) -> RawAnswer:
+        """Send one request and return the answer text and its token usage."""
+
+    async def aclose(self) -> None:
+        """Nothing to release by default."""
+
+    async def complete(
+        self,
+        messages: list[Message],
+        schema: Schema | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        """Call the model; with ``schema``, retry until the answer parses and validates."""
+        json_schema = schema_dict(schema) if schema is not None else None
+        name = schema_name(schema) if schema is not None else "response"
+        tokens = max_tokens if max_tokens is not None else self.max_tokens
+        temp = temperature if temperature is not None else self.temperature
+        conversation = list(messages)
+        usage = Usage()
+        started = time.monotonic()
+        attempts_allowed = self.json_retries if schema is not None else 1
+        last_error = ""
+        for attempt in range(1, attempts_allowed + 1):
+            attempt_started = time.monotonic()
+            answer = await self._timed_call(conversation, json_schema, name, tokens, temp)
+            usage = usage + answer.usage
+            model = answer.model or self.model
+            parsed: dict[str, Any] | None = None
+            error = ""
+            if schema is not None:
+                try:
+                    parsed = validate(extract_json(answer.text), schema)
+                except (JSONExtractionError, SchemaValidationError) as exc:
+                    error = str(exc)
+            self._record(conversation, answer, model, attempt, time.monotonic() - attempt_started, error)
+            if not error:
+                latency = time.monotonic() - started
+                return Completion(
+                    text=answer.text,
+                    parsed=parsed,
+                    usage=usage,
+                    cost=cost_of(model, usage, self.prices, self.name),
+                    latency=latency,
+                    model=model,
+                    provider=self.name,
+                    attempts=attempt,
+                )
+            last_error = error
+            logger.info(
+                "%s/%s answer rejected (attempt %d of %d): %s",
+                self.name,
+                model,
+                attempt,
+                attempts_allowed,
+                error,
+            )
+            assert json_schema is not None
+            conversation = [
+                *conversation,
+                {"role": "assistant", "content": answer.text},
+                {"role": "user", "content": retry_message(error, json_schema)},
+            ]
+        raise LLMResponseError(
+            f"{self.name}/{self.model} gave no valid JSON answer after {attempts_allowed} attempts; "
+            f"last error: {last_error}. Raise JSON_PARSING_RETRY in system.yaml or use a stronger model."
+        )
+
+    async def _timed_call(
+        self,
+        messages: list[Message],
+        json_schema: dict[str, Any] | None,
+        name: str,
+        max_tokens: int,
+        temperature: float,
+    ) -> RawAnswer:
+        try:
+            return await asyncio.wait_for(
+                self._raw_complete(messages, json_schema, name, max_tokens, temperature), self.timeout
+            )
+        except TimeoutError as exc:
+            raise LLMTimeoutError(
+                f"{self.name}/{self.model} did not answer within {self.timeout:g} s; raise TIMEOUT in "
+                "system.yaml (or the agent's TIMEOUT in agents.yaml), or use a faster model"
+            ) from exc
+
+    def _record(
+        self,
+        messages: list[Message],
+        answer: RawAnswer,
+        model: str,
+        attempt: int,
+        elapsed: float,
+        error: str,
+    ) -> None:
+        cost = cost_of(model, answer.usage, self.prices, self.name)
+        logger.info(
+            "llm call provider=%s model=%s attempt=%d prompt_tokens=%d completion_tokens=%d "
+            "cost=%.6f latency=%.2fs%s",
+            self.name,
+            model,
+            attempt,
+            answer.usage.prompt_tokens,
+            answer.usage.completion_tokens,
+            cost,
+            elapsed,
+            f" error={error}" if error else "",
+        )
+        if self.on_call is None:
+            return
+        self.on_call(
+            {
+                "provider": self.name,
+                "model": model,
+                "attempt": attempt,
+                "messages": messages,
+                "response": answer.text,
+                "prompt_tokens": answer.usage.prompt_tokens,
+                "completion_tokens": answer.usage.completion_tokens,
+                "cost": cost,
+                "latency": elapsed,
+                "error": error or None,
+            }
+        )
+
+
+_KEY_PATTERN = re.compile(r"\b(sk|sk-ant|sk-proj)-[A-Za-z0-9_\-*]{6,}")
+
+
+def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """``text`` with every given secret and anything shaped like an API key replaced by ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return _KEY_PATTERN.sub("***", text)

@@ -1,0 +1,173 @@
+"""Anthropic Claude (api_type ``claude``/``anthropic``), through the optional ``anthropic`` SDK.
+
+OpenAI-format messages are converted by :func:`to_anthropic_messages`. Claude has no JSON-schema
+response format here, so the schema goes into the system prompt and the shared client extracts,
+validates and retries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from starweave.errors import LLMError, ProviderUnavailable
+from starweave.llm.base import Message, RawAnswer, Usage
+from starweave.llm.client import BaseLLMClient, redact
+
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+ANTHROPIC_INSTALL_HINT = "pip install 'starweave[anthropic]'"
+DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-20250514"
+_DATA_URL = re.compile(r"^data:(?P<media>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [] if part.get("type") == "text")
+
+
+def _block(part: dict[str, Any]) -> dict[str, Any]:
+    """One OpenAI content part as an Anthropic content block."""
+    if part.get("type") == "image_url":
+        image = part.get("image_url")
+        url = image.get("url", "") if isinstance(image, dict) else str(image or "")
+        match = _DATA_URL.match(url)
+        if match:
+            source = {"type": "base64", "media_type": match["media"], "data": match["data"]}
+        else:
+            source = {"type": "url", "url": url}
+        return {"type": "image", "source": source}
+    if part.get("type") == "text":
+        return {"type": "text", "text": part.get("text", "")}
+    raise LLMError(f"unsupported message content part type {part.get('type')!r} for Anthropic")
+
+
+def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """Convert OpenAI chat messages to Anthropic's ``(system, messages)``.
+
+    System messages become the ``system`` text; image_url parts become image blocks (data URLs as
+    base64 sources); consecutive turns of the same role are merged because Claude wants them to
+    alternate; any role other than assistant is sent as user.
+    """
+    system_parts: list[str] = []
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role", "user")
+        content = message.get("content")
+        if role in ("system", "developer"):
+            system_parts.append(_text_of(content))
+            continue
+        role = "assistant" if role == "assistant" else "user"
+        if isinstance(content, str):
+            blocks = [{"type": "text", "text": content}]
+        else:
+            blocks = [_block(part) for part in content or []]
+        if converted and converted[-1]["role"] == role:
+            converted[-1]["content"].extend(blocks)
+        else:
+            converted.append({"role": role, "content": blocks})
+    return "\n\n".join(part for part in system_parts if part), converted
+
+
+def schema_system_prompt(json_schema: dict[str, Any]) -> str:
+    """The system-prompt addition that asks for one JSON object matching the schema."""
+    return (
+        "Answer with exactly one JSON object and nothing else (no Markdown fence), matching this JSON "
+        f"schema:\n{json.dumps(json_schema, ensure_ascii=False)}"
+    )
+
+
+class AnthropicClient(BaseLLMClient):
+    """Claude through ``anthropic.AsyncAnthropic``."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        sdk: Any,
+        model: str,
+        *,
+        provider: str = "anthropic",
+        secrets: tuple[str, ...] = (),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model, **kwargs)
+        self.name = provider
+        self.sdk = sdk
+        self._secrets = secrets
+
+    async def _raw_complete(
+        self,
+        messages: list[Message],
+        json_schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+        temperature: float,
+    ) -> RawAnswer:
+        import anthropic
+
+        system, converted = to_anthropic_messages(messages)
+        if json_schema is not None:
+            system = f"{system}\n\n{schema_system_prompt(json_schema)}".strip()
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": converted,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        if system:
+            request["system"] = system
+        try:
+            response = await self.sdk.messages.create(**request)
+        except anthropic.AuthenticationError:
+            raise ProviderUnavailable(
+                f"{self.name}/{self.model}: Anthropic rejected the API key (HTTP 401); check API_KEY in "
+                f"agents.yaml or {ANTHROPIC_KEY_ENV}"
+            ) from None
+        except anthropic.APIStatusError as exc:
+            raise LLMError(
+                f"{self.name}/{self.model}: HTTP {exc.status_code}: {redact(str(exc), self._secrets)}"
+            ) from None
+        except anthropic.APIConnectionError as exc:
+            raise LLMError(
+                f"{self.name}/{self.model}: cannot reach Anthropic: {redact(str(exc), self._secrets)}"
+            ) from None
+        text = "".join(getattr(block, "text", "") for block in response.content)
+        usage = Usage(response.usage.input_tokens, response.usage.output_tokens)
+        return RawAnswer(text=text, usage=usage, model=response.model or self.model)
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connections."""
+        await self.sdk.close()
+
+
+def create_anthropic_client(
+    api_type: str,
+    *,
+    api_key: str,
+    api_base: str,
+    api_model: str,
+    max_retries: int,
+    timeout: float,
+    **kwargs: Any,
+) -> AnthropicClient:
+    """Build the Claude client; ProviderUnavailable when the SDK or the key is missing."""
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise ProviderUnavailable(
+            f"api_type {api_type!r} needs the anthropic SDK: run {ANTHROPIC_INSTALL_HINT}"
+        ) from exc
+    key = api_key or os.environ.get(ANTHROPIC_KEY_ENV, "")
+    if not key:
+        raise ProviderUnavailable(
+            f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or {ANTHROPIC_KEY_ENV}"
+        )
+    sdk = anthropic.AsyncAnthropic(
+        api_key=key, base_url=api_base or None, max_retries=max_retries, timeout=timeout
+    )
+    return AnthropicClient(
+        sdk, api_model or DEFAULT_CLAUDE_MODEL, provider=api_type, secrets=(key,), timeout=timeout, **kwargs
+    )

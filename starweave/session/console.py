@@ -1,0 +1,95 @@
+"""The rich console view of a run: a header, one panel per step, a closing summary."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+STATUS_STYLE = {"CONTINUE": "cyan", "FINISH": "green", "FAIL": "red", "CONFIRM": "yellow", "ERROR": "red"}
+MAX_OUTPUT_LINES = 20
+
+
+def _clip(text: str, lines: int = MAX_OUTPUT_LINES) -> str:
+    rows = text.rstrip().splitlines()
+    if len(rows) <= lines:
+        return "\n".join(rows)
+    return "\n".join([*rows[:lines], f"… ({len(rows) - lines} more lines)"])
+
+
+class ConsoleView:
+    """Prints what the agent does; ``quiet`` prints only the final summary."""
+
+    def __init__(self, console: Console | None = None, quiet: bool = False) -> None:
+        self.console = console or Console(stderr=False, highlight=False)
+        self.quiet = quiet
+
+    def start(self, request: str, details: dict[str, str]) -> None:
+        """Announce the run."""
+        if self.quiet:
+            return
+        table = Table.grid(padding=(0, 1))
+        for key, value in details.items():
+            table.add_row(Text(key, style="dim"), Text(value))
+        self.console.print(Panel(Group(Text(request, style="bold"), table), title="starweave run", border_style="blue"))
+
+    def thinking(self, step: int) -> Any:
+        """A spinner shown while the model thinks (a context manager)."""
+        if self.quiet or not self.console.is_terminal:
+            from contextlib import nullcontext
+
+            return nullcontext()
+        return self.console.status(f"step {step}: thinking…", spinner="dots")
+
+    def step(self, record: dict[str, Any], output: str) -> None:
+        """One panel for a finished step."""
+        if self.quiet:
+            return
+        status = str(record.get("status", ""))
+        body = Table.grid(padding=(0, 1))
+        body.add_column(style="bold dim", no_wrap=True)
+        body.add_column()
+        if record.get("observation"):
+            body.add_row("observation", Text(str(record["observation"])))
+        body.add_row("thought", Text(str(record.get("thought", ""))))
+        body.add_row("action", Text(str(record.get("call", "")), style="bold"))
+        if output:
+            body.add_row("output", Text(_clip(output)))
+        if record.get("note"):
+            body.add_row("note", Text(str(record["note"]), style="yellow"))
+        if status in ("FINISH", "FAIL") and record.get("result"):
+            body.add_row("result", Text(str(record["result"]), style="bold"))
+        footer = (
+            f"{status} · {record.get('tokens', 0)} tokens · llm {float(record.get('llm_time', 0.0)):.1f}s"
+            f" · step {float(record.get('total_time', 0.0)):.1f}s"
+        )
+        self.console.print(
+            Panel(body, title=f"Step {record.get('step')}", subtitle=footer, border_style=STATUS_STYLE.get(status, "white"))
+        )
+
+    def confirm(self, command: str, reason: str) -> bool:
+        """Ask the user whether a dangerous command may run; no terminal means no."""
+        self.console.print(Panel(Text(f"{command}\n\n{reason}"), title="Confirm (CONFIRM)", border_style="yellow"))
+        if not sys.stdin.isatty():
+            self.console.print("[yellow]No terminal to ask on: refused. Re-run with --yes to allow it.[/yellow]")
+            return False
+        answer = self.console.input("Run it? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    def finish(self, result: dict[str, Any]) -> None:
+        """The closing summary."""
+        status = str(result.get("status", ""))
+        style = "green" if status == "FINISH" else "red"
+        table = Table.grid(padding=(0, 1))
+        table.add_row(Text("status", style="dim"), Text(status, style=f"bold {style}"))
+        table.add_row(Text("result", style="dim"), Text(str(result.get("result", ""))))
+        table.add_row(
+            Text("steps", style="dim"),
+            Text(f"{result.get('steps', 0)} in {float(result.get('duration', 0.0)):.1f}s, {result.get('tokens', 0)} tokens"),
+        )
+        table.add_row(Text("logs", style="dim"), Text(str(result.get("log_path", ""))))
+        self.console.print(Panel(table, title="done", border_style=style))

@@ -1,0 +1,91 @@
+"""The per-run log folder in the reference layout: ``logs/<task>/``.
+
+- ``request.log``: JSON lines ``{step, prompt}``, one per model call;
+- ``response.log``: JSON lines, one per agent step (the parsed answer plus step metadata);
+- ``output.md``: the markdown trajectory, written at the end;
+- ``result.json``: the final result of the session.
+
+Lines are appended with one small write each and flushed, so a crash loses nothing that was logged.
+Secrets are scrubbed before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+_SECRET_PATTERNS = [
+    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"(?i)(api[_-]?key|authorization|token|password|secret)(\"?\s*[:=]\s*\"?)([^\s\",}]{6,})"),
+]
+
+
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """Remove known secret values and anything shaped like an API key from ``text``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "****")
+    text = _SECRET_PATTERNS[0].sub("****", text)
+    return _SECRET_PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}****", text)
+
+
+def default_task_name() -> str:
+    """A task name from the current UTC time, as the reference does when none is given."""
+    return datetime.now(UTC).strftime("task_%Y%m%d_%H%M%S_%f")
+
+
+class JsonLinesWriter:
+    """Appends one JSON object per line to a file; safe to call from several threads."""
+
+    def __init__(self, path: Path, secrets: Iterable[str] = ()) -> None:
+        self.path = path
+        self._secrets = [s for s in secrets if s]
+        self._lock = threading.Lock()
+
+    def write(self, record: Any) -> None:
+        """Append ``record`` (a dict or a JSON string) as one line."""
+        line = record if isinstance(record, str) else json.dumps(to_jsonable_python(record, fallback=str), ensure_ascii=False)
+        line = scrub(line.replace("\n", " ") if isinstance(record, str) else line, self._secrets)
+        with self._lock, self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+class SessionLogs:
+    """The log folder of one session run."""
+
+    def __init__(self, root: str | Path, task: str, secrets: Iterable[str] = ()) -> None:
+        self.task = task
+        self.path = Path(root) / task
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.secrets = [s for s in secrets if s]
+        self.request_log = JsonLinesWriter(self.path / "request.log", self.secrets)
+        self.response_log = JsonLinesWriter(self.path / "response.log", self.secrets)
+
+    def write_result(self, result: dict[str, Any]) -> Path:
+        """Write ``result.json`` atomically and return its path."""
+        target = self.path / "result.json"
+        tmp = target.with_suffix(".json.tmp")
+        text = json.dumps(to_jsonable_python(result, fallback=str), indent=2, ensure_ascii=False)
+        tmp.write_text(scrub(text, self.secrets) + "\n", encoding="utf-8")
+        tmp.replace(target)
+        return target
+
+    def write_markdown(self, text: str) -> Path:
+        """Write ``output.md``."""
+        target = self.path / "output.md"
+        target.write_text(scrub(text, self.secrets), encoding="utf-8")
+        return target
+
+    def responses(self) -> list[dict[str, Any]]:
+        """The records of ``response.log`` so far."""
+        log = self.path / "response.log"
+        if not log.exists():
+            return []
+        return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]

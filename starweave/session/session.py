@@ -1,0 +1,193 @@
+"""Sessions and rounds: run an agent's FSM to a terminal state under step and round caps.
+
+A session holds the global :class:`Context` and runs rounds; a round drives one request through
+the agent: ``handle`` → ``next_state`` → ``next_agent`` → ``set_state`` until the state ends the
+round or the step cap is reached (spec C §9.2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from typing import Any
+
+from starweave.agent import BasicAgent, Context, ContextNames
+
+logger = logging.getLogger(__name__)
+
+MAX_STEP_MESSAGE = "Task stopped: Maximum steps ({n}) reached"
+
+
+class BaseRound:
+    """One request carried out by an agent, step by step."""
+
+    def __init__(
+        self,
+        task: str,
+        context: Context,
+        request: str,
+        agent: BasicAgent,
+        id: int,
+        max_step: int,
+        sleep_time: float = 0.0,
+    ) -> None:
+        self.task = task
+        self.context = context
+        self._request = request
+        self.agent = agent
+        self._id = id
+        self.max_step = max_step
+        self.sleep_time = sleep_time
+        self.stopped_by_cap = False
+
+    @property
+    def id(self) -> int:
+        """The round number."""
+        return self._id
+
+    @property
+    def request(self) -> str:
+        """The request of this round."""
+        return self._request
+
+    @property
+    def step(self) -> int:
+        """Steps taken in this round."""
+        return int(self.context.get(ContextNames.ROUND_STEP).get(self._id, 0))
+
+    @property
+    def cost(self) -> float:
+        """Model cost of this round."""
+        return float(self.context.get(ContextNames.ROUND_COST).get(self._id, 0.0))
+
+    @property
+    def subtask_amount(self) -> int:
+        """Subtasks finished in this round."""
+        return int(self.context.get(ContextNames.ROUND_SUBTASK_AMOUNT).get(self._id, 0))
+
+    @subtask_amount.setter
+    def subtask_amount(self, value: int) -> None:
+        self.context.current_round_subtask_amount = value
+
+    def _step_cap_reached(self) -> bool:
+        session_step = int(self.context.get(ContextNames.SESSION_STEP) or 0)
+        return self.max_step != -1 and session_step >= self.max_step
+
+    def is_finished(self) -> bool:
+        """True when the agent's state ends the round or the step cap is reached."""
+        return self.agent.state.is_round_end() or self._step_cap_reached()
+
+    async def run(self) -> None:
+        """Drive the agent until the round ends."""
+        self.context.set(ContextNames.CURRENT_ROUND_ID, self._id)
+        self.context.set(ContextNames.REQUEST, self._request)
+        while not self.agent.state.is_round_end():
+            if self._step_cap_reached():
+                self._stop_at_cap()
+                break
+            self.context.set(ContextNames.SESSION_STEP, int(self.context.get(ContextNames.SESSION_STEP) or 0) + 1)
+            self.context.current_round_step = self.step + 1
+            await self.agent.handle(self.context)
+            state = self.agent.state.next_state(self.agent)
+            self.agent = self.agent.state.next_agent(self.agent)
+            self.agent.set_state(state)
+            if state.is_subtask_end():
+                if self.sleep_time:
+                    await asyncio.sleep(self.sleep_time)
+                self.subtask_amount = self.subtask_amount + 1
+        self.agent.blackboard.add_requests({f"request_{self._id}": self._request})
+
+    def _stop_at_cap(self) -> None:
+        self.stopped_by_cap = True
+        message = MAX_STEP_MESSAGE.format(n=self.max_step)
+        logger.warning(message)
+        self.agent.status = "FAIL"
+        self.agent.set_state(self.agent.state_manager.get_state("FAIL"))
+        self.context.set(ContextNames.ROUND_RESULT, message)
+        self.context.set(ContextNames.ERROR_MESSAGE, message)
+
+
+class BaseSession(ABC):
+    """A session: a context, its rounds, and the agent that carries them out."""
+
+    def __init__(self, task: str, context: Context, request: str, id: int = 0, mode: str = "normal") -> None:
+        self.task = task
+        self.id = id
+        self.mode = mode
+        self.context = context
+        self.rounds: dict[int, BaseRound] = {}
+        self._round_num = 0
+        self._request = request
+        self.context.set(ContextNames.ID, id)
+        self.context.set(ContextNames.MODE, mode)
+        self.current_agent_class = ""
+
+    @abstractmethod
+    def create_new_round(self) -> BaseRound | None:
+        """The next round, or None when there is no more work."""
+
+    def is_finished(self) -> bool:
+        """One request per session here: finished once a round has run."""
+        return self._round_num > 0
+
+    def is_error(self) -> bool:
+        """True when the session ended with an error."""
+        return bool(self.context.get(ContextNames.ERROR_MESSAGE))
+
+    async def run(self) -> None:
+        """Run rounds until the session is finished."""
+        while not self.is_finished():
+            round_ = self.create_new_round()
+            if round_ is None:
+                break
+            await round_.run()
+        self.context.set(ContextNames.SESSION_FINISH, True)
+
+    @property
+    def last_round(self) -> BaseRound | None:
+        """The most recent round."""
+        return self.rounds.get(self._round_num - 1)
+
+    def summary(self) -> dict[str, Any]:
+        """Counters of the session so far."""
+        return {
+            "steps": int(self.context.get(ContextNames.SESSION_STEP) or 0),
+            "cost": float(self.context.get(ContextNames.SESSION_COST) or 0.0),
+            "tokens": int(self.context.get(ContextNames.TOTAL_TOKENS) or 0),
+        }
+
+
+class LinuxSession(BaseSession):
+    """A normal-mode LinuxAgent session: one request, one round, on this machine."""
+
+    def __init__(
+        self,
+        task: str,
+        context: Context,
+        request: str,
+        agent: BasicAgent,
+        max_step: int,
+        id: int = 0,
+        sleep_time: float = 0.0,
+    ) -> None:
+        super().__init__(task, context, request, id=id, mode="normal")
+        self.agent = agent
+        self.max_step = max_step
+        self.sleep_time = sleep_time
+        self.current_agent_class = type(agent).__name__
+
+    def create_new_round(self) -> BaseRound | None:
+        """The single round of this session."""
+        if self._round_num > 0:
+            return None
+        round_ = BaseRound(
+            self.task, self.context, self._request, self.agent, self._round_num, self.max_step, self.sleep_time
+        )
+        self.rounds[self._round_num] = round_
+        self._round_num += 1
+        return round_
+
+    def reset(self) -> None:
+        """Put the agent back in its default state."""
+        self.agent.set_state(self.agent.default_state)

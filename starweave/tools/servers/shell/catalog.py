@@ -1,0 +1,232 @@
+"""Which commands exist for the policy, and the rule each one gets.
+
+Unknown commands are refused: a command runs only if it is listed here, either with a rule of its
+own or in one of the simple families (read-only tools, argument-only tools). Refused families carry
+their reason so the model learns what to do instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from starweave.tools.servers.shell.rulebook import Rule, generic_read, no_paths, refuser
+from starweave.tools.servers.shell.rules_files import FILE_RULES
+from starweave.tools.servers.shell.rules_text import TEXT_RULES
+from starweave.tools.servers.shell.rules_tools import INTERPRETER, TOOL_RULES, rule_interpreter
+
+# Tools that only read the files named in their arguments (each argument that looks like a path is
+# checked against the sensitive-file rules).
+READ_ONLY = frozenset(
+    {
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "ls",
+        "dir",
+        "grep",
+        "egrep",
+        "fgrep",
+        "cut",
+        "tr",
+        "nl",
+        "od",
+        "hexdump",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "diff",
+        "cmp",
+        "comm",
+        "paste",
+        "join",
+        "column",
+        "fold",
+        "fmt",
+        "expand",
+        "unexpand",
+        "rev",
+        "tac",
+        "strings",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "b2sum",
+        "cksum",
+        "sum",
+        "base64",
+        "base32",
+        "basenc",
+        "jq",
+        "lsblk",
+        "lscpu",
+        "ps",
+        "pgrep",
+        "pidof",
+        "free",
+        "uptime",
+        "uname",
+        "whoami",
+        "id",
+        "groups",
+        "who",
+        "w",
+        "nproc",
+        "arch",
+        "locale",
+        "cal",
+        "getconf",
+        "lsb_release",
+        "findmnt",
+        "lsmod",
+        "lspci",
+        "lsusb",
+        "vmstat",
+        "iostat",
+        "mpstat",
+        "ss",
+        "netstat",
+        "lsattr",
+        "getfacl",
+        "namei",
+        "whereis",
+        "which",
+        "tsort",
+        "pr",
+        "look",
+        "numfmt",
+        "factor",
+        "bc",
+        "zgrep",
+        "zdiff",
+        "tty",
+        "logname",
+        "users",
+        "pwd",
+        "sleep",
+        "kill",
+        "pkill",
+        "killall",
+    }
+)
+# Tools whose arguments are never opened as files.
+NO_PATHS = frozenset(
+    {
+        "echo",
+        "printf",
+        "true",
+        "false",
+        "seq",
+        "yes",
+        "expr",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "test",
+        "[",
+        "printenv",
+    }
+)
+# Commands xargs may run without the sandbox: they only read, whatever names arrive on stdin.
+XARGS_SAFE = READ_ONLY | NO_PATHS
+
+SHELL_BUILTINS = {
+    "export": "set variables in the command itself (LANG=C sort ...) or not at all",
+    "set": "",
+    "unset": "",
+    "alias": "",
+    "read": "",
+    "declare": "",
+    "local": "",
+    "trap": "",
+    "ulimit": "",
+    "umask": "",
+    "wait": "",
+    "jobs": "",
+    "fg": "",
+    "bg": "",
+    "history": "",
+    "hash": "",
+    "shopt": "",
+    "pushd": "use cd",
+    "popd": "use cd",
+    "exit": "",
+    "return": "",
+    "let": "use expr",
+    "readonly": "",
+    "type": "use 'which NAME'",
+    "command": "use 'which NAME'",
+    "builtin": "",
+    "source": "",
+    ".": "",
+    "eval": "",
+    "exec": "",
+}
+REFUSED: dict[str, str] = {}
+
+
+def _refuse_all(names: str, reason: str) -> None:
+    for name in names.split():
+        REFUSED[name] = reason
+
+
+_refuse_all(
+    "sudo su doas pkexec runuser chroot unshare nsenter setpriv capsh", "changes privileges or namespaces"
+)
+_refuse_all(
+    "mount umount fdisk sfdisk parted mkswap swapon swapoff losetup shutdown reboot poweroff halt init "
+    "telinit "
+    "systemctl service insmod rmmod modprobe iptables ip6tables nft sysctl useradd userdel usermod groupadd "
+    "groupdel passwd chpasswd crontab at batch chattr setcap kexec wipefs blkdiscard",
+    "is a system administration command",
+)
+_refuse_all(
+    "apt apt-get aptitude dpkg snap flatpak pip pip3 pipx npm npx yarn pnpm gem cargo conda",
+    "is a package manager and modifies the system; ask the user to install software",
+)
+_refuse_all(
+    "less more most pg man info vi vim nvim view vimdiff nano emacs ed ex pico joe mc htop btop screen tmux "
+    "telnet ftp dc",
+    "is interactive (or has a shell escape); use cat, head, tail or grep to read files",
+)
+_refuse_all(
+    "setsid busybox toybox ionice taskset chrt watch flock script expect socat parallel",
+    "runs other commands in a way the policy cannot check; run the command directly",
+)
+_refuse_all("find2perl ldd strace ltrace gdb", "can execute the program it inspects")
+MKFS = re.compile(r"mkfs(\..+)?|mke2fs|mkdosfs")
+
+
+def lookup_rule(name: str) -> Rule:
+    """The rule for command ``name`` (a base name); a refusing rule when it is refused or unknown."""
+    for table in (FILE_RULES, TEXT_RULES, TOOL_RULES):
+        if name in table:
+            return table[name]
+    if name in READ_ONLY:
+        return generic_read
+    if name in NO_PATHS:
+        return no_paths
+    if name in SHELL_BUILTINS:
+        hint = SHELL_BUILTINS[name]
+        return refuser(f"is a shell builtin; commands run without a shell{'; ' + hint if hint else ''}")
+    if name in REFUSED:
+        return refuser(REFUSED[name])
+    if MKFS.fullmatch(name):
+        return refuser("formats a file system")
+    if INTERPRETER.fullmatch(name):
+        return rule_interpreter
+    return refuser(
+        "is not in the allowed list of commands; use a common tool (ls, cat, grep, find, sort, ...) "
+        "or ask the user to allow it"
+    )
+
+
+def known_commands() -> list[str]:
+    """Every command the policy can allow (for documentation and the tool description)."""
+    names = set(FILE_RULES) | set(TEXT_RULES) | set(TOOL_RULES) | READ_ONLY | NO_PATHS
+    return sorted(names)

@@ -1,0 +1,258 @@
+"""Run a checked command line: real pipes between processes, ``&&``/``||``/``;`` by exit code,
+redirections opened by us, a clean environment, a timeout that kills every process group and
+capped output. No shell is involved (except in unrestricted mode, which hands the line to bash)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+from typing import Any
+
+from starweave.errors import PolicyViolation, ToolError
+from starweave.tools.servers.shell.parser import CommandLine
+from starweave.tools.servers.shell.paths import is_within
+from starweave.tools.servers.shell.policy import PreparedCommand, ShellPolicy
+from starweave.tools.servers.shell.sandbox import bwrap_command
+
+CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"
+READ_CHUNK = 65536
+
+
+def clean_env(workspace: str) -> dict[str, str]:
+    """The whole environment of every command: nothing from the parent process leaks in."""
+    return {"PATH": CLEAN_PATH, "HOME": workspace, "LANG": "C.UTF-8", "TERM": "dumb"}
+
+
+def _signal_code(rc: int) -> int:
+    return 128 - rc if rc < 0 else rc  # killed by signal n: 128 + n, as bash reports it
+
+
+class _Collector:
+    """Reads one output pipe to EOF, keeping at most ``cap`` bytes and draining the rest."""
+
+    def __init__(self, fd: int, cap: int) -> None:
+        self.fd, self.cap = fd, cap
+        self.data = bytearray()
+        self.truncated = False
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=READ_CHUNK * 4)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.fd, "rb", buffering=0)
+        )
+        try:
+            while chunk := await reader.read(READ_CHUNK):
+                room = self.cap - len(self.data)
+                if len(chunk) > room:
+                    self.truncated = True
+                if room > 0:
+                    self.data += chunk[:room]
+        finally:
+            transport.close()
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+class _Execution:
+    """One run of one command line."""
+
+    def __init__(self, policy: ShellPolicy) -> None:
+        self.policy = policy
+        self.procs: list[asyncio.subprocess.Process] = []
+        out_r, self.out_w = os.pipe()
+        err_r, self.err_w = os.pipe()
+        cap = policy.config.max_output_bytes
+        self.out, self.err = _Collector(out_r, cap), _Collector(err_r, cap)
+        self.base_env = clean_env(policy.workspace)
+
+    async def run_line(self, line: CommandLine, cwd: str) -> int:
+        rc = 0
+        for i, pipeline in enumerate(line.pipelines):
+            connector = line.connectors[i - 1] if i else ";"
+            if (connector == "&&" and rc != 0) or (connector == "||" and rc == 0):
+                continue  # skipped: the status stays that of the last pipeline that ran
+            prepared, cwd = self.policy.prepare_pipeline(pipeline, cwd)
+            rc = 0 if prepared[0].cd_to else await self._pipeline(prepared, cwd)
+        return rc
+
+    async def run_bash(self, command: str, cwd: str) -> int:
+        return await self._pipeline([PreparedCommand(["/bin/bash", "-c", command])], cwd)
+
+    def close_writers(self) -> None:
+        for fd in (self.out_w, self.err_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def kill_all(self) -> None:
+        for proc in self.procs:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+
+    async def _pipeline(self, cmds: list[PreparedCommand], cwd: str) -> int:
+        stages: list[asyncio.subprocess.Process | int] = []
+        prev_read: int | None = None
+        for i, cmd in enumerate(cmds):
+            to_close: list[int] = []
+            where = cmd.argv[0]
+            if prev_read is None:
+                prev_read = os.open(os.devnull, os.O_RDONLY)
+            to_close.append(prev_read)
+            next_read: int | None = None
+            if i < len(cmds) - 1:
+                next_read, pipe_w = os.pipe()
+                to_close.append(pipe_w)
+                fds = {0: prev_read, 1: pipe_w, 2: self.err_w}
+            else:
+                fds = {0: prev_read, 1: self.out_w, 2: self.err_w}
+            try:
+                for r in cmd.redirects:
+                    if r.kind == "dup":
+                        fds[r.fd] = fds[r.dup_to if r.dup_to is not None else 1]
+                    elif r.target in ("/dev/stdout", "/dev/stderr"):
+                        fds[r.fd] = fds[1 if r.target == "/dev/stdout" else 2]
+                    else:
+                        where = r.target
+                        fd = self._open(r.target, r.kind)
+                        to_close.append(fd)
+                        fds[r.fd] = fd
+                where = cmd.argv[0]
+                stages.append(await self._spawn(cmd, cwd, fds))
+            except (OSError, PolicyViolation) as exc:
+                msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                os.write(self.err_w, f"starweave: {where}: {msg}\n".encode())
+                stages.append(1)
+            finally:
+                for fd in to_close:
+                    os.close(fd)
+            prev_read = next_read
+        codes = [s if isinstance(s, int) else await s.wait() for s in stages]
+        return _signal_code(codes[-1])
+
+    def _open(self, target: str, kind: str) -> int:
+        if kind == "read":
+            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+            return fd
+        if target != os.devnull:
+            # Friendlier than bash for a small model: "echo x > new/dir/f" creates new/dir (the policy
+            # already placed the target inside the workspace).
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+        mode = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK
+        mode |= os.O_APPEND if kind == "append" else os.O_TRUNC
+        fd = os.open(target, mode, 0o644)
+        real = os.path.realpath(f"/proc/self/fd/{fd}")
+        if (
+            target != os.devnull
+            and self.policy.mode != "unrestricted"
+            and not is_within(real, self.policy.workspace)
+        ):
+            os.close(fd)  # a symlink was swapped in between the check and the open
+            raise PolicyViolation(f"write outside the workspace: {target} now resolves to {real}")
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        return fd
+
+    async def _spawn(
+        self, cmd: PreparedCommand, cwd: str, fds: dict[int, int]
+    ) -> asyncio.subprocess.Process | int:
+        argv = list(cmd.argv)
+        exe = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=CLEAN_PATH)
+        if exe is None:
+            os.write(fds[2], f"{argv[0]}: command not found\n".encode())
+            return 127
+        env = {**self.base_env, **cmd.env}
+        if self.policy.sandboxed:
+            full = bwrap_command(
+                self.policy.config,
+                self.policy.workspace,
+                [exe, *argv[1:]],
+                cwd,
+                env,
+                self.policy.guard.read_roots,
+            )
+        else:
+            full = [exe, *argv[1:]]
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *full, stdin=fds[0], stdout=fds[1], stderr=fds[2], cwd=cwd, env=env, start_new_session=True
+            )
+        except PermissionError:
+            os.write(fds[2], f"{argv[0]}: permission denied\n".encode())
+            return 126
+        self.procs.append(proc)
+        return proc
+
+
+def effective_timeout(timeout: float | None, policy: ShellPolicy) -> float:
+    """``timeout`` (the configured default when missing or not positive), capped by MAX_TIMEOUT."""
+    value = float(timeout) if timeout and timeout > 0 else float(policy.config.timeout)
+    return min(value, float(policy.config.max_timeout))
+
+
+async def run_command(
+    command: str,
+    *,
+    policy: ShellPolicy,
+    timeout: float,  # noqa: ASYNC109 (one limit for many processes, applied with wait_for)
+    cwd: str | None = None,
+) -> dict[str, Any]:
+    """Check and run ``command``. Returns ``{"success", "exit_code", "stdout", "stderr"}`` (plus
+    ``"truncated": True`` when an output was capped) or ``{"success": False, "error": ...}``."""
+    limit = effective_timeout(timeout, policy)
+    try:
+        line = policy.enforce(command, cwd)
+        start = policy.resolve_cwd(cwd)
+    except PolicyViolation as exc:
+        return {"success": False, "error": f"Blocked: {exc}"}
+    run = _Execution(policy)
+    readers = [asyncio.create_task(run.out.run()), asyncio.create_task(run.err.run())]
+
+    async def whole() -> int:
+        try:
+            if policy.mode == "unrestricted":
+                rc = await run.run_bash(command, start)
+            else:
+                rc = await run.run_line(line, start)
+        finally:
+            run.close_writers()
+        await asyncio.gather(*readers)
+        return rc
+
+    try:
+        rc = await asyncio.wait_for(whole(), limit)
+    except TimeoutError:
+        return {"success": False, "error": f"Timeout after {limit:g}s."}
+    except PolicyViolation as exc:
+        return {
+            "success": False,
+            "error": f"Blocked: {exc}",
+            "stdout": run.out.text(),
+            "stderr": run.err.text(),
+        }
+    except (OSError, ToolError) as exc:
+        return {"success": False, "error": f"Failed to run the command: {exc}"}
+    finally:
+        run.kill_all()
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+        for proc in run.procs:
+            if proc.returncode is None:
+                await proc.wait()
+    result: dict[str, Any] = {
+        "success": rc == 0,
+        "exit_code": rc,
+        "stdout": run.out.text(),
+        "stderr": run.err.text(),
+    }
+    if run.out.truncated or run.err.truncated:
+        result["truncated"] = True
+    return result

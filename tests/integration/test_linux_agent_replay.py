@@ -1,0 +1,153 @@
+"""LinuxAgent end to end on recorded model answers: real MCP servers, real files, real logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from starweave.session.console import ConsoleView
+from starweave.session.runner import RunOptions, run_linux_task
+
+
+def answer(command: str | None, status: str = "CONTINUE", result: str = "", thought: str = "next") -> dict[str, Any]:
+    if command is None:
+        action: dict[str, Any] = {"function": "", "arguments": {}, "status": status}
+    else:
+        action = {"function": "execute_command", "arguments": {"command": command}, "status": status}
+    return {"observation": "seen", "thought": thought, "action": action, "result": result}
+
+
+def replay_file(tmp_path: Path, answers: list[Any]) -> Path:
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
+    return path
+
+
+async def run(tmp_path: Path, answers: list[Any], request: str = "do it", **kwargs: Any) -> dict[str, Any]:
+    workspace = tmp_path / "ws"
+    options = RunOptions(
+        request=request,
+        workspace=workspace,
+        provider="replay",
+        replay_file=replay_file(tmp_path, answers),
+        log_dir=tmp_path / "logs",
+        task="run1",
+        **kwargs,
+    )
+    view = ConsoleView(console=Console(file=open(tmp_path / "console.txt", "w"), width=120))  # noqa: SIM115
+    return await run_linux_task(options, view=view)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+async def test_multi_step_task_creates_files_and_logs(tmp_path: Path) -> None:
+    answers = [
+        answer("mkdir demo && echo 'hello' > demo/a.txt"),
+        answer("cat demo/a.txt"),
+        answer(None, "FINISH", result="demo/a.txt contains hello"),
+    ]
+    result = await run(tmp_path, answers, request="write hello into demo/a.txt")
+    assert (tmp_path / "ws" / "demo" / "a.txt").read_text() == "hello\n"
+    assert result["status"] == "FINISH"
+    assert result["result"] == "demo/a.txt contains hello"
+    assert result["steps"] == 3
+
+    log_dir = tmp_path / "logs" / "run1"
+    responses = read_jsonl(log_dir / "response.log")
+    assert [r["step"] for r in responses] == [1, 2, 3]
+    assert [r["status"] for r in responses] == ["CONTINUE", "CONTINUE", "FINISH"]
+    assert responses[1]["results"][0]["result"]["stdout"] == "hello\n"
+    assert responses[0]["agent_type"] == "LinuxAgent"
+    assert set(responses[0]["time_cost"]) == {"LLM_INTERACTION", "ACTION_EXECUTION", "MEMORY_UPDATE"}
+    requests = read_jsonl(log_dir / "request.log")
+    assert [r["step"] for r in requests] == [1, 2, 3]
+    # the output of step 1's command is fed back to the model at step 2 ...
+    second_prompt = requests[1]["prompt"]
+    assert second_prompt[-1]["role"] == "user" and "exit code 0" in second_prompt[-1]["content"]
+    # ... and step 2's output (hello) at step 3
+    assert "hello" in requests[2]["prompt"][-1]["content"]
+    saved = json.loads((log_dir / "result.json").read_text())
+    assert saved["status"] == "FINISH"
+    markdown = (log_dir / "output.md").read_text()
+    assert "## Step 2" in markdown and "cat demo/a.txt" in markdown
+    console = (tmp_path / "console.txt").read_text()
+    assert "Step 1" in console and "FINISH" in console
+
+
+async def test_repeated_command_is_not_rerun_and_then_fails(tmp_path: Path) -> None:
+    answers = [answer("echo x >> log.txt")] * 3
+    result = await run(tmp_path, answers)
+    assert (tmp_path / "ws" / "log.txt").read_text() == "x\n"  # ran once
+    assert result["status"] == "FAIL"
+    assert "kept repeating" in result["result"]
+    responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    assert "Not run again" in responses[1]["note"]
+
+
+async def test_invalid_answer_is_retried_with_the_error(tmp_path: Path) -> None:
+    answers = ["this is not json", answer(None, "FINISH", result="done")]
+    result = await run(tmp_path, answers)
+    assert result["status"] == "FINISH"
+    assert result["result"] == "done"
+
+
+async def test_step_cap_stops_the_session(tmp_path: Path) -> None:
+    answers = [answer(f"echo {i}") for i in range(5)]
+    result = await run(tmp_path, answers, max_steps=2)
+    assert result["status"] == "FAIL"
+    assert result["steps"] == 2
+    assert "Maximum steps (2)" in result["result"]
+
+
+async def test_policy_refusal_is_fed_back_and_the_agent_goes_on(tmp_path: Path) -> None:
+    answers = [answer("cat /etc/shadow"), answer(None, "FAIL", result="cannot read it")]
+    result = await run(tmp_path, answers)
+    assert result["status"] == "FAIL"
+    responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    assert "Blocked" in responses[0]["output"] or "refused" in responses[0]["output"].lower()
+
+
+async def test_dangerous_command_needs_confirmation(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "keep.txt").write_text("data")
+    result = await run(tmp_path, [answer("rm keep.txt"), answer(None, "FINISH", result="removed")])
+    assert result["status"] == "FAIL"  # nobody to ask under pytest: refused
+    assert (tmp_path / "ws" / "keep.txt").exists()
+
+
+async def test_dangerous_command_runs_with_yes(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "keep.txt").write_text("data")
+    result = await run(
+        tmp_path, [answer("rm keep.txt"), answer(None, "FINISH", result="removed")], auto_approve=True
+    )
+    assert result["status"] == "FINISH"
+    assert not (tmp_path / "ws" / "keep.txt").exists()
+
+
+async def test_exhausted_replay_file_fails_cleanly(tmp_path: Path) -> None:
+    result = await run(tmp_path, [answer("echo one")])
+    assert result["status"] == "FAIL"
+    assert "answers" in result["error"] or "replay" in result["error"].lower()
+
+
+@pytest.mark.parametrize("tool", ["write_file"])
+async def test_file_tool_through_the_agent(tmp_path: Path, tool: str) -> None:
+    answers = [
+        {
+            "observation": "none",
+            "thought": "write it",
+            "action": {"function": tool, "arguments": {"path": "notes.txt", "content": "one\ntwo\n"}, "status": "CONTINUE"},
+            "result": "",
+        },
+        answer(None, "FINISH", result="written"),
+    ]
+    result = await run(tmp_path, answers)
+    assert result["status"] == "FINISH"
+    assert (tmp_path / "ws" / "notes.txt").read_text() == "one\ntwo\n"

@@ -1,0 +1,55 @@
+"""dangerous_reason flags destructive but allowed commands for a user confirmation."""
+
+from __future__ import annotations
+
+import pytest
+
+from starweave.tools.servers.shell.danger import dangerous_reason
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("rm notes.txt", "rm deletes"),
+        ("rmdir empty", "rmdir"),
+        ("mv a b", "mv"),
+        ("cp a b", "cp can overwrite"),
+        ("truncate -s 0 f", "truncate"),
+        ("chmod 600 f", "chmod"),
+        ("chown me f", "chown"),
+        ("kill 123", "kill"),
+        ("pkill sleep", "pkill"),
+        ("git reset --hard HEAD~1", "reset --hard"),
+        ("git clean -fd", "git clean"),
+        ("find . -name '*.tmp' -delete", "find -delete"),
+        ("echo hi > a.txt", "redirection >"),
+        ("ls &> out.log", "redirection >"),
+        ("sed -i 's/a/b/' f", "sed -i"),
+        ("cat a | tee b", "tee"),
+        ("find . | xargs rm", "rm deletes"),
+        ("timeout 5 rm x", "rm deletes"),
+        ("mkdir d && rm -r d", "rm deletes"),
+    ],
+)
+def test_destructive_commands_are_flagged(command: str, reason: str) -> None:
+    found = dangerous_reason(command)
+    assert found is not None and reason in found
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la",
+        "cat a | sort",
+        "echo hi >> log",
+        "ls 2>/dev/null",
+        "ls > /dev/null",
+        "cp -n a b",
+        "git status",
+        "grep -r rm .",
+        "tee -a log",
+        "echo 'rm -rf /'",
+    ],
+)
+def test_harmless_commands_are_not_flagged(command: str) -> None:
+    assert dangerous_reason(command) is None

@@ -1,0 +1,62 @@
+"""The File MCP Server, called through a real in-process MCP client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from starweave.config.models import ShellConfig
+from starweave.tools.servers.files import create_file_server
+
+
+async def _call(config: ShellConfig, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    async with Client(create_file_server(config)) as client:
+        result = await client.call_tool(tool, args)
+    assert not result.is_error
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def test_write_read_list_in_workspace(workspace: Path) -> None:
+    config = ShellConfig(workspace=str(workspace))
+    written = await _call(config, "write_file", {"path": "new/dir/a.txt", "content": "héllo\n"})
+    assert written["success"] and written["bytes_written"] == len("héllo\n".encode())
+    assert (workspace / "new/dir/a.txt").read_text() == "héllo\n"
+    await _call(config, "write_file", {"path": "new/dir/a.txt", "content": "more\n", "append": True})
+    read = await _call(config, "read_file", {"path": "new/dir/a.txt"})
+    assert read["success"] and read["content"] == "héllo\nmore\n" and not read["truncated"]
+    cut = await _call(config, "read_file", {"path": "notes.txt", "max_bytes": 5})
+    assert cut["content"] == "alpha" and cut["truncated"]
+    listing = await _call(config, "list_directory", {})
+    names = {e["name"]: e["type"] for e in listing["entries"]}
+    assert names["new"] == "dir" and names["notes.txt"] == "file" and names["link_out"] == "symlink"
+
+
+async def test_writes_outside_or_through_symlinks_are_blocked(workspace: Path, tmp_path: Path) -> None:
+    config = ShellConfig(workspace=str(workspace))
+    for path in ("../escape.txt", "/etc/evil", "link_out/x.txt", "outlink.txt", ".git/hooks/pre-commit"):
+        result = await _call(config, "write_file", {"path": path, "content": "x"})
+        assert not result["success"] and result["error"].startswith("Blocked:"), path
+    assert (tmp_path / "outside" / "target.txt").read_text() == "outside\n"
+    assert not (tmp_path / "escape.txt").exists()
+
+
+async def test_reads_are_confined_to_roots_and_never_sensitive(workspace: Path, tmp_path: Path) -> None:
+    config = ShellConfig(workspace=str(workspace))
+    for path in ("/etc/hostname", "../outside/target.txt", "/etc/shadow", ".env", "server.pem"):
+        result = await _call(config, "read_file", {"path": path})
+        assert not result["success"] and "Blocked" in result["error"], path
+    with_root = ShellConfig(workspace=str(workspace), read_roots=[str(tmp_path / "outside")])
+    ok = await _call(with_root, "read_file", {"path": str(tmp_path / "outside" / "target.txt")})
+    assert ok["success"] and ok["content"] == "outside\n"
+    missing = await _call(config, "read_file", {"path": "nope.txt"})
+    assert not missing["success"] and "does not exist" in missing["error"]
+
+
+async def test_readonly_mode_refuses_writes(workspace: Path) -> None:
+    config = ShellConfig(workspace=str(workspace), mode="readonly")
+    result = await _call(config, "write_file", {"path": "a.txt", "content": "x"})
+    assert not result["success"] and "readonly" in result["error"]
+    assert (await _call(config, "read_file", {"path": "notes.txt"}))["success"]
