@@ -34,7 +34,7 @@ ConfigDirOption = Annotated[
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/bold red] {message}")
+    err.print(f"[bold red]error:[/bold red] {message}", soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -50,19 +50,28 @@ def _setup_logging(level: str) -> None:
 def run(
     request: Annotated[str, typer.Argument(help="What the agent should do, in plain language.")],
     workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", help="Folder the agent works in (default: the current one).")
+        Path | None,
+        typer.Option("--workspace", "-w", help="Folder the agent works in (default: the current one)."),
     ] = None,
     max_steps: Annotated[int | None, typer.Option("--max-steps", help="Stop after this many steps.")] = None,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="Model provider: local, openai, ollama, aoai, azure_ad, claude, replay…")
+        str | None,
+        typer.Option(
+            "--provider", help="Model provider: local, openai, ollama, aoai, azure_ad, claude, replay…"
+        ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
     replay_file: Annotated[
-        Path | None, typer.Option("--replay-file", help="Recorded answers for --provider replay (JSON lines).")
+        Path | None,
+        typer.Option("--replay-file", help="Recorded answers for --provider replay (JSON lines)."),
     ] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")
+    ] = False,
     config_dir: ConfigDirOption = None,
-    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Where run logs go (default: logs/).")] = None,
+    log_dir: Annotated[
+        Path | None, typer.Option("--log-dir", help="Where run logs go (default: logs/).")
+    ] = None,
     task: Annotated[str | None, typer.Option("--task", help="Name of this run's log folder.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result JSON on stdout.")] = False,
@@ -140,7 +149,9 @@ def mcp_serve(
     transport: Annotated[str, typer.Option("--transport", help="stdio or http (streamable HTTP).")] = "stdio",
     host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8010,
-    workspace: Annotated[Path | None, typer.Option("--workspace", "-w", help="Folder commands may write in.")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", "-w", help="Folder commands may write in.")
+    ] = None,
     config_dir: ConfigDirOption = None,
 ) -> None:
     """Serve a Starweave MCP server over stdio or streamable HTTP."""
@@ -149,7 +160,9 @@ def mcp_serve(
     if transport not in ("stdio", "http"):
         _fail(f"unknown transport {transport!r}; use stdio or http")
     if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
-        err.print(f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands")
+        err.print(
+            f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands"
+        )
     try:
         asyncio.run(serve_named(server, transport, host, port, workspace, config_dir))
     except StarweaveError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.metadata
 import platform
 import shutil
@@ -10,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from starweave import __version__
-from starweave.config import find_config_dir, load_config
+from starweave.config import ShellConfig, find_config_dir, load_config
 
 
 def _package_version(name: str) -> str | None:
@@ -23,11 +25,28 @@ def _package_version(name: str) -> str | None:
         return None
 
 
+def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
+    """Whether shell commands would run inside bubblewrap here, and why not."""
+    from starweave.tools.servers.shell.sandbox import probe_bwrap
+
+    works, detail = asyncio.run(probe_bwrap(shell.allow_network))
+    if shell.mode == "unrestricted" or shell.sandbox == "none":
+        used = f"no (SHELL.{'MODE is unrestricted' if shell.mode == 'unrestricted' else 'SANDBOX is none'})"
+    elif works:
+        used = "yes (bubblewrap: workspace read-write, the rest read-only, no network)"
+    else:
+        used = (
+            "no: "
+            + detail
+            + (" (SHELL.SANDBOX is bwrap: commands will be refused)" if shell.sandbox == "bwrap" else "")
+        )
+    return {"bwrap works here": works, "sandbox used": used, "setting": shell.sandbox, "mode": shell.mode}
+
+
 def collect_report(config_dir: str | Path | None = None) -> dict[str, Any]:
     """Gather the facts; never prints. Raises ConfigError when the configuration is broken."""
     from starweave.llm.factory import provider_status
     from starweave.llm.providers.local_model import model_status
-    from starweave.tools.servers.shell.sandbox import sandbox_status
 
     folder = find_config_dir(config_dir)
     config = load_config(config_dir)
@@ -36,7 +55,10 @@ def collect_report(config_dir: str | Path | None = None) -> dict[str, Any]:
         "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
         "config": str(folder / "ufo") if folder else "none (embedded defaults)",
-        "packages": {name: _package_version(name) for name in ("mcp", "openai", "anthropic", "azure-identity", "xllamacpp")},
+        "packages": {
+            name: _package_version(name)
+            for name in ("mcp", "openai", "anthropic", "azure-identity", "xllamacpp")
+        },
         "model": model_status(),
         "providers": provider_status(config),
         "sandbox": sandbox_status(config.system.shell),
@@ -56,7 +78,7 @@ def render_report(report: dict[str, Any], console: Console) -> None:
     general.add_column(style="bold")
     general.add_column()
     for key in ("starweave", "python", "platform", "config", "agent_provider", "shell_mode"):
-        general.add_row(key, str(report[key]))
+        general.add_row(key, escape(str(report[key])))
     for name, version in report["packages"].items():
         general.add_row(f"package {name}", version or "[dim]not installed[/dim]")
     console.print(general)
@@ -66,19 +88,24 @@ def render_report(report: dict[str, Any], console: Console) -> None:
     table.add_column(style="bold")
     table.add_column()
     for key, value in model.items():
-        table.add_row(str(key), str(value))
+        table.add_row(escape(str(key)), escape(str(value)))
     console.print(table)
 
     providers = Table(title="providers")
-    for column in ("provider", "usable", "key set", "note"):
+    for column in ("provider", "usable", "key set", "default model", "used by", "note"):
         providers.add_column(column)
     for entry in report["providers"]:
         key_set = entry.get("key_set")
+        key_text = "-" if key_set is None else _mark(key_set)
+        if key_set and entry.get("key_source"):
+            key_text += f" ({escape(str(entry['key_source']))})"
         providers.add_row(
-            str(entry.get("provider")),
+            escape(str(entry.get("provider"))),
             _mark(entry.get("usable")),
-            "-" if key_set is None else _mark(key_set),
-            str(entry.get("note", "")),
+            key_text,
+            escape(str(entry.get("default_model", ""))),
+            escape(", ".join(entry.get("used_by") or [])),
+            escape(str(entry.get("detail", ""))),
         )
     console.print(providers)
 
@@ -87,5 +114,5 @@ def render_report(report: dict[str, Any], console: Console) -> None:
     box.add_column(style="bold")
     box.add_column()
     for key, value in sandbox.items():
-        box.add_row(str(key), str(value))
+        box.add_row(escape(str(key)), escape(str(value)))
     console.print(box)

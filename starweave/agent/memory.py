@@ -7,6 +7,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    # dataclasses.fields() is slow and get_value() is called for every history item of every prompt.
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name != "extras")
+    return names
+
 
 @dataclass
 class MemoryItem:
@@ -33,7 +43,7 @@ class MemoryItem:
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         """The typed field names, in order."""
-        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extras")
+        return _field_names(cls)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryItem:

@@ -6,13 +6,13 @@ AIP COMMAND / COMMAND_RESULTS messages.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 
-class ResultStatus(str, Enum):
+class ResultStatus(StrEnum):
     """Outcome of one command."""
 
     SUCCESS = "success"

@@ -152,7 +152,15 @@ def load_raw(
     sources: list[tuple[str, dict[str, Any]]] = []
     if config_dir is not None:
         for path in config_files(config_dir, env_name):
-            sources.append((str(path), _sectioned(path.stem.split("_")[0] if path.stem.split("_")[-1] in ENV_VARIANTS else path.stem, read_yaml(path, env))))
+            sources.append(
+                (
+                    str(path),
+                    _sectioned(
+                        path.stem.split("_")[0] if path.stem.split("_")[-1] in ENV_VARIANTS else path.stem,
+                        read_yaml(path, env),
+                    ),
+                )
+            )
     sources.append(("environment", _env_overrides(env)))
     if overrides:
         sources.append(("command line", dict(overrides)))

@@ -30,8 +30,12 @@ class AgentLLMConfig(_Section):
     api_base: str = Field("", validation_alias=AliasChoices("API_BASE", "api_base"))
     api_key: SecretStr = Field(SecretStr(""), validation_alias=AliasChoices("API_KEY", "api_key"))
     api_model: str = Field("", validation_alias=AliasChoices("API_MODEL", "api_model"))
-    api_version: str = Field("2025-02-01-preview", validation_alias=AliasChoices("API_VERSION", "api_version"))
-    api_deployment_id: str = Field("", validation_alias=AliasChoices("API_DEPLOYMENT_ID", "api_deployment_id"))
+    api_version: str = Field(
+        "2025-02-01-preview", validation_alias=AliasChoices("API_VERSION", "api_version")
+    )
+    api_deployment_id: str = Field(
+        "", validation_alias=AliasChoices("API_DEPLOYMENT_ID", "api_deployment_id")
+    )
     aad_tenant_id: str = Field("", validation_alias=AliasChoices("AAD_TENANT_ID", "aad_tenant_id"))
     aad_api_scope: str = Field("", validation_alias=AliasChoices("AAD_API_SCOPE", "aad_api_scope"))
     aad_api_scope_base: str = Field(
@@ -46,7 +50,9 @@ class AgentLLMConfig(_Section):
     # Per-agent overrides of the system-wide call settings; None means "use system.yaml".
     timeout: float | None = Field(None, gt=0, validation_alias=AliasChoices("TIMEOUT", "timeout"))
     max_tokens: int | None = Field(None, gt=0, validation_alias=AliasChoices("MAX_TOKENS", "max_tokens"))
-    temperature: float | None = Field(None, ge=0, le=2, validation_alias=AliasChoices("TEMPERATURE", "temperature"))
+    temperature: float | None = Field(
+        None, ge=0, le=2, validation_alias=AliasChoices("TEMPERATURE", "temperature")
+    )
     prompt: str = Field("", validation_alias=AliasChoices("PROMPT", "prompt"))
     example_prompt: str = Field("", validation_alias=AliasChoices("EXAMPLE_PROMPT", "example_prompt"))
     api_prompt: str = Field("", validation_alias=AliasChoices("API_PROMPT", "api_prompt"))
@@ -258,8 +264,12 @@ class Price(_Section):
 class StarweaveConfig(_Section):
     """The whole effective configuration."""
 
-    host_agent: AgentLLMConfig = Field(default_factory=AgentLLMConfig, validation_alias=AliasChoices("HOST_AGENT", "host_agent"))
-    app_agent: AgentLLMConfig = Field(default_factory=AgentLLMConfig, validation_alias=AliasChoices("APP_AGENT", "app_agent"))
+    host_agent: AgentLLMConfig = Field(
+        default_factory=AgentLLMConfig, validation_alias=AliasChoices("HOST_AGENT", "host_agent")
+    )
+    app_agent: AgentLLMConfig = Field(
+        default_factory=AgentLLMConfig, validation_alias=AliasChoices("APP_AGENT", "app_agent")
+    )
     backup_agent: AgentLLMConfig = Field(
         default_factory=AgentLLMConfig, validation_alias=AliasChoices("BACKUP_AGENT", "backup_agent")
     )
@@ -268,7 +278,9 @@ class StarweaveConfig(_Section):
     )
     system: SystemConfig = Field(default_factory=SystemConfig)
     third_party: ThirdPartyConfig = Field(default_factory=ThirdPartyConfig)
-    mcp: dict[str, dict[str, McpServerSet]] = Field(default_factory=default_mcp, validation_alias=AliasChoices("MCP", "mcp"))
+    mcp: dict[str, dict[str, McpServerSet]] = Field(
+        default_factory=default_mcp, validation_alias=AliasChoices("MCP", "mcp")
+    )
     prices: dict[str, Price] = Field(default_factory=dict, validation_alias=AliasChoices("PRICES", "prices"))
 
     def agent_llm(self, agent_name: str) -> AgentLLMConfig:

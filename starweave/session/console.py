@@ -35,7 +35,9 @@ class ConsoleView:
         table = Table.grid(padding=(0, 1))
         for key, value in details.items():
             table.add_row(Text(key, style="dim"), Text(value))
-        self.console.print(Panel(Group(Text(request, style="bold"), table), title="starweave run", border_style="blue"))
+        self.console.print(
+            Panel(Group(Text(request, style="bold"), table), title="starweave run", border_style="blue")
+        )
 
     def thinking(self, step: int) -> Any:
         """A spinner shown while the model thinks (a context manager)."""
@@ -68,20 +70,31 @@ class ConsoleView:
             f" · step {float(record.get('total_time', 0.0)):.1f}s"
         )
         self.console.print(
-            Panel(body, title=f"Step {record.get('step')}", subtitle=footer, border_style=STATUS_STYLE.get(status, "white"))
+            Panel(
+                body,
+                title=f"Step {record.get('step')}",
+                subtitle=footer,
+                border_style=STATUS_STYLE.get(status, "white"),
+            )
         )
 
     def confirm(self, command: str, reason: str) -> bool:
         """Ask the user whether a dangerous command may run; no terminal means no."""
-        self.console.print(Panel(Text(f"{command}\n\n{reason}"), title="Confirm (CONFIRM)", border_style="yellow"))
+        self.console.print(
+            Panel(Text(f"{command}\n\n{reason}"), title="Confirm (CONFIRM)", border_style="yellow")
+        )
         if not sys.stdin.isatty():
-            self.console.print("[yellow]No terminal to ask on: refused. Re-run with --yes to allow it.[/yellow]")
+            self.console.print(
+                "[yellow]No terminal to ask on: refused. Re-run with --yes to allow it.[/yellow]"
+            )
             return False
         answer = self.console.input("Run it? [y/N] ")
         return answer.strip().lower() in ("y", "yes")
 
     def finish(self, result: dict[str, Any]) -> None:
         """The closing summary."""
+        if self.quiet:
+            return
         status = str(result.get("status", ""))
         style = "green" if status == "FINISH" else "red"
         table = Table.grid(padding=(0, 1))
@@ -89,7 +102,10 @@ class ConsoleView:
         table.add_row(Text("result", style="dim"), Text(str(result.get("result", ""))))
         table.add_row(
             Text("steps", style="dim"),
-            Text(f"{result.get('steps', 0)} in {float(result.get('duration', 0.0)):.1f}s, {result.get('tokens', 0)} tokens"),
+            Text(
+                f"{result.get('steps', 0)} in {float(result.get('duration', 0.0)):.1f}s, "
+                f"{result.get('tokens', 0)} tokens"
+            ),
         )
         table.add_row(Text("logs", style="dim"), Text(str(result.get("log_path", ""))))
         self.console.print(Panel(table, title="done", border_style=style))

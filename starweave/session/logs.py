@@ -21,19 +21,19 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-_SECRET_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)(api[_-]?key|authorization|token|password|secret)(\"?\s*[:=]\s*\"?)([^\s\",}]{6,})"),
-]
+# API keys in the shapes providers issue (OpenAI/Anthropic ``sk-…``, bearer tokens); known secret
+# values are replaced exactly as well. Plain substring tests first keep this cheap on big prompts.
+_KEY_SHAPES = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}|(?i:bearer\s+)[A-Za-z0-9._\-]{16,}")
 
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """Remove known secret values and anything shaped like an API key from ``text``."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
+        if secret and len(secret) >= 4 and secret in text:
             text = text.replace(secret, "****")
-    text = _SECRET_PATTERNS[0].sub("****", text)
-    return _SECRET_PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}****", text)
+    if "sk-" in text or "earer" in text:
+        text = _KEY_SHAPES.sub("****", text)
+    return text
 
 
 def default_task_name() -> str:
@@ -51,7 +51,11 @@ class JsonLinesWriter:
 
     def write(self, record: Any) -> None:
         """Append ``record`` (a dict or a JSON string) as one line."""
-        line = record if isinstance(record, str) else json.dumps(to_jsonable_python(record, fallback=str), ensure_ascii=False)
+        line = (
+            record
+            if isinstance(record, str)
+            else json.dumps(to_jsonable_python(record, fallback=str), ensure_ascii=False)
+        )
         line = scrub(line.replace("\n", " ") if isinstance(record, str) else line, self._secrets)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")

@@ -70,14 +70,20 @@ def load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
     workspace = resolve_workspace(options.workspace)
     config = load_config(options.config_dir, overrides=_overrides(options, workspace))
     if config.app_agent.api_type == "replay" and not config.app_agent.replay_file:
-        raise ConfigError("--provider replay needs --replay-file PATH (recorded answers, one JSON object per line)")
+        raise ConfigError(
+            "--provider replay needs --replay-file PATH (recorded answers, one JSON object per line)"
+        )
     return config, workspace
 
 
 def prompt_tools(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The action tools as the prompter and the response schema see them."""
     return [
-        {"name": info["tool_name"], "description": info.get("description") or "", "input_schema": info.get("input_schema") or {}}
+        {
+            "name": info["tool_name"],
+            "description": info.get("description") or "",
+            "input_schema": info.get("input_schema") or {},
+        }
         for info in infos
     ]
 
@@ -137,9 +143,13 @@ def _make_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_appro
     prompts = config.third_party.third_party_agent_config.get(AGENT_NAME)
     main_prompt = prompts.appagent_prompt if prompts and prompts.appagent_prompt else "linux_agent.yaml"
     example_prompt = (
-        prompts.appagent_example_prompt if prompts and prompts.appagent_example_prompt else "linux_agent_example.yaml"
+        prompts.appagent_example_prompt
+        if prompts and prompts.appagent_example_prompt
+        else "linux_agent_example.yaml"
     )
-    agent = AgentFactory.create_agent(AGENT_NAME, name=AGENT_NAME, main_prompt=main_prompt, example_prompt=example_prompt)
+    agent = AgentFactory.create_agent(
+        AGENT_NAME, name=AGENT_NAME, main_prompt=main_prompt, example_prompt=example_prompt
+    )
     assert isinstance(agent, LinuxAgent)
     agent.llm = llm
     agent.view = view

@@ -86,7 +86,9 @@ class BaseRound:
             if self._step_cap_reached():
                 self._stop_at_cap()
                 break
-            self.context.set(ContextNames.SESSION_STEP, int(self.context.get(ContextNames.SESSION_STEP) or 0) + 1)
+            self.context.set(
+                ContextNames.SESSION_STEP, int(self.context.get(ContextNames.SESSION_STEP) or 0) + 1
+            )
             self.context.current_round_step = self.step + 1
             await self.agent.handle(self.context)
             state = self.agent.state.next_state(self.agent)
@@ -182,7 +184,13 @@ class LinuxSession(BaseSession):
         if self._round_num > 0:
             return None
         round_ = BaseRound(
-            self.task, self.context, self._request, self.agent, self._round_num, self.max_step, self.sleep_time
+            self.task,
+            self.context,
+            self._request,
+            self.agent,
+            self._round_num,
+            self.max_step,
+            self.sleep_time,
         )
         self.rounds[self._round_num] = round_
         self._round_num += 1

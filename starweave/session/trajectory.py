@@ -25,7 +25,9 @@ def _output_of(record: dict[str, Any]) -> str:
                 parts.append(str(value.get("stdout", "")) + str(value.get("stderr", "")))
                 continue
             value = json.dumps(value, ensure_ascii=False, indent=1)
-        parts.append(str(value if value is not None else (item.get("error") if isinstance(item, dict) else "")))
+        parts.append(
+            str(value if value is not None else (item.get("error") if isinstance(item, dict) else ""))
+        )
     return "\n".join(parts)
 
 
@@ -44,12 +46,13 @@ def trajectory_markdown(request: str, records: list[dict[str, Any]], result: dic
     ]
     for record in records:
         action = record.get("action") or {}
+        call = record.get("call") or (action.get("function", "") if isinstance(action, dict) else "")
         lines += [
             f"## Step {record.get('step', '?')}: {record.get('status', '')}",
             "",
             f"- **Observation:** {record.get('observation', '')}",
             f"- **Thought:** {record.get('thought', '')}",
-            f"- **Action:** `{record.get('call', action.get('function', '') if isinstance(action, dict) else '')}`",
+            f"- **Action:** `{call}`",
             f"- **Time:** {float(record.get('total_time', 0.0)):.2f} s, tokens {record.get('tokens', 0)}",
             "",
         ]

@@ -16,11 +16,19 @@ from starweave.agents.linux.response import LinuxAgentResponse
 STARWEAVE = [sys.executable, "-m", "starweave.cli"]
 
 
-def starweave(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def starweave(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("STARWEAVE_")}
     full_env.update(env or {})
     return subprocess.run(
-        [*STARWEAVE, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        [*STARWEAVE, *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -33,13 +41,39 @@ def test_run_with_replay_provider(tmp_path: Path) -> None:
     answers = write_answers(
         tmp_path / "a.jsonl",
         [
-            {"observation": "none", "thought": "t", "action": {"function": "execute_command", "arguments": {"command": "echo hi > out.txt"}, "status": "CONTINUE"}, "result": ""},
-            {"observation": "ok", "thought": "t", "action": {"function": "", "arguments": {}, "status": "FINISH"}, "result": "wrote out.txt"},
+            {
+                "observation": "none",
+                "thought": "t",
+                "action": {
+                    "function": "execute_command",
+                    "arguments": {"command": "echo hi > out.txt"},
+                    "status": "CONTINUE",
+                },
+                "result": "",
+            },
+            {
+                "observation": "ok",
+                "thought": "t",
+                "action": {"function": "", "arguments": {}, "status": "FINISH"},
+                "result": "wrote out.txt",
+            },
         ],
     )
     proc = starweave(
-        "run", "write hi to out.txt", "--provider", "replay", "--replay-file", str(answers),
-        "--workspace", "ws", "--log-dir", "logs", "--task", "t1", "--json", cwd=tmp_path,
+        "run",
+        "write hi to out.txt",
+        "--provider",
+        "replay",
+        "--replay-file",
+        str(answers),
+        "--workspace",
+        "ws",
+        "--log-dir",
+        "logs",
+        "--task",
+        "t1",
+        "--json",
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
@@ -51,9 +85,18 @@ def test_run_with_replay_provider(tmp_path: Path) -> None:
 def test_run_prints_steps_and_result(tmp_path: Path) -> None:
     answers = write_answers(
         tmp_path / "a.jsonl",
-        [{"observation": "none", "thought": "nothing to do", "action": {"function": "", "arguments": {}, "status": "FINISH"}, "result": "all good"}],
+        [
+            {
+                "observation": "none",
+                "thought": "nothing to do",
+                "action": {"function": "", "arguments": {}, "status": "FINISH"},
+                "result": "all good",
+            }
+        ],
     )
-    proc = starweave("run", "say ok", "--provider", "replay", "--replay-file", str(answers), "-w", "ws", cwd=tmp_path)
+    proc = starweave(
+        "run", "say ok", "--provider", "replay", "--replay-file", str(answers), "-w", "ws", cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Step 1" in proc.stdout and "all good" in proc.stdout
 
@@ -61,9 +104,18 @@ def test_run_prints_steps_and_result(tmp_path: Path) -> None:
 def test_failed_task_exits_1(tmp_path: Path) -> None:
     answers = write_answers(
         tmp_path / "a.jsonl",
-        [{"observation": "none", "thought": "impossible", "action": {"function": "", "arguments": {}, "status": "FAIL"}, "result": "cannot"}],
+        [
+            {
+                "observation": "none",
+                "thought": "impossible",
+                "action": {"function": "", "arguments": {}, "status": "FAIL"},
+                "result": "cannot",
+            }
+        ],
     )
-    proc = starweave("run", "x", "--provider", "replay", "--replay-file", str(answers), "-w", "ws", "-q", cwd=tmp_path)
+    proc = starweave(
+        "run", "x", "--provider", "replay", "--replay-file", str(answers), "-w", "ws", "-q", cwd=tmp_path
+    )
     assert proc.returncode == 1
     assert proc.stdout.strip() == "cannot"
 
@@ -78,7 +130,9 @@ def test_broken_config_is_a_clear_error_without_traceback(tmp_path: Path) -> Non
 
 
 def test_missing_replay_file_is_a_clear_error(tmp_path: Path) -> None:
-    proc = starweave("run", "x", "--provider", "replay", "--replay-file", "nope.jsonl", "-w", "ws", cwd=tmp_path)
+    proc = starweave(
+        "run", "x", "--provider", "replay", "--replay-file", "nope.jsonl", "-w", "ws", cwd=tmp_path
+    )
     assert proc.returncode == 2
     assert "nope.jsonl" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -105,16 +159,31 @@ def test_doctor_reports(tmp_path: Path) -> None:
 @pytest.mark.model
 def test_run_on_the_embedded_model(tmp_path: Path) -> None:
     proc = starweave(
-        "run", "Create a folder named demo and write the text hello into the file demo/a.txt",
-        "-w", "ws", "--log-dir", "logs", "--task", "real", "--max-steps", "4", "--yes", "--json",
-        cwd=tmp_path, timeout=900,
+        "run",
+        "Create a folder named demo and write the text hello into the file demo/a.txt",
+        "-w",
+        "ws",
+        "--log-dir",
+        "logs",
+        "--task",
+        "real",
+        "--max-steps",
+        "4",
+        "--yes",
+        "--json",
+        cwd=tmp_path,
+        timeout=900,
     )
     assert proc.returncode in (0, 1), proc.stderr
     result = json.loads(proc.stdout)
     assert result["status"] in ("FINISH", "FAIL")
     assert 1 <= result["steps"] <= 4
-    records = [json.loads(line) for line in (tmp_path / "logs" / "real" / "response.log").read_text().splitlines()]
+    records = [
+        json.loads(line) for line in (tmp_path / "logs" / "real" / "response.log").read_text().splitlines()
+    ]
     assert records, "no step was logged"
     for record in records:
         # every logged answer is valid per the response schema
-        LinuxAgentResponse.model_validate({k: record[k] for k in ("observation", "thought", "action", "result") if k in record})
+        LinuxAgentResponse.model_validate(
+            {k: record[k] for k in ("observation", "thought", "action", "result") if k in record}
+        )

@@ -13,7 +13,9 @@ from starweave.session.console import ConsoleView
 from starweave.session.runner import RunOptions, run_linux_task
 
 
-def answer(command: str | None, status: str = "CONTINUE", result: str = "", thought: str = "next") -> dict[str, Any]:
+def answer(
+    command: str | None, status: str = "CONTINUE", result: str = "", thought: str = "next"
+) -> dict[str, Any]:
     if command is None:
         action: dict[str, Any] = {"function": "", "arguments": {}, "status": status}
     else:
@@ -38,8 +40,9 @@ async def run(tmp_path: Path, answers: list[Any], request: str = "do it", **kwar
         task="run1",
         **kwargs,
     )
-    view = ConsoleView(console=Console(file=open(tmp_path / "console.txt", "w"), width=120))  # noqa: SIM115
-    return await run_linux_task(options, view=view)
+    with (tmp_path / "console.txt").open("w") as console_file:
+        view = ConsoleView(console=Console(file=console_file, width=120))
+        return await run_linux_task(options, view=view)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -143,7 +146,11 @@ async def test_file_tool_through_the_agent(tmp_path: Path, tool: str) -> None:
         {
             "observation": "none",
             "thought": "write it",
-            "action": {"function": tool, "arguments": {"path": "notes.txt", "content": "one\ntwo\n"}, "status": "CONTINUE"},
+            "action": {
+                "function": tool,
+                "arguments": {"path": "notes.txt", "content": "one\ntwo\n"},
+                "status": "CONTINUE",
+            },
             "result": "",
         },
         answer(None, "FINISH", result="written"),

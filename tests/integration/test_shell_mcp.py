@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -81,9 +80,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _wait_for_port(port: int, proc: subprocess.Popen[bytes], deadline: float) -> None:
+async def _wait_for_port(port: int, proc: asyncio.subprocess.Process, deadline: float) -> None:
     while time.monotonic() < deadline:
-        assert proc.poll() is None, "the HTTP server exited early"
+        assert proc.returncode is None, "the HTTP server exited early"
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.close()
@@ -95,10 +94,15 @@ async def _wait_for_port(port: int, proc: subprocess.Popen[bytes], deadline: flo
 
 async def test_streamable_http_transport(tmp_path: Path) -> None:
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVE_CODE, str(tmp_path), "http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SERVE_CODE,
+        str(tmp_path),
+        "http",
+        str(port),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     try:
         await _wait_for_port(port, proc, time.monotonic() + 30)
@@ -107,7 +111,7 @@ async def test_streamable_http_transport(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         try:
-            await asyncio.to_thread(proc.wait, 10)
-        except subprocess.TimeoutExpired:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
             proc.kill()
-            await asyncio.to_thread(proc.wait)
+            await proc.wait()

@@ -6,7 +6,13 @@ import logging
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import ContextNames, ProcessingContext, ProcessingPhase, ProcessingResult, ProcessorMiddleware
+from starweave.agent import (
+    ContextNames,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    ProcessorMiddleware,
+)
 from starweave.commands import Result
 
 if TYPE_CHECKING:
@@ -58,7 +64,9 @@ class LinuxLoggingMiddleware(ProcessorMiddleware):
 
     async def before_process(self, processor: ProcessorTemplate, context: ProcessingContext) -> None:
         """Log the step's start."""
-        logger.info("%s step %s", self.starting_message(str(context.get("request"))), context.get("session_step"))
+        logger.info(
+            "%s step %s", self.starting_message(str(context.get("request"))), context.get("session_step")
+        )
 
     async def before_phase(
         self, processor: ProcessorTemplate, phase: ProcessingPhase, context: ProcessingContext
@@ -69,7 +77,9 @@ class LinuxLoggingMiddleware(ProcessorMiddleware):
             self._spinner = view.thinking(int(context.get("session_step") or 0))
             self._spinner.__enter__()
 
-    async def after_phase(self, processor: ProcessorTemplate, phase: ProcessingPhase, result: ProcessingResult) -> None:
+    async def after_phase(
+        self, processor: ProcessorTemplate, phase: ProcessingPhase, result: ProcessingResult
+    ) -> None:
         """Stop the spinner."""
         self._stop_spinner()
 

@@ -15,8 +15,10 @@ from typing import Any
 from starweave.agent import BasicPrompter, MemoryItem
 from starweave.agents.linux.feedback import clip
 
-# Steps older than this many keep only their call and a short output.
+# Steps older than FULL_HISTORY_STEPS keep only their call and a short output; steps older than
+# MAX_HISTORY_STEPS are left out (the embedded model's window is 4,096 tokens).
 FULL_HISTORY_STEPS = 4
+MAX_HISTORY_STEPS = 12
 OLD_OUTPUT_LIMIT = 300
 
 
@@ -50,9 +52,16 @@ class LinuxAgentPrompter(BasicPrompter):
     def history_messages(self, items: list[MemoryItem]) -> list[dict[str, Any]]:
         """Earlier steps as alternating assistant (the answer) and user (the result) turns."""
         messages: list[dict[str, Any]] = []
+        omitted = max(0, len(items) - MAX_HISTORY_STEPS)
+        if omitted:
+            messages.append({"role": "user", "content": f"({omitted} earlier steps are not shown.)"})
+            messages.append({"role": "assistant", "content": "Understood."})
+        items = items[omitted:]
         first_recent = max(0, len(items) - FULL_HISTORY_STEPS)
         for index, item in enumerate(items):
             response = item.get_value("response") or {}
             messages.append({"role": "assistant", "content": json.dumps(response, ensure_ascii=False)})
-            messages.append({"role": "user", "content": self.step_result_message(item, index >= first_recent)})
+            messages.append(
+                {"role": "user", "content": self.step_result_message(item, index >= first_recent)}
+            )
         return messages

@@ -9,13 +9,13 @@ only pass their parameters.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 
-class LinuxAgentStatus(str, Enum):
+class LinuxAgentStatus(StrEnum):
     """The LinuxAgent's statuses: CONTINUE, FINISH, FAIL, plus CONFIRM while a user decides."""
 
     CONTINUE = "CONTINUE"

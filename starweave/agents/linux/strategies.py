@@ -102,13 +102,23 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
             parsed: LinuxAgentResponse = context.get_local("parsed_response")
             status, note, results = await self._run(agent, context, parsed)
             agent.status = status
-            result = parsed.result if status in (LinuxAgentStatus.FINISH.value, LinuxAgentStatus.FAIL.value) else ""
+            result = (
+                parsed.result
+                if status in (LinuxAgentStatus.FINISH.value, LinuxAgentStatus.FAIL.value)
+                else ""
+            )
             if note and status == LinuxAgentStatus.FAIL.value and not result:
                 result = note
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.ACTION_EXECUTION,
-                data={"results": results, "status": status, "note": note, "call": parsed.call_string(), "result": result},
+                data={
+                    "results": results,
+                    "status": status,
+                    "note": note,
+                    "call": parsed.call_string(),
+                    "result": result,
+                },
             )
         except Exception as exc:
             agent.status = LinuxAgentStatus.FAIL.value
@@ -131,9 +141,14 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
         if signature in agent.executed_calls:
             agent.repeats += 1
             if agent.repeats >= MAX_REPEATS:
-                return LinuxAgentStatus.FAIL.value, f"Stopped: the model kept repeating {parsed.call_string()}.", []
+                return (
+                    LinuxAgentStatus.FAIL.value,
+                    f"Stopped: the model kept repeating {parsed.call_string()}.",
+                    [],
+                )
             note = (
-                f"Not run again: {parsed.call_string()} already ran at step {agent.executed_calls[signature]}; "
+                f"Not run again: {parsed.call_string()} already ran at step "
+                f"{agent.executed_calls[signature]}; "
                 "its output is above. If it answers the request, reply FINISH with the answer in result."
             )
             return LinuxAgentStatus.CONTINUE.value, note, []
@@ -144,12 +159,16 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
             allowed = await agent.confirm(command_text, reason)
             if not allowed:
                 note = f"Stopped: the user did not allow `{command_text}` ({reason})."
-                return LinuxAgentStatus.FAIL.value, note, [
-                    Result(status=ResultStatus.SKIPPED, error="the user did not allow this command")
-                ]
+                return (
+                    LinuxAgentStatus.FAIL.value,
+                    note,
+                    [Result(status=ResultStatus.SKIPPED, error="the user did not allow this command")],
+                )
 
         dispatcher = context.global_context.command_dispatcher
-        command = Command(tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action")
+        command = Command(
+            tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action"
+        )
         results = await dispatcher.execute_commands([command], timeout=agent.command_timeout)
         agent.executed_calls[signature] = int(context.get_global(ContextNames.SESSION_STEP) or 0)
         return status, "", list(results or [])
@@ -197,14 +216,17 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
             global_context = context.global_context
             global_context.set(
                 ContextNames.SESSION_COST,
-                float(global_context.get(ContextNames.SESSION_COST) or 0.0) + float(item.get_value("cost") or 0.0),
+                float(global_context.get(ContextNames.SESSION_COST) or 0.0)
+                + float(item.get_value("cost") or 0.0),
             )
             global_context.set(
                 ContextNames.TOTAL_TOKENS,
                 int(global_context.get(ContextNames.TOTAL_TOKENS) or 0) + int(item.get_value("tokens") or 0),
             )
             return ProcessingResult(
-                success=True, phase=ProcessingPhase.MEMORY_UPDATE, data={"memory_item": item, "output": output}
+                success=True,
+                phase=ProcessingPhase.MEMORY_UPDATE,
+                data={"memory_item": item, "output": output},
             )
         except Exception as exc:
             return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)

@@ -45,7 +45,11 @@ def test_reference_layout_merges_files_and_keeps_typed_and_raw_keys(tmp_path: Pa
 
 def test_env_substitution_and_overrides(tmp_path: Path) -> None:
     write(tmp_path, "agents.yaml", "APP_AGENT:\n  API_KEY: ${MY_KEY}\n  API_BASE: ${MY_BASE:-http://x/v1}\n")
-    env = {"MY_KEY": "sk-secret-value", "STARWEAVE_SYSTEM__MAX_STEP": "3", "STARWEAVE_SYSTEM__SHELL__MODE": "readonly"}
+    env = {
+        "MY_KEY": "sk-secret-value",
+        "STARWEAVE_SYSTEM__MAX_STEP": "3",
+        "STARWEAVE_SYSTEM__SHELL__MODE": "readonly",
+    }
     config = load_config(tmp_path, env=env)
     assert config.app_agent.api_key.get_secret_value() == "sk-secret-value"
     assert config.app_agent.api_base == "http://x/v1"
@@ -75,10 +79,19 @@ def test_unknown_api_type_and_mcp_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"agents.yaml: APP_AGENT.API_TYPE: unknown API_TYPE 'gpt5-magic'"):
         load_config(tmp_path, env={})
     (tmp_path / "ufo" / "agents.yaml").unlink()
-    write(tmp_path, "mcp.yaml", "LinuxAgent:\n  default:\n    action:\n      - namespace: X\n        type: http\n")
-    with pytest.raises(ConfigError, match="mcp.yaml: .*Missing host for http server"):
+    write(
+        tmp_path,
+        "mcp.yaml",
+        "LinuxAgent:\n  default:\n    action:\n      - namespace: X\n        type: http\n",
+    )
+    with pytest.raises(ConfigError, match=r"mcp\.yaml: .*Missing host for http server"):
         load_config(tmp_path, env={})
-    write(tmp_path, "mcp.yaml", "LinuxAgent:\n  default:\n    action:\n      - {namespace: A, type: local}\n      - {namespace: A, type: local}\n")
+    write(
+        tmp_path,
+        "mcp.yaml",
+        "LinuxAgent:\n  default:\n    action:\n"
+        "      - {namespace: A, type: local}\n      - {namespace: A, type: local}\n",
+    )
     with pytest.raises(ConfigError, match="Duplicate namespace 'A'"):
         load_config(tmp_path, env={})
     write(tmp_path, "mcp.yaml", "LinuxAgent:\n  default:\n    action:\n      - {type: local}\n")

@@ -7,13 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers.fake_openai_server import ScriptedServer, chat_answer, scripted_server
 
 from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.factory import create_llm
 from starweave.llm.providers.openai_compat import normalise_base
-
-from helpers.fake_openai_server import ScriptedServer, chat_answer, scripted_server
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706"
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}

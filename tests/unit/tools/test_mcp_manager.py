@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp.server.mcpserver import MCPServer
 from helpers.tools_testkit import counter_server, local, shell_server
+from mcp.server.mcpserver import MCPServer
 
 from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig
 from starweave.errors import ToolError

@@ -1,5 +1,10 @@
 """Flag commands that the policy allows but that destroy or overwrite data, so the agent can ask the
-user to confirm first. Pure and cheap: no workspace, no file system access."""
+user to confirm first. Pure and cheap: no workspace, no file system access.
+
+Creating files is the agent's everyday work, so plain output (``>``, ``cp``, ``tee``, ``sort -o``)
+is not flagged: those writes are confined to the workspace by the policy anyway. Deleting,
+moving, editing in place, changing permissions and stopping processes are.
+"""
 
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ def _words(command: str) -> list[list[str] | str]:
     out: list[list[str] | str] = []
     current: list[str] = []
     skip = False
-    for n, tok in enumerate(tokens):
+    for tok in tokens:
         if isinstance(tok, Word):
             if not skip:
                 current.append(tok.raw)
@@ -51,11 +56,7 @@ def _words(command: str) -> list[list[str] | str]:
                 current = []
                 out.append(tok.text)
                 continue
-            nxt = tokens[n + 1] if n + 1 < len(tokens) else None
-            target = nxt.raw if isinstance(nxt, Word) else ""
             skip = True  # the redirection target is not an argument
-            if tok.text in (">", ">|", "&>") and tok.fd in (None, 1) and target != "/dev/null":
-                out.append(">")
     out.append(current)
     return out
 
@@ -71,16 +72,10 @@ def _command_reason(argv: list[str]) -> str | None:
         return ALWAYS.get(name, "mkfs formats a file system")
     if name == "mv" and not {"-n", "--no-clobber"} & set(args):
         return "mv moves files and can overwrite the destination"
-    if name == "cp" and not {"-n", "--no-clobber"} & set(args):
-        return "cp can overwrite existing files"
     if name == "ln" and any(a.startswith("-") and "f" in a.lstrip("-")[:3] for a in args):
         return "ln -f replaces existing files"
     if name == "sed" and any(a.startswith("-i") or a.startswith("--in-place") for a in args):
         return "sed -i edits files in place"
-    if name == "sort" and any(a == "-o" or a.startswith("--output") for a in args):
-        return "sort -o overwrites its output file"
-    if name == "tee" and not {"-a", "--append"} & set(args) and any(not a.startswith("-") for a in args):
-        return "tee overwrites the files it writes"
     if name == "find" and "-delete" in args:
         return "find -delete deletes files"
     if name == "git" and _git_reason(args):
@@ -106,15 +101,13 @@ def _git_reason(args: list[str]) -> str | None:
     return None
 
 
-_ALL_NAMES = set(ALWAYS) | {"mv", "cp", "ln", "sed", "sort", "tee", "find", "git"}
+_ALL_NAMES = set(ALWAYS) | {"mv", "ln", "sed", "find", "git"}
 
 
 def dangerous_reason(command: str) -> str | None:
     """Why ``command`` may destroy or overwrite data (the user should confirm), or None."""
     for part in _words(command):
         if isinstance(part, str):
-            if part == ">":
-                return "the redirection > overwrites its target file if it exists"
             continue
         reason = _command_reason(part)
         if reason:

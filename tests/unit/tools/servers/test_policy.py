@@ -234,7 +234,7 @@ def test_hostile_command_is_refused_with_reason(policy: ShellPolicy, command: st
     decision = policy.evaluate(command)
     assert not decision.allowed
     assert reason in decision.reason
-    with pytest.raises(PolicyViolation, match=".+"):
+    with pytest.raises(PolicyViolation, match=r".+"):
         policy.enforce(command)
 
 
@@ -317,5 +317,5 @@ def test_unrestricted_mode_has_no_policy(workspace: Path) -> None:
 
 
 def test_workspace_must_be_absolute() -> None:
-    with pytest.raises(ConfigError, match="SHELL.WORKSPACE"):
+    with pytest.raises(ConfigError, match=r"SHELL\.WORKSPACE"):
         ShellPolicy(ShellConfig(workspace="relative/dir"))
