@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 DEMO_WORKSPACE ?= demo-workspace
-DEMO_REQUEST ?= Create a folder named demo and write the text hello into the file demo/a.txt, then show its content.
+DEMO_REQUEST ?= Create a folder named demo and write the text hello into the file demo/a.txt.
 PYTEST_ARGS ?=
 
 .PHONY: demo test lint bench venv install install-dev system-deps clean

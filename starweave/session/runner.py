@@ -150,7 +150,8 @@ def _make_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_appro
     agent = AgentFactory.create_agent(
         AGENT_NAME, name=AGENT_NAME, main_prompt=main_prompt, example_prompt=example_prompt
     )
-    assert isinstance(agent, LinuxAgent)
+    if not isinstance(agent, LinuxAgent):
+        raise ConfigError(f"agent {AGENT_NAME!r} is registered as {type(agent).__name__}, not LinuxAgent")
     agent.llm = llm
     agent.view = view
     agent.auto_approve = auto_approve

@@ -22,6 +22,36 @@ MAX_HISTORY_STEPS = 12
 OLD_OUTPUT_LIMIT = 300
 
 
+def _signature(name: str, schema: dict[str, Any]) -> str:
+    properties: dict[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    params = []
+    for pname, spec in properties.items():
+        if pname in required:
+            params.append(pname)
+        elif isinstance(spec, dict) and "default" in spec:
+            params.append(f"{pname}={json.dumps(spec['default'])}")
+        else:
+            params.append(f"{pname}=...")
+    return f"{name}({', '.join(params)})"
+
+
+def compact_tool_prompt(tool: dict[str, Any]) -> str:
+    """One tool in a few lines: signature, the description's first paragraph, required parameters.
+
+    The reference's full rendering (``tool_to_llm_prompt``) costs the embedded model about 30 s of
+    prompt processing on one core; this keeps what the model needs to call the tool right.
+    """
+    schema: dict[str, Any] = tool.get("input_schema") or {}
+    summary = " ".join(str(tool.get("description") or "").strip().split("\n\n")[0].split())
+    lines = [f"- {_signature(str(tool.get('name')), schema)}: {summary}"]
+    for pname in schema.get("required") or []:
+        spec = (schema.get("properties") or {}).get(pname) or {}
+        if spec.get("description"):
+            lines.append(f"    {pname}: {spec['description']}")
+    return "\n".join(lines)
+
+
 class LinuxAgentPrompter(BasicPrompter):
     """Builds the LinuxAgent's messages from ``linux_agent.yaml`` and its examples."""
 
@@ -31,7 +61,7 @@ class LinuxAgentPrompter(BasicPrompter):
 
     def system_prompt_construction(self, tools: list[dict[str, Any]] | None = None) -> str:
         """The system prompt listing the action tools."""
-        apis = self.tools_to_llm_prompt(tools or []) or "(no tools available)"
+        apis = "\n".join(compact_tool_prompt(t) for t in tools or []) or "(no tools available)"
         return str(self.prompt_template["system"]).format(apis=apis, examples=self.examples_prompt_helper())
 
     def user_prompt_construction(self, user_request: str) -> str:
