@@ -75,9 +75,13 @@ def run(
     task: Annotated[str | None, typer.Option("--task", help="Name of this run's log folder.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result JSON on stdout.")] = False,
-    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+    log_level: Annotated[
+        str,
+        typer.Option("--log-level", help="Python log level on stderr (the console shows each step anyway)."),
+    ] = "ERROR",
 ) -> None:
     """Run a LinuxAgent on this machine until the request is done (or fails)."""
+    from starweave.session.console import ConsoleView
     from starweave.session.runner import RunOptions, run_linux_task
 
     _setup_logging(log_level)
@@ -94,10 +98,15 @@ def run(
         task=task,
         quiet=quiet or json_output,
     )
+    # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
+    view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)
     try:
-        result = asyncio.run(run_linux_task(options))
+        result = asyncio.run(run_linux_task(options, view=view))
     except StarweaveError as exc:
         _fail(str(exc))
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        _fail(f"{where}{exc.strerror or exc}")
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")
         raise typer.Exit(130) from None

@@ -108,7 +108,10 @@ class BaseProcessingStrategy(ABC):
         self, error: Exception, phase: ProcessingPhase | None, context: ProcessingContext
     ) -> ProcessingResult:
         """Log ``error``; re-raise it if ``fail_fast``, else return a failed result."""
-        self.logger.error("Strategy %s failed: %s", self.name, error, exc_info=error)
+        # The processor and the agent's state report the failure to the user; the traceback is
+        # for debugging only.
+        self.logger.warning("Strategy %s failed: %s", self.name, error)
+        self.logger.debug("Traceback of %s", self.name, exc_info=error)
         if self.fail_fast:
             raise error
         return ProcessingResult(success=False, data={}, error=str(error), phase=phase)

@@ -2,14 +2,15 @@
 Anthropic and recorded answers, with shared timeouts, JSON validation, retries and cost accounting."""
 
 from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
-from starweave.llm.client import BaseLLMClient, OnCall, redact
+from starweave.llm.client import BaseLLMClient, OnCall
 from starweave.llm.costs import BUILTIN_PRICES, cost_of, price_of
-from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status
+from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status, secret_values
 from starweave.llm.jsonschema import (
     JSONExtractionError,
     SchemaValidationError,
     extract_json,
     schema_errors,
+    schema_instruction,
     validate,
 )
 from starweave.llm.providers.local_model import model_status
@@ -33,7 +34,8 @@ __all__ = [
     "model_status",
     "price_of",
     "provider_status",
-    "redact",
     "schema_errors",
+    "schema_instruction",
+    "secret_values",
     "validate",
 ]

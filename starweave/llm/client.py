@@ -7,9 +7,7 @@ A provider subclasses :class:`BaseLLMClient` and implements only :meth:`BaseLLMC
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
@@ -23,6 +21,7 @@ from starweave.llm.jsonschema import (
     SchemaValidationError,
     extract_json,
     schema_dict,
+    schema_instruction,
     schema_name,
     validate,
 )
@@ -32,13 +31,13 @@ logger = logging.getLogger("starweave.llm")
 OnCall = Callable[[dict[str, Any]], None]
 
 
-def retry_message(error: str, schema: dict[str, Any]) -> str:
-    """The user message that feeds a parse/validation error back to the model."""
-    return (
-        f"Your previous answer could not be used: {error}. "
-        "Reply with exactly one JSON object, with no other text, matching this JSON schema:\n"
-        f"{json.dumps(schema, ensure_ascii=False)}"
-    )
+def retry_message(error: str, json_schema: dict[str, Any] | None) -> str:
+    """The user message that feeds a parse/validation error back to the model.
+
+    ``json_schema`` is ``None`` when the provider's decoding is schema-constrained: the schema is
+    then already part of every request and is not repeated.
+    """
+    return f"Your previous answer could not be used: {error}. {schema_instruction(json_schema)}"
 
 
 class BaseLLMClient(LLMClient):
@@ -50,6 +49,9 @@ class BaseLLMClient(LLMClient):
     """
 
     name = "base"
+    # True when the provider enforces the schema while decoding (JSON-schema-constrained output);
+    # retries then do not repeat the schema.
+    schema_constrained = False
 
     def __init__(
         self,
@@ -140,7 +142,10 @@ class BaseLLMClient(LLMClient):
             conversation = [
                 *conversation,
                 {"role": "assistant", "content": answer.text},
-                {"role": "user", "content": retry_message(error, json_schema)},
+                {
+                    "role": "user",
+                    "content": retry_message(error, None if self.schema_constrained else json_schema),
+                },
             ]
         raise LLMResponseError(
             f"{self.name}/{self.model} gave no valid JSON answer after {attempts_allowed} attempts; "
@@ -203,14 +208,3 @@ class BaseLLMClient(LLMClient):
                 "error": error or None,
             }
         )
-
-
-_KEY_PATTERN = re.compile(r"\b(sk|sk-ant|sk-proj)-[A-Za-z0-9_\-*]{6,}")
-
-
-def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
-    """``text`` with every given secret and anything shaped like an API key replaced by ``***``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _KEY_PATTERN.sub("***", text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,8 @@ from starweave.config.models import AgentLLMConfig, StarweaveConfig, SystemConfi
 from starweave.errors import ProviderUnavailable
 from starweave.llm.base import LLMClient
 from starweave.llm.client import OnCall
-from starweave.llm.providers.anthropic import ANTHROPIC_KEY_ENV, DEFAULT_CLAUDE_MODEL
-from starweave.llm.providers.azure import AZURE_KEY_ENV
+from starweave.llm.providers.anthropic import DEFAULT_CLAUDE_MODEL, resolve_anthropic_key
+from starweave.llm.providers.azure import resolve_azure_key
 from starweave.llm.providers.local_model import MODEL_NAME, model_status
 from starweave.llm.providers.openai_compat import ENDPOINTS, resolve_key
 
@@ -123,10 +122,26 @@ def _installed(module: str) -> bool:
         return False
 
 
-def _key_source(configured_key: str, env_var: str) -> str | None:
-    if configured_key:
-        return "config"
-    return env_var if os.environ.get(env_var) else None
+def secret_values(agent: AgentLLMConfig) -> list[str]:
+    """The API key(s) the provider for ``agent`` would use, from its config or the environment.
+
+    For the session to redact from logs and errors. Empty for providers without a key (local,
+    replay, azure_ad) and when no key is set; placeholder keys (Ollama's, vLLM's) are not secrets
+    and would mask ordinary words, so they are left out.
+    """
+    api_type = agent.api_type
+    configured = agent.api_key.get_secret_value()
+    if api_type in OPENAI_COMPATIBLE:
+        key, source = resolve_key(api_type, configured)
+        if source == "placeholder":
+            return []
+    elif api_type in AZURE_TYPES:
+        key, _source = resolve_azure_key(api_type, configured)
+    elif api_type in ANTHROPIC_TYPES:
+        key, _source = resolve_anthropic_key(configured)
+    else:
+        return []
+    return [key] if key else []
 
 
 def _status_of(api_type: str, agents: list[AgentLLMConfig]) -> dict[str, Any]:
@@ -157,22 +172,20 @@ def _status_of(api_type: str, agents: list[AgentLLMConfig]) -> dict[str, Any]:
         if not key:
             status["detail"] = f"set API_KEY or {' or '.join(ENDPOINTS[api_type].env_vars)}"
     elif api_type in ANTHROPIC_TYPES:
-        anthropic_source = _key_source(configured_key, ANTHROPIC_KEY_ENV)
+        _key, anthropic_source = resolve_anthropic_key(configured_key)
         sdk = _installed("anthropic")
         status.update(
-            key_set=anthropic_source is not None,
-            key_source=anthropic_source,
-            usable=sdk and anthropic_source is not None,
+            key_set=bool(anthropic_source),
+            key_source=anthropic_source or None,
+            usable=sdk and bool(anthropic_source),
         )
         status["detail"] = "" if sdk else "pip install 'starweave[anthropic]'"
     elif api_type == "azure_ad":
         status["usable"] = _installed("azure.identity")
         status["detail"] = "" if status["usable"] else "pip install 'starweave[azure]'"
     elif api_type in AZURE_TYPES:
-        azure_source = _key_source(configured_key, AZURE_KEY_ENV)
-        status.update(
-            key_set=azure_source is not None, key_source=azure_source, usable=azure_source is not None
-        )
+        _key, azure_source = resolve_azure_key(api_type, configured_key)
+        status.update(key_set=bool(azure_source), key_source=azure_source or None, usable=bool(azure_source))
     return status
 
 

@@ -111,6 +111,18 @@ def schema_name(schema: Schema) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]", "_", raw)[:64] or "response"
 
 
+def schema_instruction(json_schema: dict[str, Any] | None) -> str:
+    """The instruction to answer with one JSON object matching ``json_schema``.
+
+    With ``None`` the schema is left out: for providers whose decoder already enforces it, so
+    repeating it would only spend context (the embedded model has 4,096 tokens).
+    """
+    lead = "Reply with exactly one JSON object and nothing else (no Markdown fence), matching "
+    if json_schema is None:
+        return lead + "the requested JSON schema."
+    return f"{lead}this JSON schema:\n{json.dumps(json_schema, ensure_ascii=False)}"
+
+
 def validate(value: dict[str, Any], schema: Schema) -> dict[str, Any]:
     """Validate ``value`` against ``schema`` and return it (a pydantic model dumps its validated form).
 

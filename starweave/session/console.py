@@ -61,7 +61,7 @@ class ConsoleView:
         body.add_row("action", Text(str(record.get("call", "")), style="bold"))
         if output:
             body.add_row("output", Text(_clip(output)))
-        if record.get("note"):
+        if record.get("note") and record["note"] != output:
             body.add_row("note", Text(str(record["note"]), style="yellow"))
         if status in ("FINISH", "FAIL") and record.get("result"):
             body.add_row("result", Text(str(record["result"]), style="bold"))
@@ -79,7 +79,9 @@ class ConsoleView:
         )
 
     def confirm(self, command: str, reason: str) -> bool:
-        """Ask the user whether a dangerous command may run; no terminal means no."""
+        """Ask the user whether a dangerous command may run; no terminal means no.
+
+        Asked even in quiet mode: the user must see what they are agreeing to."""
         self.console.print(
             Panel(Text(f"{command}\n\n{reason}"), title="Confirm (CONFIRM)", border_style="yellow")
         )

@@ -2,6 +2,8 @@
 
 - ``request.log``: JSON lines ``{step, prompt}``, one per model call;
 - ``response.log``: JSON lines, one per agent step (the parsed answer plus step metadata);
+- ``llm.log``: JSON lines, one per model call attempt (provider, model, tokens, cost, latency, the
+  raw answer and the error, if any), so retries after invalid answers can be read afterwards;
 - ``output.md``: the markdown trajectory, written at the end;
 - ``result.json``: the final result of the session.
 
@@ -12,7 +14,6 @@ Secrets are scrubbed before anything is written.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -21,19 +22,12 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-# API keys in the shapes providers issue (OpenAI/Anthropic ``sk-…``, bearer tokens); known secret
-# values are replaced exactly as well. Plain substring tests first keep this cheap on big prompts.
-_KEY_SHAPES = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}|(?i:bearer\s+)[A-Za-z0-9._\-]{16,}")
+from starweave.redaction import redact
 
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """Remove known secret values and anything shaped like an API key from ``text``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4 and secret in text:
-            text = text.replace(secret, "****")
-    if "sk-" in text or "earer" in text:
-        text = _KEY_SHAPES.sub("****", text)
-    return text
+    return redact(text, secrets)
 
 
 def default_task_name() -> str:
@@ -71,6 +65,11 @@ class SessionLogs:
         self.secrets = [s for s in secrets if s]
         self.request_log = JsonLinesWriter(self.path / "request.log", self.secrets)
         self.response_log = JsonLinesWriter(self.path / "response.log", self.secrets)
+        self.llm_log = JsonLinesWriter(self.path / "llm.log", self.secrets)
+
+    def record_llm_call(self, record: dict[str, Any]) -> None:
+        """Log one model call; the prompt is left out (request.log has it)."""
+        self.llm_log.write({key: value for key, value in record.items() if key != "messages"})
 
     def write_result(self, result: dict[str, Any]) -> Path:
         """Write ``result.json`` atomically and return its path."""

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from starweave.agent import AgentFactory, Context, ContextNames
 from starweave.agents.linux import LinuxAgent
+from starweave.agents.linux.agent import DEFAULT_PROMPT_BUDGET_CHARS
+from starweave.agents.linux.strategies import ANSWER_TOKENS
 from starweave.commands.local import LocalCommandDispatcher
-from starweave.config import StarweaveConfig, load_config
+from starweave.config import AgentLLMConfig, StarweaveConfig, load_config
 from starweave.errors import ConfigError
-from starweave.llm.factory import create_llm
+from starweave.llm.factory import create_llm, secret_values
 from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs, default_task_name
 from starweave.session.session import LinuxSession
@@ -67,7 +70,8 @@ def load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
     """The effective configuration for this run and its workspace."""
     if not options.request.strip():
         raise ConfigError("the request is empty; say what the agent should do")
-    workspace = resolve_workspace(options.workspace)
+    mode = load_config(options.config_dir).system.shell.mode
+    workspace = resolve_workspace(options.workspace, mode)
     config = load_config(options.config_dir, overrides=_overrides(options, workspace))
     if config.app_agent.api_type == "replay" and not config.app_agent.replay_file:
         raise ConfigError(
@@ -89,8 +93,10 @@ def prompt_tools(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _secrets(config: StarweaveConfig) -> list[str]:
+    """Every key a configured provider would use, from the config or the environment."""
     blocks = (config.host_agent, config.app_agent, config.backup_agent, config.evaluation_agent)
-    return [b.api_key.get_secret_value() for b in blocks if b.api_key.get_secret_value()]
+    found = {b.api_key.get_secret_value() for b in blocks} | {v for b in blocks for v in secret_values(b)}
+    return sorted(v for v in found if v)
 
 
 async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -> dict[str, Any]:
@@ -99,13 +105,18 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
     view = view or ConsoleView(quiet=options.quiet)
     register_builtin_servers()
     task = options.task or default_task_name()
-    logs = SessionLogs(config.system.log_dir, task, secrets=_secrets(config))
     agent_llm = config.agent_llm(AGENT_NAME)
-    llm = create_llm(agent_llm, config.system, prices=config.prices)
-    servers = MCPServerManager(config.system.shell)
-    computers = ComputerManager(config.mcp, servers, tool_timeout=config.system.mcp_tool_timeout)
+    logs = open_logs(config.system.log_dir, task, _secrets(config))
     started = time.monotonic()
-    try:
+    async with AsyncExitStack() as stack:
+        llm = create_llm(agent_llm, config.system, prices=config.prices, on_call=logs.record_llm_call)
+        stack.push_async_callback(llm.aclose)
+        servers = MCPServerManager(config.system.shell)
+        stack.push_async_callback(servers.aclose)
+        # A command may run for SHELL.MAX_TIMEOUT; the tool call around it must not give up first.
+        tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
+        computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
+        stack.push_async_callback(computers.aclose)
         computer = await computers.get_or_create(AGENT_NAME)
         dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
         context = Context()
@@ -116,6 +127,7 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
         context.set(ContextNames.TOOL_INFO, prompt_tools(computer.action_tools()))
         context.attach_command_dispatcher(dispatcher)
         agent = _make_agent(config, llm, view, options.auto_approve)
+        agent.command_timeout = tool_timeout + 10.0
         view.start(
             options.request,
             {
@@ -128,15 +140,28 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
         session = LinuxSession(task, context, options.request, agent, config.system.max_step)
         await session.run()
         result = _result(task, options.request, session, agent, logs, workspace, time.monotonic() - started)
-    finally:
-        await computers.aclose()
-        await servers.aclose()
-        await llm.aclose()
     logs.write_result(result)
     if config.system.log_to_markdown:
         logs.write_markdown(trajectory_markdown(options.request, logs.responses(), result))
     view.finish(result)
     return result
+
+
+def open_logs(log_dir: str, task: str, secrets: list[str]) -> SessionLogs:
+    """The run's log folder; a folder that cannot be created is a configuration error."""
+    try:
+        return SessionLogs(Path(log_dir).expanduser().resolve(), task, secrets=secrets)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the log folder {Path(log_dir) / task}: {exc.strerror or exc}"
+        ) from None
+
+
+def prompt_budget(agent_llm: AgentLLMConfig) -> int:
+    """Characters of prompt the agent's model can take: the embedded model's window is small."""
+    if agent_llm.api_type != "local":
+        return DEFAULT_PROMPT_BUDGET_CHARS
+    return max(4000, (agent_llm.n_ctx - ANSWER_TOKENS - 96) * 3)
 
 
 def _make_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_approve: bool) -> LinuxAgent:
@@ -156,7 +181,7 @@ def _make_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_appro
     agent.view = view
     agent.auto_approve = auto_approve
     agent.history_keys = list(config.system.history_keys)
-    agent.command_timeout = float(config.system.shell.max_timeout) + 30.0
+    agent.prompt_budget_chars = prompt_budget(config.agent_llm(AGENT_NAME))
 
     async def confirm(command: str, reason: str) -> bool:
         # Reading the terminal blocks; keep the event loop free while the user decides.

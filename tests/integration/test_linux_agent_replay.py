@@ -29,7 +29,22 @@ def replay_file(tmp_path: Path, answers: list[Any]) -> Path:
     return path
 
 
-async def run(tmp_path: Path, answers: list[Any], request: str = "do it", **kwargs: Any) -> dict[str, Any]:
+class AnsweringView(ConsoleView):
+    """A console view whose user answers confirmations with a fixed decision."""
+
+    def __init__(self, console: Console, answer: bool) -> None:
+        super().__init__(console=console)
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def confirm(self, command: str, reason: str) -> bool:
+        self.asked.append(command)
+        return self.answer
+
+
+async def run(
+    tmp_path: Path, answers: list[Any], request: str = "do it", confirm: bool = False, **kwargs: Any
+) -> dict[str, Any]:
     workspace = tmp_path / "ws"
     options = RunOptions(
         request=request,
@@ -41,8 +56,10 @@ async def run(tmp_path: Path, answers: list[Any], request: str = "do it", **kwar
         **kwargs,
     )
     with (tmp_path / "console.txt").open("w") as console_file:
-        view = ConsoleView(console=Console(file=console_file, width=120))
-        return await run_linux_task(options, view=view)
+        view = AnsweringView(Console(file=console_file, width=120), confirm)
+        result = await run_linux_task(options, view=view)
+    result["asked"] = view.asked
+    return result
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -109,27 +126,64 @@ async def test_step_cap_stops_the_session(tmp_path: Path) -> None:
 
 
 async def test_policy_refusal_is_fed_back_and_the_agent_goes_on(tmp_path: Path) -> None:
-    answers = [answer("cat /etc/shadow"), answer(None, "FAIL", result="cannot read it")]
+    answers = [answer("cat /etc/shadow"), answer("echo fine"), answer(None, "FINISH", result="ok")]
     result = await run(tmp_path, answers)
-    assert result["status"] == "FAIL"
+    assert result["status"] == "FINISH"
+    assert result["steps"] == 3
+    requests = read_jsonl(tmp_path / "logs" / "run1" / "request.log")
+    refusal = requests[1]["prompt"][-1]["content"]
+    assert "Blocked" in refusal and "cat /etc/shadow" in refusal
+
+
+async def test_a_call_may_run_again_after_other_steps(tmp_path: Path) -> None:
+    answers = [answer("ls"), answer("mkdir demo"), answer("ls"), answer(None, "FINISH", result="done")]
+    result = await run(tmp_path, answers)
+    assert result["status"] == "FINISH"
     responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
-    assert "Blocked" in responses[0]["output"] or "refused" in responses[0]["output"].lower()
+    assert "demo" in responses[2]["results"][0]["result"]["stdout"]  # the second ls really ran
 
 
-async def test_dangerous_command_needs_confirmation(tmp_path: Path) -> None:
+async def test_a_failed_call_may_be_retried(tmp_path: Path) -> None:
+    answers = [answer("cat missing.txt"), answer("cat missing.txt"), answer(None, "FAIL", result="no file")]
+    await run(tmp_path, answers)
+    responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    assert responses[1]["results"], "the retry was not run"
+    assert not responses[1]["note"]
+
+
+async def test_dangerous_command_is_confirmed_by_the_user(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "old.txt").write_text("data")
+    answers = [answer("rm old.txt"), answer(None, "FINISH", result="removed")]
+    result = await run(tmp_path, answers, confirm=True)
+    assert result["asked"] == ["rm old.txt"]
+    assert result["status"] == "FINISH"
+    assert not (tmp_path / "ws" / "old.txt").exists()
+    responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    assert [r["status"] for r in responses] == ["CONFIRM", "CONTINUE", "FINISH"]
+    assert responses[1]["note"] == "Confirmed by the user."
+    # the model's next prompt shows what the confirmed command did
+    requests = read_jsonl(tmp_path / "logs" / "run1" / "request.log")
+    assert "exit code 0" in requests[-1]["prompt"][-1]["content"]
+
+
+async def test_dangerous_command_refused_by_the_user_stops_the_task(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "keep.txt").write_text("data")
     result = await run(tmp_path, [answer("rm keep.txt"), answer(None, "FINISH", result="removed")])
-    assert result["status"] == "FAIL"  # nobody to ask under pytest: refused
+    assert result["asked"] == ["rm keep.txt"]
+    assert result["status"] == "FAIL"
+    assert "did not allow" in result["result"]
     assert (tmp_path / "ws" / "keep.txt").exists()
 
 
-async def test_dangerous_command_runs_with_yes(tmp_path: Path) -> None:
+async def test_dangerous_command_runs_with_yes_without_asking(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "keep.txt").write_text("data")
     result = await run(
         tmp_path, [answer("rm keep.txt"), answer(None, "FINISH", result="removed")], auto_approve=True
     )
+    assert result["asked"] == []
     assert result["status"] == "FINISH"
     assert not (tmp_path / "ws" / "keep.txt").exists()
 

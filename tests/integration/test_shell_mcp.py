@@ -53,7 +53,13 @@ async def test_in_process_client(tmp_path: Path) -> None:
         )
         assert in_sub["stdout"].strip() == str(tmp_path / "sub")
         slow = _data(await client.call_tool("execute_command", {"command": "sleep 5", "timeout": 1}))
-        assert slow == {"success": False, "error": "Timeout after 1s."}
+        assert slow == {
+            "success": False,
+            "error": "Timeout after 1s.",
+            "exit_code": None,
+            "stdout": "",
+            "stderr": "",
+        }
         info = _data(await client.call_tool("get_system_info", {}))
         assert set(info) == {"uname", "uptime", "memory", "disk"}
         assert info["uname"].startswith("Linux") and "Mem" in info["memory"] and "Filesystem" in info["disk"]

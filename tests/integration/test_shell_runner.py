@@ -100,7 +100,13 @@ async def test_timeout_kills_every_process(policy: ShellPolicy) -> None:
     marker = "37.5"
     start = time.monotonic()
     result = await _run(policy, f"sleep {marker} | cat", limit=1)
-    assert result == {"success": False, "error": "Timeout after 1s."}
+    assert result == {
+        "success": False,
+        "error": "Timeout after 1s.",
+        "exit_code": None,
+        "stdout": "",
+        "stderr": "",
+    }
     assert time.monotonic() - start < 10
     await asyncio.sleep(0.3)
     assert await asyncio.to_thread(_processes_with_arg, marker) == []
@@ -121,7 +127,24 @@ def _processes_with_arg(arg: str) -> list[str]:
 
 async def test_timeout_is_capped_by_max_timeout(ws: Path) -> None:
     policy = _policy(ws, timeout=1, max_timeout=1)
-    assert (await _run(policy, "sleep 5", limit=100)) == {"success": False, "error": "Timeout after 1s."}
+    result = await _run(policy, "sleep 5", limit=100)
+    assert result["error"] == "Timeout after 1s." and result["exit_code"] is None
+
+
+async def test_timeout_keeps_what_was_printed_before_the_kill(policy: ShellPolicy) -> None:
+    start = time.monotonic()
+    result = await _run(policy, "echo started; ls nothing-here; sleep 5; echo never", limit=1)
+    assert time.monotonic() - start < 4
+    assert result["success"] is False and result["error"] == "Timeout after 1s."
+    assert result["exit_code"] is None and result["stdout"] == "started\n"
+    assert "nothing-here" in result["stderr"] and "truncated" not in result
+
+
+async def test_timeout_output_is_capped(ws: Path) -> None:
+    policy = _policy(ws, max_output_bytes=1024)
+    result = await _run(policy, "seq 1 100000; sleep 5", limit=1)
+    assert result["exit_code"] is None and result["truncated"] is True
+    assert len(result["stdout"]) == 1024 and result["stdout"].startswith("1\n2\n")
 
 
 async def test_output_is_capped_and_marked(ws: Path) -> None:

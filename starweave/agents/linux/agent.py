@@ -11,7 +11,11 @@ from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.prompter import LinuxAgentPrompter
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.states import LinuxAgentStateManager
+from starweave.agents.linux.strategies import PendingAction
 
+# Characters of prompt (system + request + history) the model may receive. Three characters per
+# token is a safe estimate for English and JSON; the runner sets it from the model's window.
+DEFAULT_PROMPT_BUDGET_CHARS = 200_000
 Confirmer = Callable[[str, str], Awaitable[bool]]
 
 
@@ -39,10 +43,15 @@ class LinuxAgent(BasicAgent):
         self.auto_approve = False
         self.history_keys: list[str] = ["step", "observation", "thought", "action", "status", "result"]
         self.command_timeout = 330.0
-        # Loop guards (see strategies): calls already run, repeats seen, steps without an action.
-        self.executed_calls: dict[str, int] = {}
+        # Loop guards (see strategies): the last call and whether it succeeded, immediate repeats
+        # seen, steps without an action.
+        self.last_call = ""
+        self.last_call_ok = False
         self.repeats = 0
         self.idle_steps = 0
+        # A dangerous call waiting for the user (status CONFIRM), and the prompt's size budget.
+        self.pending_action: PendingAction | None = None
+        self.prompt_budget_chars = DEFAULT_PROMPT_BUDGET_CHARS
         self.set_state(self.default_state)
 
     def get_prompter(self, main_prompt: str | Path, example_prompt: str | Path) -> LinuxAgentPrompter:
@@ -50,10 +59,11 @@ class LinuxAgent(BasicAgent):
         return LinuxAgentPrompter(main_prompt, example_prompt)
 
     def message_constructor(self, request: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """System prompt, the request, then every earlier step as chat turns."""
+        """System prompt, the request, then earlier steps as chat turns, within the prompt budget."""
         system = self.prompter.system_prompt_construction(tools)
         messages = self.prompter.prompt_construction(system, self.prompter.user_prompt_construction(request))
-        messages.extend(self.prompter.history_messages(self.memory.content))
+        used = sum(len(str(m["content"])) for m in messages)
+        messages.extend(self.prompter.history_messages(self.memory.content, self.prompt_budget_chars - used))
         return messages
 
     async def confirm(self, command: str, reason: str) -> bool:
@@ -63,7 +73,3 @@ class LinuxAgent(BasicAgent):
         if self.confirmer is None:
             return False
         return await self.confirmer(command, reason)
-
-    def process_confirmation(self) -> bool:
-        """Sensitive actions are confirmed through :meth:`confirm` inside the action phase."""
-        return self.auto_approve

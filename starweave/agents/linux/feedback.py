@@ -24,7 +24,9 @@ def clip(text: str, limit: int = OUTPUT_LIMIT) -> str:
 
 
 def _shell_output(value: dict[str, Any], limit: int) -> str:
-    parts = [f"exit code {value.get('exit_code')}"]
+    parts = [f"Error: {value['error']}"] if value.get("error") else []
+    if value.get("exit_code") is not None:
+        parts.append(f"exit code {value['exit_code']}")
     stdout = str(value.get("stdout") or "")
     stderr = str(value.get("stderr") or "")
     if stdout.strip():

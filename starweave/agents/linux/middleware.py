@@ -96,7 +96,7 @@ class LinuxLoggingMiddleware(ProcessorMiddleware):
     async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
         """Stop the spinner and record the failure."""
         self._stop_spinner()
-        logger.warning("LinuxAgent step failed: %s", error)
+        logger.info("LinuxAgent step failed: %s", error)
         writer = processor.global_context.get(ContextNames.LOGGER)
         if writer is not None:
             record = step_record(processor, 0.0)

@@ -20,6 +20,7 @@ from starweave.agents.linux.feedback import clip
 FULL_HISTORY_STEPS = 4
 MAX_HISTORY_STEPS = 12
 OLD_OUTPUT_LIMIT = 300
+MIN_RESULT_CHARS = 200
 
 
 def _signature(name: str, schema: dict[str, Any]) -> str:
@@ -79,19 +80,36 @@ class LinuxAgentPrompter(BasicPrompter):
             output = clip(output, OLD_OUTPUT_LIMIT)
         return str(self.prompt_template["step_result"]).format(call=item.get_value("call"), output=output)
 
-    def history_messages(self, items: list[MemoryItem]) -> list[dict[str, Any]]:
-        """Earlier steps as alternating assistant (the answer) and user (the result) turns."""
-        messages: list[dict[str, Any]] = []
+    def history_messages(
+        self, items: list[MemoryItem], budget_chars: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Earlier steps as alternating assistant (the answer) and user (the result) turns.
+
+        At most MAX_HISTORY_STEPS steps, the oldest shortened; when ``budget_chars`` is given, the
+        oldest steps are left out (and, if one step alone is too big, its output is cut) so the
+        turns fit in it.
+        """
         omitted = max(0, len(items) - MAX_HISTORY_STEPS)
-        if omitted:
-            messages.append({"role": "user", "content": f"({omitted} earlier steps are not shown.)"})
-            messages.append({"role": "assistant", "content": "Understood."})
         items = items[omitted:]
         first_recent = max(0, len(items) - FULL_HISTORY_STEPS)
-        for index, item in enumerate(items):
-            response = item.get_value("response") or {}
-            messages.append({"role": "assistant", "content": json.dumps(response, ensure_ascii=False)})
-            messages.append(
-                {"role": "user", "content": self.step_result_message(item, index >= first_recent)}
+        pairs = [
+            (
+                json.dumps(item.get_value("response") or {}, ensure_ascii=False),
+                self.step_result_message(item, index >= first_recent),
             )
+            for index, item in enumerate(items)
+        ]
+        if budget_chars is not None:
+            while len(pairs) > 1 and sum(len(a) + len(u) for a, u in pairs) > budget_chars:
+                pairs.pop(0)
+                omitted += 1
+            if pairs and len(pairs[0][0]) + len(pairs[0][1]) > budget_chars:
+                room = max(MIN_RESULT_CHARS, budget_chars - len(pairs[0][0]))
+                pairs[0] = (pairs[0][0], clip(pairs[0][1], room))
+        messages: list[dict[str, Any]] = []
+        for index, (answer, result) in enumerate(pairs):
+            if index == 0 and omitted:
+                result = f"({omitted} earlier steps are not shown.)\n{result}"
+            messages.append({"role": "assistant", "content": answer})
+            messages.append({"role": "user", "content": result})
         return messages

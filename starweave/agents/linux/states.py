@@ -1,9 +1,13 @@
-"""The LinuxAgent's FSM: CONTINUE runs the processor; FINISH and FAIL end the round.
+"""The LinuxAgent's FSM: CONTINUE runs the processor; CONFIRM asks the user; FINISH and FAIL end.
 
 FAIL moves on to FINISH (cleanup), FINISH stays FINISH, and an unknown status falls back to the
 none state, which ends the round. An error the kernel raises while CONTINUE runs (a model that
 never answered in the schema, a missing dependency) turns the status into FAIL with its message,
 as the reference's transition table says, instead of crashing the session.
+
+CONFIRM holds a dangerous call the model chose (see the action strategy): approved, it runs and
+the status becomes the one the model gave with it; refused, the task ends as FAIL (the reference
+ends a refused confirmation too; FAIL says truthfully that the request was not carried out).
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import AgentState, AgentStateManager, ContextNames
+from starweave.agents.linux.feedback import describe_results
 from starweave.agents.linux.response import LinuxAgentStatus
+from starweave.commands import Result
 from starweave.errors import StarweaveError
 
 if TYPE_CHECKING:
@@ -69,7 +75,7 @@ class ContinueLinuxAgentState(LinuxAgentState):
         try:
             await agent.process(context)
         except StarweaveError as exc:
-            logger.warning("step failed: %s", exc)
+            logger.info("step failed: %s", exc)
             agent.status = LinuxAgentStatus.FAIL.value
             if context is not None:
                 context.set(ContextNames.ERROR_MESSAGE, str(exc))
@@ -111,6 +117,61 @@ class FailLinuxAgentState(FinishLinuxAgentState):
     def name(cls) -> str:
         """Registry key."""
         return LinuxAgentStatus.FAIL.value
+
+
+@LinuxAgentStateManager.register
+class ConfirmLinuxAgentState(LinuxAgentState):
+    """Waiting: the user decides whether the pending dangerous call may run."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Ask, then run the call or stop."""
+        from starweave.agents.linux.agent import LinuxAgent
+        from starweave.agents.linux.strategies import run_action
+
+        if not isinstance(agent, LinuxAgent) or agent.pending_action is None or context is None:
+            agent.status = LinuxAgentStatus.FAIL.value
+            return
+        pending = agent.pending_action
+        agent.pending_action = None
+        results: list[Result] = []
+        if await agent.confirm(pending.command_text, pending.reason):
+            results = await run_action(agent, context.command_dispatcher, pending.command, pending.signature)
+            agent.status = pending.status
+            note = "Confirmed by the user."
+            result = pending.result if pending.status != LinuxAgentStatus.CONTINUE.value else ""
+        else:
+            agent.status = LinuxAgentStatus.FAIL.value
+            note = f"Stopped: the user did not allow `{pending.command_text}` ({pending.reason})."
+            result = note
+        output = describe_results(results) if results else note
+        if result:
+            context.set(ContextNames.ROUND_RESULT, result)
+        latest = agent.memory.get_latest_item()
+        if latest is not None:
+            # The model's next prompt shows this step's real outcome, not "waiting for confirmation".
+            latest.set_value("output", output)
+            latest.set_value("status", agent.status)
+        record = {
+            "step": context.get(ContextNames.SESSION_STEP),
+            "agent_type": "LinuxAgent",
+            "agent_name": agent.name,
+            "status": agent.status,
+            "call": pending.call,
+            "note": note,
+            "result": result,
+            "output": output,
+            "results": [r.model_dump(mode="json") for r in results],
+        }
+        writer = context.get(ContextNames.LOGGER)
+        if writer is not None:
+            writer.write(record)
+        if agent.view is not None:
+            agent.view.step(record, output)
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return LinuxAgentStatus.CONFIRM.value
 
 
 class NoneLinuxAgentState(FinishLinuxAgentState):

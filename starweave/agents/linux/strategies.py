@@ -1,15 +1,18 @@
 """The LinuxAgent's three phase strategies: ask the model, run its tool call, remember the step.
 
 There is no DATA_COLLECTION phase: the agent gathers information by running commands
-(spec C §4.3). Two guards make the small embedded model usable: a command identical to one
-already run is not run again (the model is told so, and a third repeat fails the task), and an
-answer with CONTINUE but no action is answered with a reminder (twice in a row fails the task).
+(spec C §4.3). Two guards make the small embedded model usable: a call identical to the one the
+previous step ran successfully is not run again (the model is told its output is above; a second
+such repeat fails the task), and an answer with CONTINUE but no action gets a reminder (twice in
+a row fails the task). A dangerous command (``dangerous_reason``) is not run here: the status
+becomes CONFIRM and ConfirmLinuxAgentState asks the user, unless ``--yes`` approved it already.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
@@ -24,7 +27,7 @@ from starweave.agent import (
 )
 from starweave.agents.linux.feedback import describe_results
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
-from starweave.commands import Command, Result, ResultStatus
+from starweave.commands import Command, Result
 from starweave.tools.servers.shell.danger import dangerous_reason
 
 if TYPE_CHECKING:
@@ -32,11 +35,34 @@ if TYPE_CHECKING:
 
 MAX_REPEATS = 2
 MAX_IDLE_STEPS = 2
+# Enough for the longest answer the response schema allows (its strings are capped).
+ANSWER_TOKENS = 700
 
 
 def call_signature(response: LinuxAgentResponse) -> str:
     """A canonical key of the tool call, for spotting repeats."""
     return json.dumps([response.action.function, response.action.arguments], sort_keys=True)
+
+
+@dataclass
+class PendingAction:
+    """A dangerous call waiting for the user's decision (status CONFIRM)."""
+
+    command: Command
+    command_text: str
+    reason: str
+    call: str
+    signature: str
+    status: str
+    result: str
+
+
+async def run_action(agent: LinuxAgent, dispatcher: Any, command: Command, signature: str) -> list[Result]:
+    """Send one command through the dispatcher and remember it for the repeat guard."""
+    results = list(await dispatcher.execute_commands([command], timeout=agent.command_timeout) or [])
+    agent.last_call = signature
+    agent.last_call_ok = bool(results) and all(r.ok for r in results)
+    return results
 
 
 @depends_on("request")
@@ -63,11 +89,12 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
             tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
             request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
             messages = agent.message_constructor(request=request, tools=tools)
+            schema = response_json_schema(tools)
             request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
             step = context.get_global(ContextNames.SESSION_STEP)
             if request_logger is not None:
-                request_logger.write({"step": step, "prompt": messages})
-            completion = await agent.llm.complete(messages, schema=response_json_schema(tools))
+                request_logger.write({"step": step, "prompt": messages, "schema": schema})
+            completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
             parsed = LinuxAgentResponse.model_validate(completion.parsed)
             return ProcessingResult(
                 success=True,
@@ -138,40 +165,34 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
         agent.idle_steps = 0
 
         signature = call_signature(parsed)
-        if signature in agent.executed_calls:
+        if signature == agent.last_call and agent.last_call_ok:
+            # Only an immediate repeat of a successful call is refused: running `ls` again after
+            # `mkdir` is legitimate, and a failed call may be retried.
             agent.repeats += 1
             if agent.repeats >= MAX_REPEATS:
-                return (
-                    LinuxAgentStatus.FAIL.value,
-                    f"Stopped: the model kept repeating {parsed.call_string()}.",
-                    [],
-                )
+                note = f"Stopped: the model kept repeating {parsed.call_string()}."
+                return LinuxAgentStatus.FAIL.value, note, []
             note = (
-                f"Not run again: {parsed.call_string()} already ran at step "
-                f"{agent.executed_calls[signature]}; "
-                "its output is above. If it answers the request, reply FINISH with the answer in result."
+                f"Not run again: the previous step ran exactly {parsed.call_string()}; its output is "
+                "above. If it answers the request, reply FINISH with the answer in result; otherwise "
+                "run something else."
             )
             return LinuxAgentStatus.CONTINUE.value, note, []
+        agent.repeats = 0
 
-        command_text = str(parsed.action.arguments.get("command", ""))
-        reason = dangerous_reason(command_text) if parsed.action.function == "execute_command" else None
-        if reason and not agent.auto_approve:
-            allowed = await agent.confirm(command_text, reason)
-            if not allowed:
-                note = f"Stopped: the user did not allow `{command_text}` ({reason})."
-                return (
-                    LinuxAgentStatus.FAIL.value,
-                    note,
-                    [Result(status=ResultStatus.SKIPPED, error="the user did not allow this command")],
-                )
-
-        dispatcher = context.global_context.command_dispatcher
         command = Command(
             tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action"
         )
-        results = await dispatcher.execute_commands([command], timeout=agent.command_timeout)
-        agent.executed_calls[signature] = int(context.get_global(ContextNames.SESSION_STEP) or 0)
-        return status, "", list(results or [])
+        command_text = str(parsed.action.arguments.get("command", ""))
+        reason = dangerous_reason(command_text) if parsed.action.function == "execute_command" else None
+        if reason and not agent.auto_approve:
+            agent.pending_action = PendingAction(
+                command, command_text, reason, parsed.call_string(), signature, status, parsed.result
+            )
+            return LinuxAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}.", []
+
+        results = await run_action(agent, context.global_context.command_dispatcher, command, signature)
+        return status, "", results
 
 
 @depends_on("parsed_response")

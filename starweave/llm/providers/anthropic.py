@@ -7,14 +7,15 @@ validates and retries.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
 
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, Usage
-from starweave.llm.client import BaseLLMClient, redact
+from starweave.llm.client import BaseLLMClient
+from starweave.llm.jsonschema import schema_instruction
+from starweave.redaction import redact
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 ANTHROPIC_INSTALL_HINT = "pip install 'starweave[anthropic]'"
@@ -71,12 +72,12 @@ def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, 
     return "\n\n".join(part for part in system_parts if part), converted
 
 
-def schema_system_prompt(json_schema: dict[str, Any]) -> str:
-    """The system-prompt addition that asks for one JSON object matching the schema."""
-    return (
-        "Answer with exactly one JSON object and nothing else (no Markdown fence), matching this JSON "
-        f"schema:\n{json.dumps(json_schema, ensure_ascii=False)}"
-    )
+def resolve_anthropic_key(configured: str) -> tuple[str, str]:
+    """The Anthropic API key and where it came from (``config`` or the env var); ``("", "")`` if none."""
+    if configured:
+        return configured, "config"
+    value = os.environ.get(ANTHROPIC_KEY_ENV, "")
+    return (value, ANTHROPIC_KEY_ENV) if value else ("", "")
 
 
 class AnthropicClient(BaseLLMClient):
@@ -110,7 +111,7 @@ class AnthropicClient(BaseLLMClient):
 
         system, converted = to_anthropic_messages(messages)
         if json_schema is not None:
-            system = f"{system}\n\n{schema_system_prompt(json_schema)}".strip()
+            system = f"{system}\n\n{schema_instruction(json_schema)}".strip()
         request: dict[str, Any] = {
             "model": self.model,
             "messages": converted,
@@ -160,7 +161,7 @@ def create_anthropic_client(
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs the anthropic SDK: run {ANTHROPIC_INSTALL_HINT}"
         ) from exc
-    key = api_key or os.environ.get(ANTHROPIC_KEY_ENV, "")
+    key, _source = resolve_anthropic_key(api_key)
     if not key:
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or {ANTHROPIC_KEY_ENV}"

@@ -29,6 +29,19 @@ def aad_scope(scope_base: str, scope: str) -> str:
     return f"api://{scope_base}/{scope or '.default'}"
 
 
+def resolve_azure_key(api_type: str, configured: str) -> tuple[str, str]:
+    """The Azure OpenAI API key and where it came from (``config`` or the env var).
+
+    ``("", "")`` when there is none, and always for ``azure_ad``, which signs in with tokens instead.
+    """
+    if api_type == "azure_ad":
+        return "", ""
+    if configured:
+        return configured, "config"
+    value = os.environ.get(AZURE_KEY_ENV, "")
+    return (value, AZURE_KEY_ENV) if value else ("", "")
+
+
 def _check_common(api_type: str, api_base: str, deployment: str) -> None:
     if not api_base:
         raise ProviderUnavailable(
@@ -84,7 +97,7 @@ def create_azure_client(
             **common,
         )
     else:
-        key = api_key or os.environ.get(AZURE_KEY_ENV, "")
+        key, _source = resolve_azure_key(api_type, api_key)
         if not key:
             raise ProviderUnavailable(
                 f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or {AZURE_KEY_ENV}"

@@ -46,6 +46,8 @@ class LocalClient(BaseLLMClient):
     """The embedded llama.cpp model. ``model_path`` overrides the packaged model with any GGUF file."""
 
     name = "local"
+    # Calls with a schema use JSON-schema-constrained decoding (the grammar enforces it).
+    schema_constrained = True
 
     def __init__(self, *, model_path: str = "", n_ctx: int = 4096, n_threads: int = 1, **kwargs: Any) -> None:
         model = Path(model_path).stem if model_path else MODEL_NAME

@@ -7,7 +7,6 @@ endpoints without structured output); the shared client still extracts, validate
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,9 @@ import openai
 
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, Usage
-from starweave.llm.client import BaseLLMClient, redact
+from starweave.llm.client import BaseLLMClient
+from starweave.llm.jsonschema import schema_instruction
+from starweave.redaction import redact
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ class OpenAICompatClient(BaseLLMClient):
         self.name = provider
         self.sdk = sdk
         self.json_schema_supported = json_schema_supported
+        # With json_schema support the schema goes into response_format and constrains the answer.
+        self.schema_constrained = json_schema_supported
         self.reasoning_model = reasoning_model
         self._secrets = secrets
 
@@ -127,7 +130,8 @@ class OpenAICompatClient(BaseLLMClient):
                 }
             else:
                 request["response_format"] = {"type": "json_object"}
-                request["messages"] = [*messages, _schema_instruction(json_schema)]
+                instruction: Message = {"role": "system", "content": schema_instruction(json_schema)}
+                request["messages"] = [*messages, instruction]
         try:
             response = await self.sdk.chat.completions.create(**request)
         except openai.AuthenticationError:
@@ -157,13 +161,6 @@ class OpenAICompatClient(BaseLLMClient):
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections."""
         await self.sdk.close()
-
-
-def _schema_instruction(json_schema: dict[str, Any]) -> Message:
-    return {
-        "role": "system",
-        "content": "Reply with one JSON object matching this JSON schema:\n" + json.dumps(json_schema),
-    }
 
 
 def create_openai_client(

@@ -32,12 +32,51 @@ def _files(shell: ShellConfig) -> MCPServer:
     return create_file_server(shell)
 
 
-def resolve_workspace(path: Path | None) -> Path:
-    """The absolute workspace folder (default: the current one), created if it does not exist yet."""
+# Folders an agent must never get write access to as a whole; their sub-folders are fine.
+SYSTEM_FOLDERS = frozenset(
+    Path(p)
+    for p in (
+        "/",
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/opt",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/tmp",
+        "/usr",
+        "/var",
+    )
+)
+
+
+def resolve_workspace(path: Path | None, mode: str = "workspace") -> Path:
+    """The absolute workspace folder (default: the current one), created if it does not exist yet.
+
+    A system folder or the home folder itself is refused (everything in it would be writable)
+    unless SHELL.MODE is unrestricted.
+    """
     workspace = (path or Path.cwd()).expanduser().resolve()
+    if mode != "unrestricted" and (workspace in SYSTEM_FOLDERS or workspace == Path.home().resolve()):
+        raise ToolError(
+            f"refusing to use {workspace} as the workspace: every file in it would be writable by the agent. "
+            "Pass --workspace with a project folder (it is created if missing)"
+        )
     if workspace.exists() and not workspace.is_dir():
         raise ToolError(f"workspace {workspace} exists and is not a folder")
-    workspace.mkdir(parents=True, exist_ok=True)
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ToolError(f"cannot create the workspace {workspace}: {exc.strerror or exc}") from None
     return workspace
 
 
@@ -64,7 +103,8 @@ async def serve_named(
     namespace = CLI_NAMES.get(name, name)
     if namespace not in BUILTIN_SERVERS:
         raise ToolError(f"unknown server {name!r}; choose one of: {', '.join(CLI_NAMES)}")
-    folder = resolve_workspace(workspace)
+    mode = load_config(config_dir).system.shell.mode
+    folder = resolve_workspace(workspace, mode)
     config = load_config(config_dir, overrides={"system": {"SHELL": {"WORKSPACE": str(folder)}}})
     server = _bash(config.system.shell) if namespace == "BashExecutor" else _files(config.system.shell)
     await serve(server, transport, host=host, port=port)

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, PolicyViolation
-from starweave.tools.servers.shell.paths import PathGuard
+from starweave.tools.servers.shell.paths import PathGuard, open_for_write
 
 MAX_ENTRIES = 1000
 FILE_INSTRUCTIONS = (
@@ -38,30 +38,32 @@ def make_guard(shell: ShellConfig) -> PathGuard:
     )
 
 
-def _read(guard: PathGuard, path: str, max_bytes: int) -> dict[str, Any]:
+def _read(guard: PathGuard, path: str, max_bytes: int, cap: int) -> dict[str, Any]:
     real = guard.check_read(path, confined=True)
+    limit = min(max_bytes, cap)
     if not os.path.isfile(real):
         return {"success": False, "error": f"{path}: not a regular file (or it does not exist)"}
     size = os.path.getsize(real)
     with open(real, "rb") as fh:
-        data = fh.read(max_bytes)
-    return {
+        data = fh.read(limit)
+    result: dict[str, Any] = {
         "success": True,
         "path": real,
         "size": size,
         "content": data.decode("utf-8", errors="replace"),
         "truncated": size > len(data),
     }
+    if limit < max_bytes and result["truncated"]:
+        result["note"] = f"max_bytes is capped at SHELL.MAX_OUTPUT_BYTES ({cap} bytes)"
+    return result
 
 
 def _write(guard: PathGuard, path: str, content: str, append: bool) -> dict[str, Any]:
     real = guard.check_write(path)
     if real in ("/dev/null", "/dev/stdout", "/dev/stderr"):
         return {"success": False, "error": f"{path}: not a file in the workspace"}
-    os.makedirs(os.path.dirname(real), exist_ok=True)
     data = content.encode("utf-8")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
-    fd = os.open(real, flags, 0o644)
+    fd = open_for_write(real, append=append, workspace=guard.workspace)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     return {"success": True, "path": real, "bytes_written": len(data), "appended": append}
@@ -113,11 +115,17 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
             str, Field(description="File to read; relative paths are relative to the workspace.")
         ],
         max_bytes: Annotated[
-            int, Field(description="Read at most this many bytes (larger files come back truncated).", gt=0)
+            int,
+            Field(
+                description="Read at most this many bytes (the server caps it at its output limit); "
+                "larger files come back truncated.",
+                gt=0,
+            ),
         ] = default_max,
     ) -> dict[str, Any]:
-        """Read a text file. Returns {"success", "path", "size", "content", "truncated"}."""
-        return await _guarded(lambda: _read(guard(), path, max_bytes))
+        """Read a text file. Returns {"success", "path", "size", "content", "truncated"} (plus "note"
+        when max_bytes was lowered to the server's cap)."""
+        return await _guarded(lambda: _read(guard(), path, max_bytes, default_max))
 
     @srv.tool()
     async def write_file(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from starweave.errors import LLMError
-from starweave.llm.providers.anthropic import schema_system_prompt, to_anthropic_messages
+from starweave.llm.providers.anthropic import to_anthropic_messages
 
 
 def test_system_messages_become_the_system_parameter() -> None:
@@ -58,7 +58,3 @@ def test_same_role_turns_are_merged_and_roles_alternate() -> None:
 def test_unknown_part_type_is_an_error() -> None:
     with pytest.raises(LLMError, match="input_audio"):
         to_anthropic_messages([{"role": "user", "content": [{"type": "input_audio"}]}])
-
-
-def test_schema_prompt_contains_the_schema() -> None:
-    assert '"required": ["a"]' in schema_system_prompt({"type": "object", "required": ["a"]})

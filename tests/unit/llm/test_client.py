@@ -12,7 +12,7 @@ import pytest
 
 from starweave.errors import LLMResponseError, LLMTimeoutError
 from starweave.llm.base import Message, RawAnswer, Usage
-from starweave.llm.client import BaseLLMClient, redact
+from starweave.llm.client import BaseLLMClient, retry_message
 from starweave.llm.providers.replay import ReplayClient
 
 SCHEMA = {
@@ -133,6 +133,36 @@ async def test_cost_uses_prices_and_latency_is_measured(caplog: pytest.LogCaptur
     )
 
 
-def test_redact_hides_given_secrets_and_key_shapes() -> None:
-    text = "key mysecretvalue and sk-proj-abcdefghijklmnop rejected"
-    assert redact(text, ("mysecretvalue",)) == "key *** and *** rejected"
+class ConstrainedReplay(RecordingReplay):
+    """A recording replay provider that declares schema-constrained decoding, like the local model."""
+
+    schema_constrained = True
+
+
+async def test_constrained_provider_retry_names_the_error_without_the_schema(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "a.jsonl", [{"thought": "t", "status": "DONE"}, {"thought": "t"}])
+    client = ConstrainedReplay(path, json_retries=2)
+    with pytest.raises(LLMResponseError):
+        await client.complete(MESSAGES, SCHEMA)
+    retry = client.sent[1][-1]
+    assert retry["role"] == "user" and "'DONE' is not one of" in retry["content"]
+    assert "one JSON object" in retry["content"]
+    assert '"properties"' not in retry["content"] and '"enum"' not in retry["content"]
+
+
+async def test_unconstrained_provider_retry_repeats_the_schema(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "a.jsonl", [{"thought": "t", "status": "DONE"}, {"thought": "t"}])
+    client = RecordingReplay(path, json_retries=2)
+    with pytest.raises(LLMResponseError):
+        await client.complete(MESSAGES, SCHEMA)
+    retry = client.sent[1][-1]["content"]
+    assert "'DONE' is not one of" in retry and json.dumps(SCHEMA) in retry
+
+
+def test_retry_message_prepends_the_error() -> None:
+    with_schema = retry_message("bad value", SCHEMA)
+    assert with_schema.startswith("Your previous answer could not be used: bad value.")
+    assert with_schema.endswith(json.dumps(SCHEMA))
+    short = retry_message("bad value", None)
+    assert short.startswith("Your previous answer could not be used: bad value.")
+    assert "one JSON object" in short and "{" not in short

@@ -8,7 +8,7 @@ import pytest
 
 from starweave.config.models import AgentLLMConfig, StarweaveConfig, SystemConfig
 from starweave.errors import ProviderUnavailable
-from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status
+from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status, secret_values
 from starweave.llm.providers.local import LocalClient
 from starweave.llm.providers.replay import ReplayClient
 
@@ -21,6 +21,8 @@ KEY_VARS = (
     "GOOGLE_API_KEY",
     "ANTHROPIC_API_KEY",
     "AZURE_OPENAI_API_KEY",
+    "OLLAMA_API_KEY",
+    "VLLM_API_KEY",
 )
 
 
@@ -113,3 +115,47 @@ def test_provider_status_reports_keys_but_never_values(monkeypatch: pytest.Monke
     assert report["local"]["used_by"] == ["HOST_AGENT", "BACKUP_AGENT", "EVALUATION_AGENT"]
     assert "expected_sha256" in report["local"]["model"]
     assert "secret" not in repr(report)
+
+
+@pytest.mark.parametrize(
+    ("api_type", "variable"),
+    [
+        ("openai", "OPENAI_API_KEY"),
+        ("deepseek", "DEEPSEEK_API_KEY"),
+        ("qwen", "QWEN_API_KEY"),
+        ("gemini", "GOOGLE_API_KEY"),
+        ("ollama", "OLLAMA_API_KEY"),
+        ("aoai", "AZURE_OPENAI_API_KEY"),
+        ("azure", "AZURE_OPENAI_API_KEY"),
+        ("claude", "ANTHROPIC_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+    ],
+)
+def test_secret_values_come_from_the_environment_the_provider_reads(
+    monkeypatch: pytest.MonkeyPatch, api_type: str, variable: str
+) -> None:
+    assert secret_values(AgentLLMConfig(API_TYPE=api_type)) == []
+    monkeypatch.setenv(variable, f"env-key-for-{api_type}")
+    assert secret_values(AgentLLMConfig(API_TYPE=api_type)) == [f"env-key-for-{api_type}"]
+    # A configured key wins over the environment, as it does when the client is built.
+    configured = AgentLLMConfig(API_TYPE=api_type, API_KEY="configured-key-1")
+    assert secret_values(configured) == ["configured-key-1"]
+
+
+def test_secret_values_for_keyless_providers_and_placeholders(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-used-by-these-agents-0000")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-not-used-by-ad")
+    assert secret_values(AgentLLMConfig()) == []
+    assert secret_values(AgentLLMConfig(API_TYPE="replay", REPLAY_FILE=str(tmp_path / "a.jsonl"))) == []
+    assert secret_values(AgentLLMConfig(API_TYPE="azure_ad")) == []
+    # Ollama's and vLLM's placeholder keys ("ollama", "EMPTY") are not secrets.
+    assert secret_values(AgentLLMConfig(API_TYPE="ollama")) == []
+    assert secret_values(AgentLLMConfig(API_TYPE="vllm", API_MODEL="m")) == []
+
+
+def test_qwen_prefers_dashscope_key_like_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QWEN_API_KEY", "qwen-second-choice")
+    monkeypatch.setenv("DASHSCOPE_API_KEY", "dashscope-first-choice")
+    assert secret_values(AgentLLMConfig(API_TYPE="qwen")) == ["dashscope-first-choice"]

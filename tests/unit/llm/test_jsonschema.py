@@ -10,6 +10,7 @@ from starweave.llm.jsonschema import (
     SchemaValidationError,
     extract_json,
     schema_errors,
+    schema_instruction,
     schema_name,
     validate,
 )
@@ -134,3 +135,13 @@ def test_schema_name_is_openai_safe() -> None:
     assert schema_name(Decision) == "Decision"
     assert schema_name({"title": "My schema!"}) == "My_schema_"
     assert schema_name({}) == "response"
+
+
+def test_schema_instruction_with_and_without_the_schema() -> None:
+    schema = {"type": "object", "required": ["a"], "description": "é"}
+    full = schema_instruction(schema)
+    assert "exactly one JSON object" in full and full.endswith(
+        '{"type": "object", "required": ["a"], "description": "é"}'
+    )
+    short = schema_instruction(None)
+    assert "exactly one JSON object" in short and '"required"' not in short and "{" not in short

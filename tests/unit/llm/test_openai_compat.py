@@ -10,8 +10,9 @@ import pytest
 from helpers.fake_openai_server import ScriptedServer, chat_answer, scripted_server
 
 from starweave.config.models import AgentLLMConfig, SystemConfig
-from starweave.errors import LLMError, ProviderUnavailable
+from starweave.errors import LLMError, LLMResponseError, ProviderUnavailable
 from starweave.llm.factory import create_llm
+from starweave.llm.jsonschema import schema_instruction
 from starweave.llm.providers.openai_compat import normalise_base
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706"
@@ -90,8 +91,24 @@ async def test_deepseek_uses_json_object_and_schema_in_prompt(server: ScriptedSe
     completion = await client.complete([{"role": "user", "content": "one"}], SCHEMA)
     await client.aclose()
     assert server.requests[0]["response_format"] == {"type": "json_object"}
-    assert '"required": ["n"]' in server.requests[0]["messages"][-1]["content"]
+    assert server.requests[0]["messages"][-1]["content"] == schema_instruction(SCHEMA)
     assert completion.parsed == {"n": 1}
+
+
+@pytest.mark.parametrize(("api_type", "schema_repeated"), [("openai", False), ("deepseek", True)])
+async def test_retry_repeats_the_schema_only_without_constrained_decoding(
+    server: ScriptedServer, api_type: str, schema_repeated: bool
+) -> None:
+    server.body = chat_answer('{"n": "seven"}')
+    agent = AgentLLMConfig(API_TYPE=api_type, API_BASE=server.base_url, API_KEY=SECRET)
+    client = create_llm(agent, SystemConfig(MAX_RETRY=0, JSON_PARSING_RETRY=2))
+    with pytest.raises(LLMResponseError):
+        await client.complete([{"role": "user", "content": "seven"}], SCHEMA)
+    await client.aclose()
+    assert len(server.requests) == 2
+    retry = next(m for m in reversed(server.requests[1]["messages"]) if m["role"] == "user")
+    assert retry["content"].startswith("Your previous answer could not be used: $.n: expected integer")
+    assert ('"required": ["n"]' in retry["content"]) is schema_repeated
 
 
 def test_base_url_normalisation() -> None:

@@ -8,6 +8,9 @@ files (keys, credentials, password databases, other processes' environments).
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import fnmatch
 import os
 import re
@@ -165,3 +168,91 @@ class PathGuard:
                 "which may be outside the workspace"
             )
         return real
+
+
+def _fd_path(fd: int) -> str:
+    # The kernel's view of what an open descriptor is; without /proc this stays "/proc/self/fd/N",
+    # which is inside no workspace, so the checks below fail closed.
+    return os.path.realpath(f"/proc/self/fd/{fd}")
+
+
+def _open_dir_below(parent: int, name: str, shown: str) -> int:
+    """Open (creating it if missing) the directory ``name`` under the descriptor ``parent``
+    without following a symlink."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(name, 0o777, dir_fd=parent)
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(f"{_fd_path(parent)}/{name}"):
+            raise PolicyViolation(
+                f"write outside the workspace refused: a folder of {shown} became a symlink after the check"
+            ) from exc
+        raise
+
+
+def _open_confined(path: str, flags: int, workspace: str) -> int:
+    if not is_within(path, workspace) or path == workspace:
+        raise PolicyViolation(f"write outside the workspace: {path} is not a file below {workspace}")
+    parts = os.path.relpath(path, workspace).split("/")
+    # check_write resolved every symlink, so below the workspace the path has none: walking it
+    # component by component with O_NOFOLLOW refuses any symlink swapped in since the check.
+    dir_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if _fd_path(dir_fd) != workspace:
+            raise PolicyViolation(f"write refused: the workspace {workspace} was replaced by a symlink")
+        for name in parts[:-1]:
+            next_fd = _open_dir_below(dir_fd, name, path)
+            os.close(dir_fd)
+            dir_fd = next_fd
+        try:
+            return os.open(parts[-1], flags | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PolicyViolation(
+                    f"write outside the workspace refused: {path} became a symlink after the check"
+                ) from exc
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def open_for_write(path: str, *, append: bool, workspace: str | None) -> int:
+    """Open ``path`` for writing and return a blocking, close-on-exec descriptor; missing parent
+    folders are created. Truncates unless ``append``.
+
+    ``path`` must already have passed :meth:`PathGuard.check_write` (so it is a resolved path).
+    With ``workspace`` set the open is confined to it even if the tree changes after that check: no
+    folder below the workspace may have become a symlink, the opened file's real path is checked
+    again through ``/proc/self/fd``, and a file with other hard links is refused before anything is
+    truncated. ``workspace=None`` (unrestricted mode) and ``/dev/null`` open ``path`` as given.
+    Raises PolicyViolation when the write would leave the workspace, OSError for the rest (a FIFO
+    with no reader gives ENXIO instead of blocking).
+    """
+    # O_NONBLOCK so a FIFO without a reader fails instead of hanging; O_TRUNC only after the checks.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | (os.O_APPEND if append else 0)
+    if path == os.devnull or workspace is None:
+        if path != os.devnull:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        fd = os.open(path, flags, 0o644)
+    else:
+        fd = _open_confined(path, flags, workspace)
+    try:
+        st = os.fstat(fd)
+        if workspace is not None and path != os.devnull:
+            real = _fd_path(fd)
+            if not is_within(real, workspace):
+                raise PolicyViolation(f"write outside the workspace: {path} now resolves to {real}")
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                raise PolicyViolation(
+                    f"writing {path} is refused: the file has other hard links, which may be outside "
+                    "the workspace"
+                )
+        if stat.S_ISREG(st.st_mode) and not append:
+            os.ftruncate(fd, 0)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

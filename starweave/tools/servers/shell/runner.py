@@ -14,12 +14,13 @@ from typing import Any
 
 from starweave.errors import PolicyViolation, ToolError
 from starweave.tools.servers.shell.parser import CommandLine
-from starweave.tools.servers.shell.paths import is_within
+from starweave.tools.servers.shell.paths import open_for_write
 from starweave.tools.servers.shell.policy import PreparedCommand, ShellPolicy
 from starweave.tools.servers.shell.sandbox import bwrap_command
 
 CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"
 READ_CHUNK = 65536
+DRAIN_AFTER_KILL = 1.0  # seconds the output readers get after a timeout kill
 
 
 def clean_env(workspace: str) -> dict[str, str]:
@@ -141,24 +142,10 @@ class _Execution:
             flags = fcntl.fcntl(fd, fcntl.F_GETFL)
             fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
             return fd
-        if target != os.devnull:
-            # Friendlier than bash for a small model: "echo x > new/dir/f" creates new/dir (the policy
-            # already placed the target inside the workspace).
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-        mode = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK
-        mode |= os.O_APPEND if kind == "append" else os.O_TRUNC
-        fd = os.open(target, mode, 0o644)
-        real = os.path.realpath(f"/proc/self/fd/{fd}")
-        if (
-            target != os.devnull
-            and self.policy.mode != "unrestricted"
-            and not is_within(real, self.policy.workspace)
-        ):
-            os.close(fd)  # a symlink was swapped in between the check and the open
-            raise PolicyViolation(f"write outside the workspace: {target} now resolves to {real}")
-        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
-        return fd
+        # Missing folders are created: friendlier than bash for a small model ("echo x > new/dir/f");
+        # the policy already placed the target inside the workspace, open_for_write keeps it there.
+        workspace = None if self.policy.mode == "unrestricted" else self.policy.workspace
+        return open_for_write(target, append=kind == "append", workspace=workspace)
 
     async def _spawn(
         self, cmd: PreparedCommand, cwd: str, fds: dict[int, int]
@@ -205,7 +192,9 @@ async def run_command(
     cwd: str | None = None,
 ) -> dict[str, Any]:
     """Check and run ``command``. Returns ``{"success", "exit_code", "stdout", "stderr"}`` (plus
-    ``"truncated": True`` when an output was capped) or ``{"success": False, "error": ...}``."""
+    ``"truncated": True`` when an output was capped) or ``{"success": False, "error": ...}``. On a
+    timeout the error is ``"Timeout after Ns."``, ``exit_code`` is None and ``stdout``/``stderr`` hold
+    what the command printed before it was killed."""
     limit = effective_timeout(timeout, policy)
     try:
         line = policy.enforce(command, cwd)
@@ -226,10 +215,11 @@ async def run_command(
         await asyncio.gather(*readers)
         return rc
 
+    rc: int | None = None
     try:
         rc = await asyncio.wait_for(whole(), limit)
     except TimeoutError:
-        return {"success": False, "error": f"Timeout after {limit:g}s."}
+        pass  # reported below with whatever the command printed before it was killed
     except PolicyViolation as exc:
         return {
             "success": False,
@@ -240,19 +230,23 @@ async def run_command(
     except (OSError, ToolError) as exc:
         return {"success": False, "error": f"Failed to run the command: {exc}"}
     finally:
-        run.kill_all()
+        run.kill_all()  # whole() closed our pipe write ends when it finished or was cancelled
+        if rc is None:
+            # The killed processes' pipe ends are closed now: let the readers take what is still
+            # buffered, briefly (a process that left our process group may hold a pipe open).
+            pending = [task for task in readers if not task.done()]
+            if pending:
+                await asyncio.wait(pending, timeout=DRAIN_AFTER_KILL)
         for task in readers:
             task.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
         for proc in run.procs:
             if proc.returncode is None:
                 await proc.wait()
-    result: dict[str, Any] = {
-        "success": rc == 0,
-        "exit_code": rc,
-        "stdout": run.out.text(),
-        "stderr": run.err.text(),
-    }
+    result: dict[str, Any] = {"success": rc == 0, "exit_code": rc}
+    if rc is None:
+        result["error"] = f"Timeout after {limit:g}s."
+    result.update(stdout=run.out.text(), stderr=run.err.text())
     if run.out.truncated or run.err.truncated:
         result["truncated"] = True
     return result

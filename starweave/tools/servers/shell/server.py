@@ -74,8 +74,9 @@ def create_bash_server(shell: ShellConfig) -> MCPServer:
 
         Returns {"success": exit_code == 0, "exit_code", "stdout", "stderr"} (plus "truncated": true when
         output was cut), or {"success": false, "error": "..."} when the command was blocked by the
-        policy ("Blocked: <reason>") or timed out ("Timeout after Ns."). Exit code 127 means the
-        command was not found, 126 not executable, 128+n killed by signal n.
+        policy ("Blocked: <reason>") or timed out ("Timeout after Ns."; then "exit_code" is null and
+        "stdout"/"stderr" hold what it printed before it was killed). Exit code 127 means the command
+        was not found, 126 not executable, 128+n killed by signal n.
         """
         try:
             policy = await holder.get()

@@ -60,3 +60,22 @@ async def test_readonly_mode_refuses_writes(workspace: Path) -> None:
     result = await _call(config, "write_file", {"path": "a.txt", "content": "x"})
     assert not result["success"] and "readonly" in result["error"]
     assert (await _call(config, "read_file", {"path": "notes.txt"}))["success"]
+
+
+async def test_read_max_bytes_is_capped_by_max_output_bytes(workspace: Path) -> None:
+    config = ShellConfig(workspace=str(workspace), max_output_bytes=1024)
+    (workspace / "big.txt").write_text("x" * 5000)
+    capped = await _call(config, "read_file", {"path": "big.txt", "max_bytes": 10**9})
+    assert len(capped["content"]) == 1024 and capped["truncated"] and capped["size"] == 5000
+    assert "1024" in capped["note"]
+    small = await _call(config, "read_file", {"path": "big.txt", "max_bytes": 10})
+    assert small["content"] == "x" * 10 and small["truncated"] and "note" not in small
+    whole = await _call(config, "read_file", {"path": "notes.txt", "max_bytes": 10**9})
+    assert whole["content"].startswith("alpha") and not whole["truncated"] and "note" not in whole
+
+
+async def test_write_refuses_hard_link_without_touching_it(workspace: Path, tmp_path: Path) -> None:
+    config = ShellConfig(workspace=str(workspace))
+    result = await _call(config, "write_file", {"path": "hard.txt", "content": "x"})
+    assert not result["success"] and "hard links" in result["error"]
+    assert (tmp_path / "outside" / "target.txt").read_text() == "outside\n"

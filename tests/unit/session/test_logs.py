@@ -1,0 +1,48 @@
+"""Run logs: JSON lines, result and markdown files, secrets scrubbed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from starweave.session.logs import SessionLogs
+from starweave.session.trajectory import trajectory_markdown
+
+
+def test_logs_write_json_lines_and_scrub_secrets(tmp_path: Path) -> None:
+    logs = SessionLogs(tmp_path, "t1", secrets=["hunter2-secret"])
+    logs.response_log.write(
+        {"step": 1, "thought": "key is hunter2-secret", "note": "sk-abcdefghijklmnopqrstu"}
+    )
+    logs.request_log.write({"step": 1, "prompt": [{"role": "user", "content": "hi"}]})
+    line = (tmp_path / "t1" / "response.log").read_text()
+    assert "hunter2-secret" not in line and "sk-abcdefghijklmnopqrstu" not in line
+    assert logs.responses()[0]["step"] == 1
+    assert json.loads((tmp_path / "t1" / "request.log").read_text())["prompt"][0]["content"] == "hi"
+    path = logs.write_result({"status": "FINISH", "error": "hunter2-secret"})
+    assert json.loads(path.read_text()) == {"status": "FINISH", "error": "****"}
+    logs.record_llm_call({"provider": "replay", "messages": ["big"], "response": "{}"})
+    call = json.loads((tmp_path / "t1" / "llm.log").read_text())
+    assert "messages" not in call and call["provider"] == "replay"
+
+
+def test_trajectory_markdown_lists_steps_and_outputs() -> None:
+    records = [
+        {
+            "step": 1,
+            "status": "CONTINUE",
+            "observation": "none",
+            "thought": "count",
+            "call": "execute_command(command='wc -l f')",
+            "results": [{"result": {"stdout": "3 f\n", "stderr": ""}}],
+            "total_time": 1.5,
+            "tokens": 10,
+        },
+        {"step": 2, "status": "FINISH", "call": "(no action)", "results": []},
+    ]
+    text = trajectory_markdown(
+        "count lines", records, {"task": "t", "status": "FINISH", "result": "3 lines", "steps": 2}
+    )
+    assert "**Request:** count lines" in text
+    assert "## Step 1: CONTINUE" in text and "`execute_command(command='wc -l f')`" in text
+    assert "3 f" in text and "## Result" in text and "3 lines" in text
