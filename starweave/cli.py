@@ -118,12 +118,15 @@ def run(
 
 
 @app.command()
-def doctor(config_dir: ConfigDirOption = None) -> None:
+def doctor(
+    config_dir: ConfigDirOption = None,
+    verify: Annotated[bool, typer.Option("--verify", help="Hash the embedded model file again.")] = False,
+) -> None:
     """Report what is installed and configured: Python, model file, providers, sandbox."""
     from starweave.doctor import collect_report, render_report
 
     try:
-        report = collect_report(config_dir)
+        report = collect_report(config_dir, verify=verify)
     except StarweaveError as exc:
         _fail(str(exc))
     render_report(report, Console(highlight=False))

@@ -43,7 +43,7 @@ def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
     return {"bwrap works here": works, "sandbox used": used, "setting": shell.sandbox, "mode": shell.mode}
 
 
-def collect_report(config_dir: str | Path | None = None) -> dict[str, Any]:
+def collect_report(config_dir: str | Path | None = None, verify: bool = False) -> dict[str, Any]:
     """Gather the facts; never prints. Raises ConfigError when the configuration is broken."""
     from starweave.llm.factory import provider_status
     from starweave.llm.providers.local_model import model_status
@@ -59,7 +59,7 @@ def collect_report(config_dir: str | Path | None = None) -> dict[str, Any]:
             name: _package_version(name)
             for name in ("mcp", "openai", "anthropic", "azure-identity", "xllamacpp")
         },
-        "model": model_status(),
+        "model": model_status(verify=verify),
         "providers": provider_status(config),
         "sandbox": sandbox_status(config.system.shell),
         "bwrap": shutil.which("bwrap"),
@@ -72,24 +72,25 @@ def _mark(ok: Any) -> str:
     return "[green]yes[/green]" if ok else "[red]no[/red]"
 
 
-def render_report(report: dict[str, Any], console: Console) -> None:
-    """Print the report as tables."""
-    general = Table(title="starweave doctor", show_header=False)
-    general.add_column(style="bold")
-    general.add_column()
-    for key in ("starweave", "python", "platform", "config", "agent_provider", "shell_mode"):
-        general.add_row(key, escape(str(report[key])))
-    for name, version in report["packages"].items():
-        general.add_row(f"package {name}", version or "[dim]not installed[/dim]")
-    console.print(general)
-
-    model = report["model"]
-    table = Table(title="embedded model", show_header=False)
+def _kv_table(title: str, rows: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=False)
     table.add_column(style="bold")
     table.add_column()
-    for key, value in model.items():
+    for key, value in rows.items():
         table.add_row(escape(str(key)), escape(str(value)))
-    console.print(table)
+    return table
+
+
+def render_report(report: dict[str, Any], console: Console) -> None:
+    """Print the report as tables."""
+    general = {
+        key: report[key]
+        for key in ("starweave", "python", "platform", "config", "agent_provider", "shell_mode")
+    }
+    for name, version in report["packages"].items():
+        general[f"package {name}"] = version or "not installed"
+    console.print(_kv_table("starweave doctor", general))
+    console.print(_kv_table("embedded model", report["model"]))
 
     providers = Table(title="providers")
     for column in ("provider", "usable", "key set", "default model", "used by", "note"):
@@ -108,11 +109,4 @@ def render_report(report: dict[str, Any], console: Console) -> None:
             escape(str(entry.get("detail", ""))),
         )
     console.print(providers)
-
-    sandbox = report["sandbox"]
-    box = Table(title="shell sandbox", show_header=False)
-    box.add_column(style="bold")
-    box.add_column()
-    for key, value in sandbox.items():
-        box.add_row(escape(str(key)), escape(str(value)))
-    console.print(box)
+    console.print(_kv_table("shell sandbox", report["sandbox"]))

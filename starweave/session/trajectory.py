@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starweave.agents.linux.feedback import clip
+
 
 def _fence(text: str) -> str:
     text = text.rstrip()
@@ -58,6 +60,6 @@ def trajectory_markdown(request: str, records: list[dict[str, Any]], result: dic
         ]
         output = _output_of(record)
         if output:
-            lines += ["Output:", "", _fence(output[:4000]), ""]
+            lines += ["Output:", "", _fence(clip(output, 4000)), ""]
     lines += ["## Result", "", str(result.get("result", "")) or "_(none)_", ""]
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from starweave.agents.linux.response import LinuxAgentResponse
+from starweave.llm.jsonschema import schema_errors
 
 STARWEAVE = [sys.executable, "-m", "starweave.cli"]
 
@@ -178,12 +179,15 @@ def test_run_on_the_embedded_model(tmp_path: Path) -> None:
     result = json.loads(proc.stdout)
     assert result["status"] in ("FINISH", "FAIL")
     assert 1 <= result["steps"] <= 4
-    records = [
-        json.loads(line) for line in (tmp_path / "logs" / "real" / "response.log").read_text().splitlines()
-    ]
-    assert records, "no step was logged"
-    for record in records:
-        # every logged answer is valid per the response schema
-        LinuxAgentResponse.model_validate(
-            {k: record[k] for k in ("observation", "thought", "action", "result") if k in record}
-        )
+    log = tmp_path / "logs" / "real"
+    requests = [json.loads(line) for line in (log / "request.log").read_text().splitlines()]
+    calls = [json.loads(line) for line in (log / "llm.log").read_text().splitlines()]
+    assert requests and calls, "no model call was logged"
+    schema = requests[0]["schema"]
+    for call in calls:
+        if call["error"]:
+            continue
+        # every answer the model gave is valid per the response schema sent with the request
+        answer = json.loads(call["response"])
+        assert schema_errors(answer, schema) == [], answer
+        LinuxAgentResponse.model_validate(answer)

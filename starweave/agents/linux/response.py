@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from starweave.agent import BasicAgent
+
 
 class LinuxAgentStatus(StrEnum):
     """The LinuxAgent's statuses: CONTINUE, FINISH, FAIL, plus CONFIRM while a user decides."""
@@ -73,8 +75,7 @@ class LinuxAgentResponse(BaseModel):
         """A readable form of the action, e.g. ``execute_command(command='ls')``."""
         if not self.action.function:
             return "(no action)"
-        args = ", ".join(f"{k}={v!r}" for k, v in self.action.arguments.items())
-        return f"{self.action.function}({args})"
+        return BasicAgent.get_command_string(self.action.function, self.action.arguments)
 
 
 _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}

@@ -73,8 +73,19 @@ def test_cache_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     assert cache_dir() == tmp_path / "starweave"
     status = model_status()
     assert status["path"] == str(tmp_path / "starweave" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
-    assert status["cached"] is False and status["sha_verified"] is False
+    assert status["cached"] is False
+    assert status["sha256"].startswith("not joined yet")
     assert (status["expected_sha256"], status["expected_size"]) == (MODEL_SHA256, MODEL_SIZE)
+
+
+def test_verify_hashes_the_cached_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    target = tmp_path / "starweave" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    target.parent.mkdir(parents=True)
+    with target.open("wb") as handle:  # right size, wrong bytes
+        handle.truncate(MODEL_SIZE)
+    assert model_status()["sha256"].startswith("checked when the parts were joined")
+    assert model_status(verify=True)["sha256"].startswith("MISMATCH")
 
 
 def test_thread_override_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
