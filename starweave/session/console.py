@@ -10,6 +10,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from starweave.agents.linux.feedback import NOTHING_RUN
+
 STATUS_STYLE = {"CONTINUE": "cyan", "FINISH": "green", "FAIL": "red", "CONFIRM": "yellow", "ERROR": "red"}
 MAX_OUTPUT_LINES = 20
 
@@ -59,7 +61,7 @@ class ConsoleView:
             body.add_row("observation", Text(str(record["observation"])))
         body.add_row("thought", Text(str(record.get("thought", ""))))
         body.add_row("action", Text(str(record.get("call", "")), style="bold"))
-        if output:
+        if output and output != NOTHING_RUN:
             body.add_row("output", Text(_clip(output)))
         if record.get("note") and record["note"] != output:
             body.add_row("note", Text(str(record["note"]), style="yellow"))

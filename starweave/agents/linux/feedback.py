@@ -10,6 +10,7 @@ from starweave.commands import Result, ResultStatus
 # Per stream, in characters. The embedded model has a 4,096-token window shared by the system
 # prompt and every previous step, so outputs are cut to their head and tail.
 OUTPUT_LIMIT = 1500
+NOTHING_RUN = "(nothing was run)"
 
 
 def clip(text: str, limit: int = OUTPUT_LIMIT) -> str:
@@ -60,4 +61,4 @@ def describe_result(result: Result, limit: int = OUTPUT_LIMIT) -> str:
 
 def describe_results(results: list[Result], limit: int = OUTPUT_LIMIT) -> str:
     """All results of a step, one after the other."""
-    return "\n".join(describe_result(r, limit) for r in results) if results else "(nothing was run)"
+    return "\n".join(describe_result(r, limit) for r in results) if results else NOTHING_RUN

@@ -25,7 +25,7 @@ from starweave.agent import (
     depends_on,
     provides,
 )
-from starweave.agents.linux.feedback import describe_results
+from starweave.agents.linux.feedback import NOTHING_RUN, describe_results
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
 from starweave.commands import Command, Result
 from starweave.tools.servers.shell.danger import dangerous_reason
@@ -209,7 +209,7 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
             parsed: LinuxAgentResponse = context.get_local("parsed_response")
             results: list[Result] = context.get_local("results") or []
             note = str(context.get_local("note") or "")
-            output = describe_results(results) if results else note or "(nothing was run)"
+            output = describe_results(results) if results else note or NOTHING_RUN
             if results and note:
                 output = f"{note}\n{output}"
             step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
