@@ -92,7 +92,7 @@ def prompt_tools(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _secrets(config: StarweaveConfig) -> list[str]:
+def secrets_of(config: StarweaveConfig) -> list[str]:
     """Every key a configured provider would use, from the config or the environment."""
     blocks = (config.host_agent, config.app_agent, config.backup_agent, config.evaluation_agent)
     found = {b.api_key.get_secret_value() for b in blocks} | {v for b in blocks for v in secret_values(b)}
@@ -106,7 +106,7 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
     register_builtin_servers()
     task = options.task or default_task_name()
     agent_llm = config.agent_llm(AGENT_NAME)
-    logs = open_logs(config.system.log_dir, task, _secrets(config))
+    logs = open_logs(config.system.log_dir, task, secrets_of(config))
     started = time.monotonic()
     async with AsyncExitStack() as stack:
         llm = create_llm(agent_llm, config.system, prices=config.prices, on_call=logs.record_llm_call)
@@ -119,14 +119,8 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
         stack.push_async_callback(computers.aclose)
         computer = await computers.get_or_create(AGENT_NAME)
         dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
-        context = Context()
-        context.set(ContextNames.REQUEST, options.request)
-        context.set(ContextNames.LOG_PATH, str(logs.path))
-        context.set(ContextNames.LOGGER, logs.response_log)
-        context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
-        context.set(ContextNames.TOOL_INFO, prompt_tools(computer.action_tools()))
-        context.attach_command_dispatcher(dispatcher)
-        agent = _make_agent(config, llm, view, options.auto_approve)
+        context = linux_context(options.request, logs, prompt_tools(computer.action_tools()), dispatcher)
+        agent = make_linux_agent(config, llm, view, options.auto_approve)
         agent.command_timeout = tool_timeout + 10.0
         view.start(
             options.request,
@@ -139,12 +133,26 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
         )
         session = LinuxSession(task, context, options.request, agent, config.system.max_step)
         await session.run()
-        result = _result(task, options.request, session, agent, logs, workspace, time.monotonic() - started)
+        result = session_result(
+            task, options.request, session, agent, logs.path, time.monotonic() - started, workspace
+        )
     logs.write_result(result)
     if config.system.log_to_markdown:
         logs.write_markdown(trajectory_markdown(options.request, logs.responses(), result))
     view.finish(result)
     return result
+
+
+def linux_context(request: str, logs: SessionLogs, tools: list[dict[str, Any]], dispatcher: Any) -> Context:
+    """The global context of a LinuxAgent session: request, logs, the device's tools, the dispatcher."""
+    context = Context()
+    context.set(ContextNames.REQUEST, request)
+    context.set(ContextNames.LOG_PATH, str(logs.path))
+    context.set(ContextNames.LOGGER, logs.response_log)
+    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
+    context.set(ContextNames.TOOL_INFO, tools)
+    context.attach_command_dispatcher(dispatcher)
+    return context
 
 
 def open_logs(log_dir: str, task: str, secrets: list[str]) -> SessionLogs:
@@ -164,7 +172,7 @@ def prompt_budget(agent_llm: AgentLLMConfig) -> int:
     return max(4000, (agent_llm.n_ctx - ANSWER_TOKENS - 96) * 3)
 
 
-def _make_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_approve: bool) -> LinuxAgent:
+def make_linux_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_approve: bool) -> LinuxAgent:
     prompts = config.third_party.third_party_agent_config.get(AGENT_NAME)
     main_prompt = prompts.appagent_prompt if prompts and prompts.appagent_prompt else "linux_agent.yaml"
     example_prompt = (
@@ -191,22 +199,23 @@ def _make_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_appro
     return agent
 
 
-def _result(
+def session_result(
     task: str,
     request: str,
     session: LinuxSession,
     agent: LinuxAgent,
-    logs: SessionLogs,
-    workspace: Path,
+    log_path: Path,
     duration: float,
+    workspace: Path | None = None,
 ) -> dict[str, Any]:
+    """The outcome of a LinuxAgent session, as written to ``result.json`` and returned to a requester."""
     context = session.context
     status = "FINISH" if agent.status == "FINISH" else "FAIL"
     last = agent.memory.get_latest_item()
     answer = str(context.get(ContextNames.ROUND_RESULT) or "")
     if not answer and last is not None:
         answer = str(last.get_value("result") or "")
-    return {
+    result = {
         "task": task,
         "request": request,
         "status": status,
@@ -214,8 +223,10 @@ def _result(
         "error": str(context.get(ContextNames.ERROR_MESSAGE) or ""),
         **session.summary(),
         "duration": round(duration, 3),
-        "workspace": str(workspace),
-        "log_path": str(logs.path),
+        "log_path": str(log_path),
         "model": getattr(agent.llm, "model", ""),
         "provider": getattr(agent.llm, "name", ""),
     }
+    if workspace is not None:
+        result["workspace"] = str(workspace)
+    return result

@@ -1,0 +1,126 @@
+"""Service sessions: a LinuxAgent reasoning on the agent server while its commands run on a device.
+
+The server's SessionManager creates one per task through :class:`LinuxServiceSessionFactory`.
+The session asks the device for its action tools (the Computer's ``list_tools`` meta tool, one
+COMMAND round trip), then runs the same LinuxAgent as ``starweave run``; only the dispatcher
+differs: a :class:`WebSocketCommandDispatcher` sends every command as an AIP COMMAND.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from starweave.aip.messages import ClientMessage
+from starweave.commands.models import Command
+from starweave.commands.websocket import SendFn, WebSocketCommandDispatcher
+from starweave.config import StarweaveConfig
+from starweave.errors import SessionError
+from starweave.llm import LLMClient
+from starweave.session.console import ConsoleView
+from starweave.session.logs import SessionLogs
+from starweave.session.runner import (
+    linux_context,
+    make_linux_agent,
+    open_logs,
+    prompt_tools,
+    secrets_of,
+    session_result,
+)
+from starweave.session.session import LinuxSession
+
+logger = logging.getLogger(__name__)
+
+SUPPORTED_PLATFORMS = ("linux", "darwin")
+TOOLS_TIMEOUT = 60.0
+
+
+class LinuxServiceSession:
+    """One task of a remote device, run by a LinuxAgent on the server (the reference's namesake)."""
+
+    def __init__(
+        self,
+        session_id: str,
+        task_name: str,
+        request: str,
+        send: SendFn,
+        config: StarweaveConfig,
+        llm: LLMClient,
+        auto_approve: bool = False,
+    ) -> None:
+        self.id = session_id
+        self.task = task_name
+        self.request = request
+        self.config = config
+        self.llm = llm
+        self.auto_approve = auto_approve
+        self.dispatcher = WebSocketCommandDispatcher(send, session_id, task_name)
+        self.results: dict[str, Any] = {}
+        self._finished = False
+        self._failed = False
+
+    async def set_result(self, response_id: str, message: ClientMessage) -> None:
+        """Hand a device's COMMAND_RESULTS to the waiting dispatcher."""
+        await self.dispatcher.set_result(response_id, message)
+
+    def is_finished(self) -> bool:
+        """True once the session ran to its end."""
+        return self._finished
+
+    def is_error(self) -> bool:
+        """True when the agent did not finish the task."""
+        return self._failed
+
+    async def device_tools(self) -> list[dict[str, Any]]:
+        """The device's action tools, asked for with the Computer's ``list_tools`` meta tool."""
+        ask = Command(tool_name="list_tools", tool_type="action", parameters={"tool_type": "action"})
+        [answer] = await self.dispatcher.execute_commands([ask], timeout=TOOLS_TIMEOUT)
+        if not answer.ok:
+            raise SessionError(f"the device did not list its tools: {answer.error or answer.result}")
+        infos = answer.result if isinstance(answer.result, list) else json.loads(str(answer.result))
+        return prompt_tools([i for i in infos if i.get("tool_name") != "list_tools"])
+
+    async def run(self) -> None:
+        """Run the LinuxAgent to a terminal state; the outcome lands in :attr:`results`."""
+        started = time.monotonic()
+        logs: SessionLogs = open_logs(self.config.system.log_dir, self.task, secrets_of(self.config))
+        try:
+            tools = await self.device_tools()
+            context = linux_context(self.request, logs, tools, self.dispatcher)
+            agent = make_linux_agent(self.config, self.llm, ConsoleView(quiet=True), self.auto_approve)
+            session = LinuxSession(self.task, context, self.request, agent, self.config.system.max_step)
+            await session.run()
+            self.results = session_result(
+                self.task, self.request, session, agent, logs.path, time.monotonic() - started
+            )
+        except SessionError as exc:
+            self.results = {"task": self.task, "request": self.request, "status": "FAIL", "error": str(exc)}
+        self._failed = self.results.get("status") != "FINISH"
+        self._finished = True
+        logs.write_result(self.results)
+
+
+class LinuxServiceSessionFactory:
+    """Creates service sessions for the server; all of them share one model client."""
+
+    def __init__(self, config: StarweaveConfig, llm: LLMClient, auto_approve: bool = False) -> None:
+        self.config = config
+        self.llm = llm
+        self.auto_approve = auto_approve
+
+    def __call__(
+        self, *, session_id: str, task_name: str, request: str, send: SendFn, platform: str = "linux"
+    ) -> LinuxServiceSession:
+        """A session for one task of one device."""
+        if platform not in SUPPORTED_PLATFORMS:
+            raise SessionError(
+                f"device platform {platform!r} is not supported by this server yet; "
+                f"supported: {', '.join(SUPPORTED_PLATFORMS)}"
+            )
+        if not request.strip():
+            raise SessionError("the task request is empty")
+        return LinuxServiceSession(
+            session_id, task_name, request, send, self.config, self.llm, self.auto_approve
+        )

@@ -1,0 +1,97 @@
+"""A LinuxServiceSession driving a device through AIP messages (the device is played in-process)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, parse_server_message
+from starweave.config import load_config
+from starweave.errors import SessionError
+from starweave.llm.factory import create_llm
+from starweave.session.service import LinuxServiceSessionFactory
+from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
+from starweave.tools.servers import register_builtin_servers
+
+
+def step(command: str | None, status: str = "CONTINUE", result: str = "") -> dict[str, Any]:
+    action = (
+        {"function": "execute_command", "arguments": {"command": command}, "status": status}
+        if command
+        else {"function": "", "arguments": {}, "status": status}
+    )
+    return {"observation": "o", "thought": "t", "action": action, "result": result}
+
+
+async def test_service_session_runs_commands_on_the_device(tmp_path: Path) -> None:
+    replay = tmp_path / "answers.jsonl"
+    answers = [step("echo remote > made.txt"), step(None, "FINISH", "made.txt written")]
+    replay.write_text("\n".join(json.dumps(a) for a in answers) + "\n")
+    device_ws = tmp_path / "device"
+    config = load_config(
+        env={},
+        overrides={
+            "APP_AGENT": {"API_TYPE": "replay", "REPLAY_FILE": str(replay)},
+            "system": {"LOG_DIR": str(tmp_path / "logs"), "SHELL": {"WORKSPACE": str(device_ws)}},
+        },
+    )
+    register_builtin_servers()
+    servers = MCPServerManager(config.system.shell)
+    router = CommandRouter(ComputerManager(config.mcp, servers))
+    sent: list[ServerMessage] = []
+    holder: dict[str, Any] = {}
+
+    async def device(message: ServerMessage) -> None:
+        # The wire: serialise, parse as the device would, execute, answer COMMAND_RESULTS.
+        received = parse_server_message(message.model_dump_json(exclude_none=True))
+        sent.append(received)
+        results = await router.execute(
+            received.agent_name or "LinuxAgent", None, None, received.actions or []
+        )
+        answer = ClientMessage(
+            type=ClientMessageType.COMMAND_RESULTS,
+            action_results=results,
+            prev_response_id=received.response_id,
+            session_id=received.session_id,
+            status=received.status,
+            client_id="dev1",
+        )
+        asyncio.get_running_loop().call_soon(
+            lambda: asyncio.ensure_future(holder["session"].set_result(received.response_id, answer))
+        )
+
+    llm = create_llm(config.app_agent, config.system)
+    factory = LinuxServiceSessionFactory(config, llm)
+    session = factory(session_id="s1", task_name="t1", request="make a file", send=device, platform="linux")
+    holder["session"] = session
+    try:
+        await asyncio.wait_for(session.run(), 30)
+    finally:
+        await servers.aclose()
+        await llm.aclose()
+    assert session.is_finished() and not session.is_error()
+    assert session.results["status"] == "FINISH"
+    assert (device_ws / "made.txt").read_text() == "remote\n"
+    assert sent[0].actions and sent[0].actions[0].tool_name == "list_tools"
+    assert sent[1].actions and sent[1].actions[0].tool_name == "execute_command"
+    assert (tmp_path / "logs" / "t1" / "result.json").exists()
+
+
+async def test_unsupported_platform_is_refused(tmp_path: Path) -> None:
+    config = load_config(env={})
+
+    async def nowhere(message: ServerMessage) -> None:
+        raise AssertionError("nothing may be sent")
+
+    replay = tmp_path / "none.jsonl"
+    replay.write_text("")
+    llm = create_llm(
+        config.app_agent.model_copy(update={"api_type": "replay", "replay_file": str(replay)}), config.system
+    )
+    factory = LinuxServiceSessionFactory(config, llm)
+    with pytest.raises(SessionError, match="'windows' is not supported"):
+        factory(session_id="s", task_name="t", request="x", send=nowhere, platform="windows")
