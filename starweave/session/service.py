@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from starweave.aip.messages import ClientMessage
 from starweave.commands.models import Command
 from starweave.commands.websocket import SendFn, WebSocketCommandDispatcher
-from starweave.config import StarweaveConfig
-from starweave.errors import SessionError
+from starweave.config import StarweaveConfig, load_config
+from starweave.errors import ConfigError, SessionError
 from starweave.llm import LLMClient
+from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs
 from starweave.session.runner import (
@@ -103,12 +105,37 @@ class LinuxServiceSession:
 
 
 class LinuxServiceSessionFactory:
-    """Creates service sessions for the server; all of them share one model client."""
+    """Creates service sessions for the server.
 
-    def __init__(self, config: StarweaveConfig, llm: LLMClient, auto_approve: bool = False) -> None:
+    Sessions share one model client (the embedded model is loaded once and serves them in turn),
+    created on first use; with the ``replay`` provider each session gets its own client, so every
+    session replays the recorded answers from the start.
+    """
+
+    def __init__(
+        self, config: StarweaveConfig, llm: LLMClient | None = None, auto_approve: bool = False
+    ) -> None:
         self.config = config
-        self.llm = llm
+        self._shared = llm
         self.auto_approve = auto_approve
+        self._owned: list[LLMClient] = []
+
+    def model_client(self) -> LLMClient:
+        """The model client for the next session."""
+        agent = self.config.agent_llm("LinuxAgent")
+        if self._shared is not None and agent.api_type != "replay":
+            return self._shared
+        client = create_llm(agent, self.config.system, prices=self.config.prices)
+        self._owned.append(client)
+        if agent.api_type != "replay":
+            self._shared = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the model clients this factory created."""
+        for client in self._owned:
+            await client.aclose()
+        self._owned.clear()
 
     def __call__(
         self, *, session_id: str, task_name: str, request: str, send: SendFn, platform: str = "linux"
@@ -122,5 +149,32 @@ class LinuxServiceSessionFactory:
         if not request.strip():
             raise SessionError("the task request is empty")
         return LinuxServiceSession(
-            session_id, task_name, request, send, self.config, self.llm, self.auto_approve
+            session_id, task_name, request, send, self.config, self.model_client(), self.auto_approve
         )
+
+
+def service_config(
+    config_dir: Path | None,
+    provider: str | None = None,
+    model: str | None = None,
+    replay_file: Path | None = None,
+    log_dir: Path | None = None,
+) -> StarweaveConfig:
+    """The server's configuration with the command line's model and log options applied."""
+    agent: dict[str, Any] = {}
+    if provider:
+        agent["API_TYPE"] = provider
+    if model:
+        agent["MODEL_PATH" if model.endswith(".gguf") else "API_MODEL"] = model
+    if replay_file:
+        agent["REPLAY_FILE"] = str(replay_file.expanduser().resolve())
+        agent.setdefault("API_TYPE", "replay")
+    overrides: dict[str, Any] = {"APP_AGENT": agent} if agent else {}
+    if log_dir:
+        overrides["system"] = {"LOG_DIR": str(log_dir)}
+    config = load_config(config_dir, overrides=overrides)
+    if config.app_agent.api_type == "replay" and not config.app_agent.replay_file:
+        raise ConfigError(
+            "--provider replay needs --replay-file PATH (recorded answers, one JSON object per line)"
+        )
+    return config

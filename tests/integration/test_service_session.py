@@ -12,7 +12,6 @@ import pytest
 from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, parse_server_message
 from starweave.config import load_config
 from starweave.errors import SessionError
-from starweave.llm.factory import create_llm
 from starweave.session.service import LinuxServiceSessionFactory
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 from starweave.tools.servers import register_builtin_servers
@@ -64,15 +63,14 @@ async def test_service_session_runs_commands_on_the_device(tmp_path: Path) -> No
             lambda: asyncio.ensure_future(holder["session"].set_result(received.response_id, answer))
         )
 
-    llm = create_llm(config.app_agent, config.system)
-    factory = LinuxServiceSessionFactory(config, llm)
+    factory = LinuxServiceSessionFactory(config)
     session = factory(session_id="s1", task_name="t1", request="make a file", send=device, platform="linux")
     holder["session"] = session
     try:
         await asyncio.wait_for(session.run(), 30)
     finally:
         await servers.aclose()
-        await llm.aclose()
+        await factory.aclose()
     assert session.is_finished() and not session.is_error()
     assert session.results["status"] == "FINISH"
     assert (device_ws / "made.txt").read_text() == "remote\n"
@@ -87,11 +85,6 @@ async def test_unsupported_platform_is_refused(tmp_path: Path) -> None:
     async def nowhere(message: ServerMessage) -> None:
         raise AssertionError("nothing may be sent")
 
-    replay = tmp_path / "none.jsonl"
-    replay.write_text("")
-    llm = create_llm(
-        config.app_agent.model_copy(update={"api_type": "replay", "replay_file": str(replay)}), config.system
-    )
-    factory = LinuxServiceSessionFactory(config, llm)
+    factory = LinuxServiceSessionFactory(config)
     with pytest.raises(SessionError, match="'windows' is not supported"):
         factory(session_id="s", task_name="t", request="x", send=nowhere, platform="windows")
