@@ -38,6 +38,13 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def host_platform() -> str:
+    """This machine's platform name as AIP uses it: linux, windows, darwin."""
+    import platform
+
+    return platform.system().lower() or "linux"
+
+
 def _setup_logging(level: str) -> None:
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.WARNING),
@@ -115,6 +122,140 @@ def run(
     elif quiet:
         print(result.get("result", ""))
     raise typer.Exit(0 if result.get("status") == "FINISH" else 1)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@app.command()
+def server(
+    host: Annotated[str, typer.Option("--host", help="Bind address (default loopback only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port (0: pick a free one).")] = 5000,
+    platform: Annotated[
+        str | None,
+        typer.Option("--platform", help="Device platform the sessions are for (default: this OS)."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="STARWEAVE_API_KEY",
+            help="Key clients send as X-API-Key or ?token=; required beyond loopback (generated if missing).",
+        ),
+    ] = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="Only accept connections from this machine.")
+    ] = False,
+    allow_host: Annotated[
+        list[str] | None, typer.Option("--allow-host", help="Extra Host header value to accept (repeatable).")
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None, typer.Option("--allow-origin", help="Browser Origin to accept (repeatable).")
+    ] = None,
+    provider: Annotated[str | None, typer.Option("--provider", help="Model provider, as for run.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    replay_file: Annotated[
+        Path | None, typer.Option("--replay-file", help="Recorded answers (each session replays the file).")
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")
+    ] = False,
+    config_dir: ConfigDirOption = None,
+    log_dir: Annotated[
+        Path | None, typer.Option("--log-dir", help="Where session logs go (default: logs/).")
+    ] = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+) -> None:
+    """Run the agent server: device agents reason here, their commands run on device clients."""
+    import secrets
+
+    from starweave.server.app import serve
+    from starweave.server.settings import ServerSettings
+    from starweave.session.service import LinuxServiceSessionFactory, service_config
+
+    _setup_logging(log_level)
+    if local and host not in LOOPBACK:
+        _fail(f"--local serves this machine only; it cannot be combined with --host {host}")
+    if host not in LOOPBACK and not api_key:
+        api_key = secrets.token_urlsafe(32)
+        err.print(f"[yellow]Listening beyond loopback: clients must send this API key:[/yellow] {api_key}")
+    try:
+        config = service_config(config_dir, provider, model, replay_file, log_dir)
+        settings = ServerSettings(
+            host=host,
+            port=port,
+            platform=platform or host_platform(),
+            api_key=api_key,
+            require_key_on_loopback=bool(api_key),
+            allowed_hosts=list(allow_host or []),
+            allowed_origins=list(allow_origin or []),
+            log_level=log_level.lower(),
+        )
+        settings.validate_security()
+        factory = LinuxServiceSessionFactory(config, auto_approve=yes)
+
+        async def main() -> None:
+            try:
+                await serve(settings, factory)
+            finally:
+                await factory.aclose()
+
+        asyncio.run(main())
+    except StarweaveError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+@app.command()
+def client(
+    ws: Annotated[
+        bool, typer.Option("--ws", help="WebSocket mode (the only mode; accepted for compatibility).")
+    ] = True,
+    ws_server: Annotated[
+        str, typer.Option("--ws-server", help="The agent server's AIP endpoint.")
+    ] = "ws://127.0.0.1:5000/ws",
+    client_id: Annotated[str, typer.Option("--client-id", help="This device's unique id.")] = "client_001",
+    platform: Annotated[str | None, typer.Option("--platform", help="linux (default: this OS).")] = None,
+    api_key: Annotated[
+        str | None, typer.Option("--api-key", envvar="STARWEAVE_API_KEY", help="The server's API key.")
+    ] = None,
+    workspace: Annotated[
+        Path | None,
+        typer.Option("--workspace", "-w", help="Folder commands run and write in (default: current)."),
+    ] = None,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", help="Reconnection attempts before giving up.")
+    ] = 5,
+    heartbeat_interval: Annotated[
+        float, typer.Option("--heartbeat-interval", help="Seconds between heartbeats.")
+    ] = 30.0,
+    config_dir: ConfigDirOption = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+) -> None:
+    """Run a device client: register with the server and execute the commands it sends."""
+    from starweave.client.runner import ClientOptions, run_device_client
+
+    _setup_logging(log_level)
+    if not ws:
+        _fail("only WebSocket mode exists: pass --ws")
+    options = ClientOptions(
+        ws_url=ws_server,
+        client_id=client_id,
+        platform=platform or host_platform(),
+        api_key=api_key,
+        workspace=workspace,
+        config_dir=config_dir,
+        max_retries=max_retries,
+        heartbeat_interval=heartbeat_interval,
+    )
+    try:
+        code = asyncio.run(run_device_client(options))
+    except StarweaveError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)
 
 
 @app.command()

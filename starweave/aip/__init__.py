@@ -1,4 +1,4 @@
-"""The Agent Interaction Protocol: messages, transport, protocols, resilience, endpoints."""
+"""The Agent Interaction Protocol: messages, transport, protocols, resilience."""
 
 from starweave.aip.messages import (
     AIPError,
@@ -12,16 +12,58 @@ from starweave.aip.messages import (
     parse_client_message,
     parse_server_message,
 )
+from starweave.aip.protocols import (
+    AIPProtocol,
+    CommandProtocol,
+    DeviceInfoProtocol,
+    HeartbeatProtocol,
+    ProtocolMiddleware,
+    RegistrationProtocol,
+    TaskExecutionProtocol,
+)
+from starweave.aip.resilience import (
+    HeartbeatManager,
+    ReconnectionPolicy,
+    ReconnectionStrategy,
+    TimeoutManager,
+)
+from starweave.aip.transport import (
+    HandshakeRejected,
+    MemoryTransport,
+    Transport,
+    TransportClosed,
+    TransportState,
+    WebSocketTransport,
+    memory_transport_pair,
+)
 
 __all__ = [
     "AIPError",
+    "AIPProtocol",
     "ClientMessage",
     "ClientMessageType",
     "ClientType",
+    "CommandProtocol",
+    "DeviceInfoProtocol",
+    "HandshakeRejected",
+    "HeartbeatManager",
+    "HeartbeatProtocol",
+    "MemoryTransport",
     "MessageValidator",
+    "ProtocolMiddleware",
+    "ReconnectionPolicy",
+    "ReconnectionStrategy",
+    "RegistrationProtocol",
     "ServerMessage",
     "ServerMessageType",
+    "TaskExecutionProtocol",
     "TaskStatus",
+    "TimeoutManager",
+    "Transport",
+    "TransportClosed",
+    "TransportState",
+    "WebSocketTransport",
+    "memory_transport_pair",
     "parse_client_message",
     "parse_server_message",
 ]

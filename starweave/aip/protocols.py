@@ -1,0 +1,442 @@
+"""AIP protocol layer (spec A §3): typed send/receive over any Transport, plus the per-flow helpers.
+
+Each protocol only builds, sends and reads messages; none of them owns a socket, so all of them run
+unchanged over ``memory_transport_pair()`` in tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import platform as _platform
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from starweave.aip.messages import (
+    AIPError,
+    ClientMessage,
+    ClientMessageType,
+    ClientType,
+    Command,
+    Result,
+    ResultStatus,
+    ServerMessage,
+    ServerMessageType,
+    TaskStatus,
+    new_id,
+    parse_client_message,
+    parse_server_message,
+    utc_now,
+)
+from starweave.aip.transport import Transport
+
+__all__ = [
+    "AIPProtocol",
+    "CommandProtocol",
+    "DeviceInfoProtocol",
+    "HeartbeatProtocol",
+    "Message",
+    "ProtocolMiddleware",
+    "RegistrationProtocol",
+    "TaskExecutionProtocol",
+]
+
+log = logging.getLogger("starweave.aip.protocol")
+
+Message = ClientMessage | ServerMessage
+M = TypeVar("M", ClientMessage, ServerMessage)
+Handler = Callable[[Any], Awaitable[None]]
+
+
+class ProtocolMiddleware:
+    """Transforms messages on their way out and in; the default passes them through."""
+
+    async def process_outgoing(self, message: Message) -> Message:
+        """Called before a message is serialised, in insertion order."""
+        return message
+
+    async def process_incoming(self, message: Message) -> Message:
+        """Called after a frame is parsed, in reverse insertion order."""
+        return message
+
+
+class AIPProtocol:
+    """Serialises messages onto a transport and parses what comes back; routes by message type."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.middleware_chain: list[ProtocolMiddleware] = []
+        self._handlers: dict[str, Handler] = {}
+        # Several tasks (heartbeat, command results) share one connection; frames must not interleave.
+        self._send_lock = asyncio.Lock()
+
+    def add_middleware(self, middleware: ProtocolMiddleware) -> None:
+        """Append a middleware: it runs last on the way out and first on the way in."""
+        self.middleware_chain.append(middleware)
+
+    def register_handler(self, message_type: str, handler: Handler) -> None:
+        """Route messages of ``message_type`` (case-insensitive, e.g. ``"task"``) to ``handler``."""
+        self._handlers[message_type.lower()] = handler
+
+    def is_connected(self) -> bool:
+        """True while the transport is connected."""
+        return self.transport.is_connected
+
+    async def send_message(self, message: Message) -> None:
+        """Run the outgoing middleware, serialise (UTF-8 JSON, no nulls) and send."""
+        for middleware in self.middleware_chain:
+            message = await middleware.process_outgoing(message)
+        frame = message.model_dump_json(exclude_none=True).encode("utf-8")
+        async with self._send_lock:
+            await self.transport.send(frame)
+
+    async def receive_message(self, message_type: type[M]) -> M:
+        """Receive one frame as ``message_type``; AIPError if it is not a valid message of that kind."""
+        frame = await self.transport.receive()
+        parsed: Message = (
+            parse_client_message(frame) if message_type is ClientMessage else parse_server_message(frame)
+        )
+        for middleware in reversed(self.middleware_chain):
+            parsed = await middleware.process_incoming(parsed)
+        if not isinstance(parsed, message_type):
+            raise AIPError(f"middleware turned a {message_type.__name__} into a {type(parsed).__name__}")
+        return parsed
+
+    async def dispatch_message(self, message: Message) -> bool:
+        """Call the handler registered for the message's type; False when there is none."""
+        handler = self._handlers.get(message.type.value.lower())
+        if handler is None:
+            log.warning("No handler for %s message; dropped", message.type.value)
+            return False
+        await handler(message)
+        return True
+
+    async def send_error(self, error: str, response_id: str | None = None) -> None:
+        """Send a server ERROR message (status error)."""
+        await self.send_message(
+            ServerMessage(
+                type=ServerMessageType.ERROR,
+                status=TaskStatus.ERROR,
+                error=error,
+                response_id=response_id or new_id(),
+            )
+        )
+
+
+class RegistrationProtocol(AIPProtocol):
+    """REGISTER and its answer: HEARTBEAT with status ok (accepted) or ERROR (refused)."""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport)
+        self.last_error: str | None = None
+
+    async def register_as_device(
+        self,
+        device_id: str,
+        metadata: dict[str, Any] | None = None,
+        platform: str | None = None,
+        timeout: float = 30.0,  # noqa: ASYNC109 (the reference's signature; applied with asyncio.timeout)
+    ) -> bool:
+        """Register as a device; True when the server confirms, False (reason in last_error) if not.
+
+        ``platform`` is added to the metadata (the server reads ``metadata.platform``).
+        """
+        meta = dict(metadata or {})
+        meta.setdefault("platform", platform or _platform.system().lower())
+        message = ClientMessage(
+            type=ClientMessageType.REGISTER,
+            client_type=ClientType.DEVICE,
+            client_id=device_id,
+            metadata=meta,
+            timestamp=utc_now(),
+        )
+        await self.send_message(message)
+        return await self._await_confirmation(timeout)
+
+    async def register_as_constellation(
+        self,
+        constellation_id: str,
+        target_device: str,
+        metadata: dict[str, Any] | None = None,
+        timeout: float = 30.0,  # noqa: ASYNC109 (the reference's signature; applied with asyncio.timeout)
+    ) -> bool:
+        """Register as a constellation client for ``target_device`` (required)."""
+        if not target_device:
+            raise ValueError("a constellation registration needs the target device id")
+        message = ClientMessage(
+            type=ClientMessageType.REGISTER,
+            client_type=ClientType.CONSTELLATION,
+            client_id=constellation_id,
+            target_id=target_device,
+            metadata=dict(metadata or {}),
+            timestamp=utc_now(),
+        )
+        await self.send_message(message)
+        return await self._await_confirmation(timeout)
+
+    async def _await_confirmation(self, timeout: float) -> bool:  # noqa: ASYNC109
+        self.last_error = None
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    try:
+                        answer = await self.receive_message(ServerMessage)
+                    except AIPError as exc:
+                        log.warning("Ignoring a malformed frame while registering: %s", exc)
+                        continue
+                    if answer.type == ServerMessageType.HEARTBEAT and answer.status == TaskStatus.OK:
+                        return True
+                    if answer.type == ServerMessageType.ERROR:
+                        self.last_error = answer.error or "the server refused the registration"
+                        return False
+                    log.warning("Ignoring %s message while waiting for the registration answer", answer.type)
+        except TimeoutError:
+            self.last_error = f"the server did not answer the registration within {timeout:g}s"
+            return False
+
+    async def send_registration_confirmation(self, response_id: str | None = None) -> None:
+        """Server side: accept a registration (HEARTBEAT, status ok)."""
+        await self.send_message(
+            ServerMessage(
+                type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=response_id or new_id()
+            )
+        )
+
+    async def send_registration_error(self, error: str) -> None:
+        """Server side: refuse a registration with a reason."""
+        await self.send_error(error)
+
+
+class HeartbeatProtocol(AIPProtocol):
+    """HEARTBEAT from the client and its acknowledgement from the server."""
+
+    async def send_heartbeat(self, client_id: str, metadata: dict[str, Any] | None = None) -> None:
+        """Client side: one heartbeat (status ok)."""
+        await self.send_message(
+            ClientMessage(
+                type=ClientMessageType.HEARTBEAT,
+                status=TaskStatus.OK,
+                client_id=client_id,
+                metadata=metadata,
+                timestamp=utc_now(),
+            )
+        )
+
+    async def send_heartbeat_ack(self, response_id: str | None = None) -> None:
+        """Server side: acknowledge a heartbeat."""
+        await self.send_message(
+            ServerMessage(
+                type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=response_id or new_id()
+            )
+        )
+
+
+class TaskExecutionProtocol(AIPProtocol):
+    """TASK → COMMAND → COMMAND_RESULTS → … → TASK_END, both sides."""
+
+    async def send_task_request(
+        self,
+        request: str,
+        task_name: str,
+        session_id: str | None,
+        client_id: str,
+        client_type: ClientType = ClientType.DEVICE,
+        target_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Client side: ask the server to run ``request`` (a device confirms a dispatched TASK this way)."""
+        await self.send_message(
+            ClientMessage(
+                type=ClientMessageType.TASK,
+                status=TaskStatus.CONTINUE,
+                client_type=client_type,
+                request=request,
+                task_name=task_name,
+                session_id=session_id,
+                client_id=client_id,
+                target_id=target_id,
+                metadata=metadata,
+                request_id=new_id(),
+            )
+        )
+
+    async def send_command_results(
+        self,
+        action_results: list[Result],
+        session_id: str | None,
+        client_id: str,
+        prev_response_id: str,
+        status: TaskStatus = TaskStatus.CONTINUE,
+    ) -> None:
+        """Client side: the results of one COMMAND; ``status`` echoes the COMMAND's status."""
+        await self.send_message(
+            ClientMessage(
+                type=ClientMessageType.COMMAND_RESULTS,
+                status=status,
+                session_id=session_id,
+                client_id=client_id,
+                action_results=action_results,
+                prev_response_id=prev_response_id,
+                request_id=new_id(),
+            )
+        )
+
+    async def send_task_result(
+        self,
+        session_id: str | None,
+        prev_response_id: str,
+        action_results: list[Result],
+        status: TaskStatus,
+        client_id: str,
+    ) -> None:
+        """The reference's spelling of :meth:`send_command_results`."""
+        await self.send_command_results(action_results, session_id, client_id, prev_response_id, status)
+
+    async def send_client_error(self, error: str, client_id: str, session_id: str | None = None) -> None:
+        """Client side: report a problem to the server."""
+        await self.send_message(
+            ClientMessage(
+                type=ClientMessageType.ERROR,
+                status=TaskStatus.ERROR,
+                error=error,
+                client_id=client_id,
+                session_id=session_id,
+            )
+        )
+
+    async def send_task_assignment(
+        self,
+        user_request: str,
+        task_name: str,
+        session_id: str,
+        response_id: str | None = None,
+        agent_name: str | None = None,
+        process_name: str | None = None,
+    ) -> None:
+        """Server side: hand a task to a device."""
+        await self.send_message(
+            ServerMessage(
+                type=ServerMessageType.TASK,
+                status=TaskStatus.CONTINUE,
+                user_request=user_request,
+                task_name=task_name,
+                session_id=session_id,
+                response_id=response_id or new_id(),
+                agent_name=agent_name,
+                process_name=process_name,
+            )
+        )
+
+    async def send_command(self, server_message: ServerMessage) -> None:
+        """Server side: send a ready COMMAND message."""
+        await self.send_message(server_message)
+
+    async def send_commands(
+        self,
+        actions: list[Command],
+        session_id: str,
+        response_id: str | None = None,
+        status: TaskStatus = TaskStatus.CONTINUE,
+        agent_name: str | None = None,
+        process_name: str | None = None,
+        root_name: str | None = None,
+    ) -> str:
+        """Server side: send ``actions`` as one COMMAND; returns its response_id (the results echo it)."""
+        response_id = response_id or new_id()
+        await self.send_message(
+            ServerMessage(
+                type=ServerMessageType.COMMAND,
+                status=status,
+                actions=actions,
+                session_id=session_id,
+                response_id=response_id,
+                agent_name=agent_name,
+                process_name=process_name,
+                root_name=root_name,
+            )
+        )
+        return response_id
+
+    async def send_task_end(
+        self,
+        session_id: str,
+        status: TaskStatus,
+        result: Any = None,
+        error: str | None = None,
+        response_id: str | None = None,
+    ) -> None:
+        """Server side: the task finished (completed or failed)."""
+        await self.send_message(
+            ServerMessage(
+                type=ServerMessageType.TASK_END,
+                status=status,
+                session_id=session_id,
+                result=result,
+                error=error,
+                response_id=response_id or new_id(),
+            )
+        )
+
+
+class DeviceInfoProtocol(AIPProtocol):
+    """Pull a device's telemetry: DEVICE_INFO_REQUEST → DEVICE_INFO_RESPONSE."""
+
+    async def request_device_info(
+        self, constellation_id: str, target_device: str, request_id: str | None = None
+    ) -> str:
+        """Ask for ``target_device``'s info; returns the request id the response will carry."""
+        request_id = request_id or new_id()
+        await self.send_message(
+            ClientMessage(
+                type=ClientMessageType.DEVICE_INFO_REQUEST,
+                client_type=ClientType.CONSTELLATION,
+                client_id=constellation_id,
+                target_id=target_device,
+                request_id=request_id,
+            )
+        )
+        return request_id
+
+    async def send_device_info_response(
+        self, device_info: dict[str, Any] | None, request_id: str, error: str | None = None
+    ) -> None:
+        """Answer a device-info request (status error when ``error`` is given)."""
+        await self.send_message(
+            ServerMessage(
+                type=ServerMessageType.DEVICE_INFO_RESPONSE,
+                status=TaskStatus.ERROR if error else TaskStatus.OK,
+                result=device_info,
+                request_id=request_id,
+                response_id=new_id(),
+                error=error,
+            )
+        )
+
+
+_TOOL_TYPES = frozenset({"action", "data_collection"})
+
+
+class CommandProtocol:
+    """Static checks on Commands and Results before they are sent or used."""
+
+    @staticmethod
+    def validate_command(command: Command) -> bool:
+        """A command names a tool and has a known tool type."""
+        return bool(command.tool_name) and command.tool_type in _TOOL_TYPES
+
+    @staticmethod
+    def validate_commands(commands: list[Command]) -> bool:
+        """Every command is valid (an empty list is valid)."""
+        return all(CommandProtocol.validate_command(c) for c in commands)
+
+    @staticmethod
+    def validate_result(result: Result) -> bool:
+        """A result has a known status, and a failure says why."""
+        if result.status not in set(ResultStatus):
+            return False
+        return result.status != ResultStatus.FAILURE or bool(result.error)
+
+    @staticmethod
+    def validate_results(results: list[Result]) -> bool:
+        """Every result is valid."""
+        return all(CommandProtocol.validate_result(r) for r in results)

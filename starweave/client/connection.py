@@ -1,0 +1,326 @@
+"""One registered connection of a device (spec A §6.2): registration, message handling, heartbeats.
+
+``DeviceConnection`` works over any Transport, so everything here is tested over the in-memory pair;
+``websocket.py`` only opens sockets and reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from starweave.aip.messages import (
+    AIPError,
+    ClientMessage,
+    ClientMessageType,
+    Result,
+    ResultStatus,
+    ServerMessage,
+    ServerMessageType,
+    TaskStatus,
+    new_id,
+    utc_now,
+)
+from starweave.aip.protocols import (
+    DeviceInfoProtocol,
+    HeartbeatProtocol,
+    RegistrationProtocol,
+    TaskExecutionProtocol,
+)
+from starweave.aip.resilience import HeartbeatManager, Sleep
+from starweave.aip.transport import Transport, TransportClosed
+from starweave.client.device_client import DeviceClient
+from starweave.client.device_info import DeviceInfoProvider
+
+__all__ = ["AUTH_CLOSE_CODES", "DeviceConnection", "DeviceProtocol", "RegistrationRefused", "is_auth_refusal"]
+
+log = logging.getLogger("starweave.client")
+
+# 1008 = policy violation (what a server closes with for a bad token); 4001/4003 mirror HTTP 401/403.
+AUTH_CLOSE_CODES = frozenset({1008, 4001, 4003})
+_AUTH_WORDS = ("token", "api key", "api_key", "apikey", "unauthori", "forbidden", "authenticat", "credential")
+
+
+def is_auth_refusal(reason: str) -> bool:
+    """True when a refusal is about credentials: retrying cannot help."""
+    text = reason.lower()
+    return any(word in text for word in _AUTH_WORDS)
+
+
+class RegistrationRefused(AIPError):
+    """The server refused this device; ``fatal`` when retrying cannot help (bad credentials)."""
+
+    def __init__(self, reason: str, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fatal = fatal
+
+
+class DeviceProtocol(RegistrationProtocol, HeartbeatProtocol, TaskExecutionProtocol, DeviceInfoProtocol):
+    """Every flow a device speaks, over one transport (and one send lock)."""
+
+
+class DeviceConnection:
+    """Registers a device on an open transport, then serves it until the connection closes.
+
+    One task at a time: a TASK while another runs is ignored with a warning. Each COMMAND runs in
+    its own asyncio task (so heartbeats keep being read), in order under the client's task lock.
+    A TASK_END for the running session, or the end of the connection, cancels that task's commands.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        device_client: DeviceClient,
+        *,
+        heartbeat_interval: float = 30.0,
+        info_provider: DeviceInfoProvider | None = None,
+        registration_timeout: float = 30.0,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.transport = transport
+        self.device_client = device_client
+        self.protocol = DeviceProtocol(transport)
+        self.heartbeats = HeartbeatManager(self.protocol, heartbeat_interval, sleep)
+        self.heartbeat_interval = heartbeat_interval
+        self.info_provider = info_provider or DeviceInfoProvider()
+        self.registration_timeout = registration_timeout
+        self._clock = clock
+        self.current_session_id: str | None = None
+        self.registered = False
+        self.heartbeat_acks = 0
+        self.last_heartbeat_ack: float | None = None
+        self.ignored_tasks: list[str] = []
+        self.server_errors: list[str] = []
+        self._starter: asyncio.Task[None] | None = None
+        self._commands: dict[str | None, set[asyncio.Task[None]]] = {}
+
+    @property
+    def client_id(self) -> str:
+        """This device's id."""
+        return self.device_client.client_id
+
+    async def registration_metadata(self) -> dict[str, Any]:
+        """REGISTER metadata: platform, system_info and registration_time (only the time if info fails)."""
+        try:
+            info = await asyncio.to_thread(self.info_provider.collect_system_info, self.client_id)
+        except (OSError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
+            log.warning("[WS] [AIP] Device info collection failed (%s); registering without it", exc)
+            return {"registration_time": utc_now()}
+        log.info(
+            "[WS] [AIP] Collected device info: platform=%s, cpu=%s, memory=%sGB",
+            info.platform,
+            info.cpu_count,
+            info.memory_total_gb,
+        )
+        return {
+            "platform": self.device_client.platform,
+            "system_info": info.to_dict(),
+            "registration_time": utc_now(),
+        }
+
+    async def register(self) -> None:
+        """Send REGISTER and wait for the answer; RegistrationRefused with the server's reason if refused."""
+        metadata = await self.registration_metadata()
+        log.info("[WS] [AIP] Attempting to register as %s", self.client_id)
+        try:
+            accepted = await self.protocol.register_as_device(
+                self.client_id, metadata, self.device_client.platform, timeout=self.registration_timeout
+            )
+        except TransportClosed as exc:
+            if exc.code in AUTH_CLOSE_CODES:
+                why = f": {exc.reason}" if exc.reason else ""
+                raise RegistrationRefused(
+                    f"the server closed the connection during registration (code {exc.code}{why}); "
+                    "check the API key",
+                    fatal=True,
+                ) from None
+            raise
+        if not accepted:
+            reason = self.protocol.last_error or "the server refused the registration"
+            raise RegistrationRefused(
+                f"registration of {self.client_id!r} refused: {reason}", is_auth_refusal(reason)
+            )
+        self.registered = True
+        log.info("[WS] [AIP] ✅ Successfully registered as %s", self.client_id)
+
+    async def serve(self) -> None:
+        """Read and handle messages and send heartbeats until the connection closes."""
+        self.heartbeats.start_heartbeat(self.client_id, self.heartbeat_interval)
+        log.info("[WS] Heartbeat loop started (interval: %gs)", self.heartbeat_interval)
+        try:
+            await self.receive_loop()
+        finally:
+            self.heartbeats.stop_all()
+            await self.cancel_all("disconnected")
+
+    async def run(self) -> None:
+        """Register, then serve."""
+        await self.register()
+        await self.serve()
+
+    async def receive_loop(self) -> None:
+        """Handle every frame; malformed ones are logged and dropped. Returns when the connection closes."""
+        while True:
+            try:
+                message = await self.protocol.receive_message(ServerMessage)
+            except AIPError as exc:
+                log.warning("[WS] Dropping a malformed message: %s", exc)
+                continue
+            except ConnectionError as exc:
+                log.info("[WS] Connection closed: %s", exc)
+                return
+            await self.handle_message(message)
+
+    async def handle_message(self, message: ServerMessage) -> None:
+        """Route one server message."""
+        kind = message.type
+        if kind == ServerMessageType.TASK:
+            self.start_task(message)
+        elif kind == ServerMessageType.COMMAND:
+            self.start_command(message)
+        elif kind == ServerMessageType.TASK_END:
+            await self.end_task(message)
+        elif kind == ServerMessageType.HEARTBEAT:
+            self.heartbeat_acks += 1
+            self.last_heartbeat_ack = self._clock()
+            log.debug("[WS] Heartbeat acknowledged (%s)", message.response_id)
+        elif kind == ServerMessageType.ERROR:
+            self.server_errors.append(message.error or "")
+            log.error("[WS] Server error: %s", message.error)
+        elif kind == ServerMessageType.DEVICE_INFO_REQUEST:
+            await self._answer_device_info(message)
+        else:
+            log.warning("[WS] Ignoring unexpected %s message", kind.value)
+
+    def start_task(self, message: ServerMessage) -> None:
+        """Accept a dispatched TASK (unless one runs) and confirm it with a ClientMessage TASK."""
+        session_id = message.session_id or new_id()
+        if self.current_session_id is not None:
+            log.warning(
+                "[WS] Task %s is still running, ignoring new task %s", self.current_session_id, session_id
+            )
+            self.ignored_tasks.append(session_id)
+            return
+        self.current_session_id = session_id
+        task_name = message.task_name or new_id()
+        self._starter = asyncio.create_task(
+            self._begin_task(message.user_request or "", task_name, session_id)
+        )
+
+    async def _begin_task(self, request: str, task_name: str, session_id: str) -> None:
+        try:
+            async with self.device_client.task_lock:
+                await self.device_client.reset()
+                self.device_client.session_id = session_id
+                await self.protocol.send_task_request(
+                    request,
+                    task_name,
+                    session_id,
+                    self.client_id,
+                    metadata={"platform": self.device_client.platform},
+                )
+            log.info("[WS] Started task %s (%s)", task_name, session_id)
+        except ConnectionError as exc:
+            log.warning("[WS] Could not confirm task %s: %s", session_id, exc)
+        except (OSError, AIPError, RuntimeError) as exc:
+            log.error("[WS] Could not start task %s: %s", session_id, exc)
+            self._clear_task(session_id)
+            await self._send_error(f"could not start task {task_name}: {exc}", session_id)
+
+    def start_command(self, message: ServerMessage) -> None:
+        """Run a COMMAND in its own asyncio task."""
+        task = asyncio.create_task(self._run_command(message))
+        running = self._commands.setdefault(message.session_id, set())
+        running.add(task)
+        task.add_done_callback(running.discard)
+
+    async def _run_command(self, message: ServerMessage) -> None:
+        async with self.device_client.task_lock:
+            self.device_client.session_id = message.session_id
+            try:
+                results = await self.device_client.execute_step(message)
+            # The server's session waits for an answer to every COMMAND: whatever goes wrong here
+            # must come back as FAILURE results, never as silence.
+            except Exception as exc:
+                log.exception("[WS] Executing the commands of %s failed", message.session_id)
+                error = f"the device could not execute the command: {exc or type(exc).__name__}"
+                results = [
+                    Result(status=ResultStatus.FAILURE, error=error, call_id=action.call_id)
+                    for action in message.actions or []
+                ]
+        try:
+            await self.protocol.send_command_results(
+                results, message.session_id, self.client_id, message.response_id or "", message.status
+            )
+        except ConnectionError as exc:
+            log.warning("[WS] Could not send the results of %s: %s", message.response_id, exc)
+            return
+        if message.status in (TaskStatus.COMPLETED, TaskStatus.FAILED):
+            self._log_task_end(message.session_id, message.status, message.result, message.error)
+            self._clear_task(message.session_id)
+
+    async def end_task(self, message: ServerMessage) -> None:
+        """TASK_END: log the outcome and cancel what still runs for that session."""
+        self._log_task_end(message.session_id, message.status, message.result, message.error)
+        await self._cancel_session(message.session_id, "task ended")
+        self._clear_task(message.session_id)
+
+    @staticmethod
+    def _log_task_end(session_id: str | None, status: TaskStatus, result: Any, error: str | None) -> None:
+        if status == TaskStatus.FAILED or error:
+            log.warning("[WS] Task %s failed, with error: %s", session_id, error)
+        else:
+            log.info("[WS] Task %s completed, result: %s", session_id, result)
+
+    def _clear_task(self, session_id: str | None) -> None:
+        if session_id is not None and session_id == self.current_session_id:
+            self.current_session_id = None
+
+    async def _cancel_session(self, session_id: str | None, reason: str) -> None:
+        running = [t for t in self._commands.pop(session_id, set()) if not t.done()]
+        for task in running:
+            task.cancel()
+        if running:
+            log.info("[WS] Cancelled %d running command(s) of %s (%s)", len(running), session_id, reason)
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def cancel_all(self, reason: str) -> None:
+        """Cancel the task start and every running command (task cancel on disconnect)."""
+        if self._starter is not None and not self._starter.done():
+            self._starter.cancel()
+            await asyncio.gather(self._starter, return_exceptions=True)
+        for session_id in list(self._commands):
+            await self._cancel_session(session_id, reason)
+        self.current_session_id = None
+
+    async def wait_idle(self) -> None:
+        """Wait until the task start and every command have finished (for tests and shutdown)."""
+        pending: list[asyncio.Task[None]] = [t for group in self._commands.values() for t in group]
+        if self._starter is not None:
+            pending.append(self._starter)
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _send_error(self, error: str, session_id: str | None) -> None:
+        try:
+            await self.protocol.send_client_error(error, self.client_id, session_id)
+        except ConnectionError as exc:
+            log.warning("[WS] Could not report an error to the server: %s", exc)
+
+    async def _answer_device_info(self, message: ServerMessage) -> None:
+        info = await asyncio.to_thread(self.info_provider.collect_system_info, self.client_id)
+        reply = ClientMessage(
+            type=ClientMessageType.DEVICE_INFO_RESPONSE,
+            client_id=self.client_id,
+            request_id=message.request_id,
+            result=info.to_dict(),
+        )
+        try:
+            await self.protocol.send_message(reply)
+        except ConnectionError as exc:
+            log.warning("[WS] Could not answer the device info request: %s", exc)

@@ -1,0 +1,100 @@
+"""Entry point of ``starweave client``: build the device's tool stack and keep it connected."""
+
+from __future__ import annotations
+
+import logging
+import platform as _platform
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from starweave.aip.resilience import ReconnectionStrategy
+from starweave.client.device_client import DeviceClient
+from starweave.client.websocket import DeviceWebSocketClient
+from starweave.config import load_config
+from starweave.errors import ConfigError, ToolError
+from starweave.tools import ComputerManager, MCPServerManager
+from starweave.tools.servers import register_builtin_servers, resolve_workspace
+
+__all__ = ["EXIT_CONFIG", "ClientOptions", "build_device_client", "run_device_client"]
+
+log = logging.getLogger("starweave.client")
+
+EXIT_CONFIG = 2
+
+
+def _detect_platform() -> str:
+    detected = _platform.system().lower()
+    if not detected:
+        log.warning("Defaulting to platform: unknown")
+        return "unknown"
+    return detected
+
+
+@dataclass
+class ClientOptions:
+    """What ``starweave client`` needs; backoff and timeout knobs are there for tests and slow links."""
+
+    ws_url: str = "ws://localhost:5000/ws"
+    client_id: str = "client_001"
+    platform: str = field(default_factory=_detect_platform)
+    api_key: str | None = None
+    workspace: Path | None = None
+    config_dir: Path | None = None
+    max_retries: int = 5
+    heartbeat_interval: float = 30.0
+    initial_backoff: float = 1.0
+    max_backoff: float = 60.0
+    registration_timeout: float = 30.0
+
+
+def build_device_client(options: ClientOptions) -> DeviceClient:
+    """The DeviceClient with the configured MCP servers, confined to the workspace."""
+    mode = load_config(options.config_dir).system.shell.mode
+    workspace = resolve_workspace(options.workspace, mode)
+    config = load_config(options.config_dir, overrides={"system": {"SHELL": {"WORKSPACE": str(workspace)}}})
+    register_builtin_servers()
+    servers = MCPServerManager(config.system.shell)
+    # A command may run for SHELL.MAX_TIMEOUT; the tool call around it must not give up first.
+    tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
+    computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
+    log.info("Platform detected/specified: %s", options.platform)
+    return DeviceClient(servers, computers, client_id=options.client_id, platform=options.platform)
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+async def run_device_client(options: ClientOptions, report: Callable[[str], None] | None = None) -> int:
+    """Run the device client until stopped; returns the exit code (non-zero with a reason reported)."""
+    say = report or _to_stderr
+    if not options.client_id.strip():
+        say("starweave client: the client id is empty; pass --client-id NAME (unique per device)")
+        return EXIT_CONFIG
+    try:
+        device = build_device_client(options)
+    except (ConfigError, ToolError) as exc:
+        say(f"starweave client: {exc}")
+        return EXIT_CONFIG
+    strategy = ReconnectionStrategy(
+        max_retries=options.max_retries,
+        initial_backoff=options.initial_backoff,
+        max_backoff=options.max_backoff,
+    )
+    endpoint = DeviceWebSocketClient(
+        options.ws_url,
+        device,
+        api_key=options.api_key,
+        heartbeat_interval=options.heartbeat_interval,
+        reconnection_strategy=strategy,
+        registration_timeout=options.registration_timeout,
+    )
+    try:
+        code = await endpoint.connect_and_listen()
+    finally:
+        await device.aclose()
+    if code != 0:
+        say(f"starweave client: {endpoint.last_error}")
+    return code

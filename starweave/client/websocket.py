@@ -1,0 +1,193 @@
+"""The device's WebSocket loop (the reference's UFOWebSocketClient / DeviceClientEndpoint, spec A §6.2).
+
+Connect → register → serve (receive + heartbeat) → on loss, back off and reconnect. The retry count
+restarts after every successful registration; a refusal about credentials is not retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
+from starweave.aip.transport import HandshakeRejected, Transport, WebSocketTransport
+from starweave.client.connection import DeviceConnection, RegistrationRefused
+from starweave.client.device_client import DeviceClient
+from starweave.client.device_info import DeviceInfoProvider
+
+__all__ = [
+    "EXIT_GAVE_UP",
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "DeviceClientEndpoint",
+    "DeviceWebSocketClient",
+    "with_token",
+]
+
+log = logging.getLogger("starweave.client")
+
+EXIT_OK = 0
+EXIT_GAVE_UP = 1
+EXIT_REFUSED = 3
+
+
+def with_token(url: str, api_key: str | None) -> str:
+    """``url`` with ``?token=KEY`` added (existing query parameters kept)."""
+    if not api_key:
+        return url
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"]
+    query.append(("token", api_key))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+class DeviceWebSocketClient:
+    """Keeps one device connected to an agent server until stopped or out of retries.
+
+    ``connect_and_listen()`` returns the process exit code: 0 after :meth:`stop`, EXIT_GAVE_UP when
+    the retries are used up, EXIT_REFUSED when the server refused the credentials. ``last_error``
+    says why, in the server's words where it gave any.
+    """
+
+    def __init__(
+        self,
+        ws_url: str,
+        device_client: DeviceClient,
+        *,
+        api_key: str | None = None,
+        max_retries: int = 5,
+        heartbeat_interval: float = 30.0,
+        reconnection_strategy: ReconnectionStrategy | None = None,
+        info_provider: DeviceInfoProvider | None = None,
+        registration_timeout: float = 30.0,
+        transport_factory: Callable[[], Transport] = WebSocketTransport,
+    ) -> None:
+        self.ws_url = ws_url
+        self.device_client = device_client
+        self.api_key = api_key
+        self.strategy = reconnection_strategy or ReconnectionStrategy(max_retries=max_retries)
+        self.heartbeat_interval = heartbeat_interval
+        self.info_provider = info_provider or DeviceInfoProvider()
+        self.registration_timeout = registration_timeout
+        self.transport_factory = transport_factory
+        self.last_error: str | None = None
+        self.registrations = 0
+        self.connection: DeviceConnection | None = None
+        self._transport: Transport | None = None
+        self._stop = asyncio.Event()
+
+    @property
+    def max_attempts(self) -> int:
+        """Connection attempts in a row before giving up (at least one)."""
+        return max(1, self.strategy.max_retries)
+
+    def is_connected(self) -> bool:
+        """True while registered on an open connection."""
+        conn = self.connection
+        return conn is not None and conn.registered and conn.transport.is_connected
+
+    async def stop(self) -> None:
+        """Stop reconnecting and close the current connection."""
+        self._stop.set()
+        if self._transport is not None:
+            await self._transport.close(1000, "client stopping")
+
+    async def connect_and_listen(self) -> int:
+        """Run until stopped, refused or out of retries; returns the exit code."""
+        failures = 0  # failed attempts since the last successful registration (for giving up)
+        setbacks = 0  # failures plus a lost registered connection (for the backoff)
+        while not self._stop.is_set():
+            if failures >= self.max_attempts or (
+                failures and self.strategy.policy == ReconnectionPolicy.NONE
+            ):
+                log.error("[WS] Max retries reached. Exiting.")
+                self.last_error = (
+                    f"gave up after {failures} failed connection attempt(s) to {self.ws_url}: "
+                    f"{self.last_error or 'unknown error'}"
+                )
+                return EXIT_GAVE_UP
+            if setbacks and self.strategy.policy == ReconnectionPolicy.NONE:
+                return EXIT_GAVE_UP
+            if setbacks:
+                delay = self.strategy.delay(setbacks)
+                log.info("[WS] Retrying in %.1fs...", delay)
+                if await self._wait_or_stop(delay):
+                    break
+            log.info("[WS] Connecting to %s (attempt %d/%d)", self.ws_url, failures + 1, self.max_attempts)
+            try:
+                await self._connect_once()
+            except RegistrationRefused as exc:
+                self.last_error = exc.reason
+                log.error("[WS] %s", exc.reason)
+                if exc.fatal:
+                    return EXIT_REFUSED
+                failures += 1
+                setbacks += 1
+                continue
+            except HandshakeRejected as exc:
+                self.last_error = str(exc)
+                log.error("[WS] %s", exc)
+                if exc.status_code in (401, 403):
+                    self.last_error = f"{exc}; check the API key"
+                    return EXIT_REFUSED
+                failures += 1
+                setbacks += 1
+                continue
+            except ConnectionError as exc:
+                self.last_error = str(exc) or type(exc).__name__
+                log.warning("[WS] Connection failed: %s", self.last_error)
+                failures += 1
+                setbacks += 1
+                continue
+            # Registered and served until the connection dropped: the retry count starts afresh.
+            failures = 0
+            setbacks = 1
+        return EXIT_OK
+
+    async def _connect_once(self) -> None:
+        transport = self.transport_factory()
+        self._transport = transport
+        try:
+            headers = {"X-API-Key": self.api_key} if self.api_key else {}
+            await transport.connect(with_token(self.ws_url, self.api_key), headers=headers)
+            if self._stop.is_set():  # stop() came while connecting: nothing was open to close then
+                return
+            connection = DeviceConnection(
+                transport,
+                self.device_client,
+                heartbeat_interval=self.heartbeat_interval,
+                info_provider=self.info_provider,
+                registration_timeout=self.registration_timeout,
+            )
+            self.connection = connection
+            await connection.register()
+            self.registrations += 1
+            await connection.serve()
+            code = transport.close_code
+            self.last_error = f"the server closed the connection (code {code}{_reason(transport)})"
+            log.warning("[WS] Connection closed: %s", self.last_error)
+        finally:
+            self.connection = None
+            self._transport = None
+            await transport.close()
+
+    async def _wait_or_stop(self, delay: float) -> bool:
+        """Back off for ``delay`` via the strategy; True if stop() was called meanwhile."""
+        if delay <= 0:
+            return self._stop.is_set()
+        waiter = asyncio.create_task(self._stop.wait())
+        sleeper = asyncio.create_task(self.strategy.sleep(delay))
+        _done, pending = await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        return self._stop.is_set()
+
+
+def _reason(transport: Transport) -> str:
+    return f": {transport.close_reason}" if transport.close_reason else ""
+
+
+DeviceClientEndpoint = DeviceWebSocketClient

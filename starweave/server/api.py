@@ -1,0 +1,91 @@
+"""The HTTP API under /api (spec D §3): health, clients, dispatch, task results."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends, HTTPException
+
+from starweave.aip.messages import ServerMessage, ServerMessageType, TaskStatus, new_id
+from starweave.server.registry import ClientConnectionManager
+from starweave.server.security import SecurityPolicy, http_guard
+from starweave.server.sessions import SessionManager
+from starweave.server.validation import task_name_problem
+
+logger = logging.getLogger(__name__)
+
+
+def build_api_router(
+    registry: ClientConnectionManager, sessions: SessionManager, policy: SecurityPolicy, started_at: float
+) -> APIRouter:
+    """The /api routes, every one behind the Host/Origin/API-key guard."""
+    router = APIRouter(prefix="/api", dependencies=[Depends(http_guard(policy))])
+
+    @router.get("/health")
+    async def health() -> dict[str, Any]:
+        return {
+            "status": "healthy",
+            "online_clients": registry.list_clients(),
+            "uptime_seconds": round(time.monotonic() - started_at, 3),
+        }
+
+    @router.get("/clients")
+    async def clients(details: bool = False) -> dict[str, Any]:
+        if not details:
+            return {"online_clients": registry.list_clients()}
+        entries = [info.summary() for info in registry.online_clients.values()]
+        return {"clients": entries, "total": len(entries)}
+
+    @router.post("/dispatch")
+    async def dispatch(data: dict[str, Any] = Body(...)) -> dict[str, Any]:  # noqa: B008 - FastAPI idiom
+        client_id = data.get("client_id")
+        user_request = data.get("request", "")
+        task_name = data.get("task_name") or new_id()
+        # The reference's order: the request is checked before the client id.
+        if not user_request or not isinstance(user_request, str):
+            raise HTTPException(status_code=400, detail="Empty task content")
+        if not client_id or not isinstance(client_id, str):
+            raise HTTPException(status_code=400, detail="Empty client ID")
+        problem = task_name_problem(str(task_name))
+        if problem:
+            raise HTTPException(status_code=400, detail=problem)
+        logger.info("[API] dispatching task '%s' to %s", task_name, client_id)
+        info = registry.get_client_info(client_id)
+        if info is None:
+            raise HTTPException(status_code=404, detail="Client not online")
+        session_id = new_id()
+        message = ServerMessage(
+            type=ServerMessageType.TASK,
+            status=TaskStatus.CONTINUE,
+            user_request=user_request,
+            task_name=task_name,
+            session_id=session_id,
+            response_id=new_id(),
+        )
+        try:
+            await info.send(message)
+        except ConnectionError as exc:
+            raise HTTPException(status_code=404, detail="Client not online") from exc
+        return {
+            "status": "dispatched",
+            "task_name": task_name,
+            "client_id": client_id,
+            "session_id": session_id,
+        }
+
+    @router.get("/task_result/{task_name}")
+    async def task_result(task_name: str) -> dict[str, Any]:
+        end = sessions.get_task_end_by_task(task_name)
+        if end is None:
+            return {"status": "pending"}
+        return {
+            "status": "done",
+            "result": sessions.get_result_by_task(task_name) or {},
+            "task_status": end.status.value,
+            "error": end.error,
+            "session_id": end.session_id,
+        }
+
+    return router

@@ -1,0 +1,112 @@
+"""The FastAPI application and the programmatic uvicorn runner."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import uvicorn
+from fastapi import FastAPI, WebSocket
+
+from starweave.server.api import build_api_router
+from starweave.server.registry import ClientConnectionManager
+from starweave.server.security import SecurityPolicy
+from starweave.server.sessions import ServiceSessionFactory, SessionManager
+from starweave.server.settings import ServerSettings
+from starweave.server.ws_handler import WebSocketHandler
+
+logger = logging.getLogger(__name__)
+
+STARTUP_TIMEOUT = 30.0
+
+
+def create_app(settings: ServerSettings, session_factory: ServiceSessionFactory) -> FastAPI:
+    """One app serving /ws (AIP) and /api; raises ConfigError for an unsafe configuration."""
+    settings.validate_security()
+    registry = ClientConnectionManager()
+    sessions = SessionManager(session_factory, platform=settings.platform, max_sessions=settings.max_sessions)
+    policy = SecurityPolicy(settings)
+    handler = WebSocketHandler(registry, sessions, settings, policy)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await sessions.shutdown()
+
+    app = FastAPI(title="Starweave agent server", lifespan=lifespan)
+    app.state.settings = settings
+    app.state.registry = registry
+    app.state.sessions = sessions
+    app.state.ws_handler = handler
+    app.include_router(build_api_router(registry, sessions, policy, time.monotonic()))
+
+    @app.websocket("/ws")
+    async def aip_endpoint(websocket: WebSocket) -> None:
+        await handler.handle(websocket)
+
+    return app
+
+
+@dataclass
+class RunningServer:
+    """A started uvicorn server: its app, bound port and the task serving it."""
+
+    app: FastAPI
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """``http://host:port``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def stop(self) -> None:
+        """Ask uvicorn to exit and wait for it."""
+        self.server.should_exit = True
+        await self.task
+
+
+async def start_server(settings: ServerSettings, session_factory: ServiceSessionFactory) -> RunningServer:
+    """Start uvicorn in a task and return once it listens (port 0 → the OS picks one)."""
+    app = create_app(settings, session_factory)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        ws_max_size=settings.ws_max_size,
+        log_level=settings.log_level.lower(),
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while not server.started:
+        if task.done():
+            await task  # raises the startup error, if any
+            raise OSError(f"uvicorn exited during startup on {settings.host}:{settings.port}")
+        if time.monotonic() > deadline:
+            server.should_exit = True
+            raise TimeoutError(f"server did not start within {STARTUP_TIMEOUT:g}s")
+        await asyncio.sleep(0.02)
+    port = settings.port
+    for listener in server.servers:
+        for sock in listener.sockets:
+            port = sock.getsockname()[1]
+            break
+    return RunningServer(app=app, server=server, task=task, host=settings.host, port=port)
+
+
+async def serve(settings: ServerSettings, session_factory: ServiceSessionFactory) -> None:
+    """Run the server until it is stopped; prints ``Starweave server listening on URL`` to stdout."""
+    running = await start_server(settings, session_factory)
+    print(f"Starweave server listening on {running.url}", flush=True, file=sys.stdout)
+    logger.info("Platform: %s; API key %s", settings.platform, "required" if settings.api_key else "off")
+    await running.task

@@ -1,0 +1,85 @@
+"""The per-connection state of one WebSocket client.
+
+Each connection gets its own context, passed to every handler call. The reference kept transport
+and protocols on the one shared handler, so a second connection stole the first one's replies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+from fastapi import WebSocket
+from starlette.websockets import WebSocketDisconnect, WebSocketState
+
+from starweave.aip.messages import ClientType, ServerMessage
+
+logger = logging.getLogger(__name__)
+
+CLOSE_TIMEOUT = 2.0
+
+
+@dataclass
+class ConnectionContext:
+    """One client connection: its socket, identity once registered, liveness and bad-frame count."""
+
+    websocket: WebSocket
+    client_id: str | None = None
+    client_type: ClientType = ClientType.DEVICE
+    target_id: str | None = None
+    registered: bool = False
+    last_seen: float = field(default_factory=time.monotonic)
+    bad_frames: int = 0
+    closed: bool = False
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def label(self) -> str:
+        """A name for logs."""
+        return self.client_id or "(unregistered)"
+
+    async def send(self, message: ServerMessage) -> None:
+        """Send one message; raises ConnectionError when the connection is gone.
+
+        Sends are serialised so frames from concurrent handler tasks never interleave.
+        """
+        if self.closed or self.websocket.application_state != WebSocketState.CONNECTED:
+            raise ConnectionError(f"Connection to {self.label} is closed")
+        payload = message.model_dump_json(exclude_none=True)
+        async with self._send_lock:
+            try:
+                await self.websocket.send_text(payload)
+            except (WebSocketDisconnect, RuntimeError, OSError) as exc:
+                self.closed = True
+                raise ConnectionError(f"Connection to {self.label} is closed: {exc}") from exc
+
+    async def send_quiet(self, message: ServerMessage) -> bool:
+        """Send, logging instead of raising when the peer is gone; True when sent."""
+        try:
+            await self.send(message)
+        except ConnectionError as exc:
+            logger.debug("[WS] dropping %s for %s: %s", message.type.value, self.label, exc)
+            return False
+        return True
+
+    async def close(self, code: int, reason: str) -> None:
+        """Close the socket once (later calls do nothing)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.websocket.application_state != WebSocketState.CONNECTED:
+            return
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT):
+                await self.websocket.close(code=code, reason=reason[:120])
+        except (WebSocketDisconnect, RuntimeError, OSError, TimeoutError) as exc:
+            logger.debug("[WS] close of %s failed: %s", self.label, exc)
+
+    def spawn(self, coro: object) -> None:
+        """Run a handler coroutine in its own task, kept until it ends."""
+        task: asyncio.Task[None] = asyncio.create_task(coro)  # type: ignore[arg-type]
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)

@@ -1,0 +1,269 @@
+"""SessionManager: runs server-side sessions as background tasks and keeps their results (spec D §5).
+
+Single event loop, and no method awaits while it changes the stores, so no lock is needed. Lookups
+(``get_result_by_task`` etc.) are plain dict reads and never wait for a running session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from starweave.aip.messages import ClientMessage, ServerMessage, ServerMessageType, TaskStatus, new_id
+from starweave.server.errors import CapacityError
+
+logger = logging.getLogger(__name__)
+
+SendFn = Callable[[ServerMessage], Awaitable[None]]
+ResultCallback = Callable[[str, ServerMessage], Awaitable[None]]
+
+DEVICE_DISCONNECTED = "device_disconnected"
+CONSTELLATION_DISCONNECTED = "constellation_disconnected"
+USER_REQUESTED = "user_requested"
+SERVER_SHUTDOWN = "server_shutdown"
+# Nobody is left to receive a TASK_END for these reasons.
+_SILENT_REASONS = (CONSTELLATION_DISCONNECTED, SERVER_SHUTDOWN)
+CANCEL_GRACE_SECONDS = 2.0
+
+
+class ServiceSession(Protocol):
+    """What the server needs from a session (implemented by starweave.session.service)."""
+
+    id: str
+    results: dict[str, Any]
+
+    async def run(self) -> None: ...
+    def is_error(self) -> bool: ...
+    def is_finished(self) -> bool: ...
+    async def set_result(self, response_id: str, message: ClientMessage) -> None: ...
+
+
+# Called as factory(session_id=..., task_name=..., request=..., send=..., platform=...).
+ServiceSessionFactory = Callable[..., ServiceSession]
+
+
+@dataclass(frozen=True)
+class SessionRoute:
+    """Who asked for a session and which device executes its commands."""
+
+    requester_id: str | None
+    target_device_id: str | None
+
+
+def _cancel_error(reason: str) -> str:
+    if reason == DEVICE_DISCONNECTED:
+        return "Device disconnected before the task finished"
+    return f"Task cancelled ({reason})"
+
+
+class SessionManager:
+    """Creates sessions through the injected factory, runs them, stores their TASK_END results."""
+
+    def __init__(
+        self,
+        factory: ServiceSessionFactory,
+        *,
+        platform: str,
+        max_sessions: int = 100,
+        cancel_grace: float = CANCEL_GRACE_SECONDS,
+    ) -> None:
+        self._factory = factory
+        self.platform = platform
+        self.max_sessions = max_sessions
+        self.cancel_grace = cancel_grace
+        self.sessions: dict[str, ServiceSession] = {}
+        self.results: dict[str, dict[str, Any]] = {}
+        self.task_ends: dict[str, ServerMessage] = {}
+        self.session_id_dict: dict[str, str] = {}
+        self.routes: dict[str, SessionRoute] = {}
+        self._running_tasks: dict[str, asyncio.Task[None]] = {}
+        self._cancellation_reasons: dict[str, str] = {}
+
+    @property
+    def active_count(self) -> int:
+        """Sessions whose background task has not finished."""
+        return sum(1 for task in self._running_tasks.values() if not task.done())
+
+    def get_session(self, session_id: str) -> ServiceSession | None:
+        """The live session, or None (finished sessions are removed; their results stay)."""
+        return self.sessions.get(session_id)
+
+    def get_route(self, session_id: str) -> SessionRoute | None:
+        """Requester and target device of a live session."""
+        return self.routes.get(session_id)
+
+    def is_running(self, session_id: str) -> bool:
+        """True while the session's background task runs."""
+        task = self._running_tasks.get(session_id)
+        return task is not None and not task.done()
+
+    def get_or_create_session(
+        self, session_id: str, task_name: str, request: str, send: SendFn, platform: str | None = None
+    ) -> ServiceSession:
+        """The existing session with that id, or a new one from the factory."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            return session
+        chosen = platform or self.platform
+        session = self._factory(
+            session_id=session_id, task_name=task_name, request=request, send=send, platform=chosen
+        )
+        self.sessions[session_id] = session
+        self.session_id_dict[task_name] = session_id
+        logger.info("Created %s session: %s", chosen, session_id)
+        return session
+
+    async def execute_task_async(
+        self,
+        session_id: str,
+        task_name: str,
+        request: str,
+        send: SendFn,
+        platform_override: str | None = None,
+        callback: ResultCallback | None = None,
+        route: SessionRoute | None = None,
+    ) -> str:
+        """Start the session in the background and return its id at once.
+
+        Raises CapacityError when ``max_sessions`` sessions already run.
+        """
+        if self.active_count >= self.max_sessions:
+            raise CapacityError(
+                f"Server at capacity ({self.active_count} active sessions); wait for a task to "
+                "finish or raise max_sessions"
+            )
+        session = self.get_or_create_session(session_id, task_name, request, send, platform_override)
+        self.routes[session_id] = route or SessionRoute(None, None)
+        task = asyncio.create_task(self._run_session_background(session_id, session, callback))
+        self._running_tasks[session_id] = task
+        logger.info("🚀 Started background task %s", session_id)
+        return session_id
+
+    async def _run_session_background(
+        self, session_id: str, session: ServiceSession, callback: ResultCallback | None
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        cancelled = False
+        try:
+            await session.run()
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception as exc:  # a session bug must still produce a FAILED result
+            logger.exception("Session %s raised", session_id)
+            await self._finish(
+                session_id, session, TaskStatus.FAILED, str(exc) or type(exc).__name__, callback
+            )
+            return
+        logger.info("⏱️ Session %s execution took %.2fs", session_id, loop.time() - started)
+        # A session may swallow the CancelledError itself; the recorded reason still wins.
+        if cancelled or session_id in self._cancellation_reasons:
+            reason = self._cancellation_reasons.get(session_id, "unknown")
+            logger.info("🛑 Session %s was cancelled (reason: %s)", session_id, reason)
+            await self._finish(
+                session_id,
+                session,
+                TaskStatus.FAILED,
+                _cancel_error(reason),
+                None if reason in _SILENT_REASONS else callback,
+            )
+            if cancelled:
+                raise asyncio.CancelledError
+            return
+        status, error = self._status_after_run(session)
+        await self._finish(session_id, session, status, error, callback)
+
+    @staticmethod
+    def _status_after_run(session: ServiceSession) -> tuple[TaskStatus, str | None]:
+        if session.is_error():
+            if not session.results:
+                session.results = {"failure": "session ended with an error"}
+            return TaskStatus.FAILED, None
+        if session.is_finished():
+            return TaskStatus.COMPLETED, None
+        logger.warning("Session %s ended in an unknown state", session.id)
+        return TaskStatus.FAILED, "Session ended in unknown state"
+
+    async def _finish(
+        self,
+        session_id: str,
+        session: ServiceSession,
+        status: TaskStatus,
+        error: str | None,
+        callback: ResultCallback | None,
+    ) -> None:
+        message = ServerMessage(
+            type=ServerMessageType.TASK_END,
+            status=status,
+            session_id=session_id,
+            error=error,
+            result=dict(session.results or {}),
+            response_id=new_id(),
+        )
+        # Persist first: HTTP polling must see the result even if the callback's send fails.
+        self.results[session_id] = dict(session.results or {})
+        self.task_ends[session_id] = message
+        logger.info("Session %s completed with status %s", session_id, status.value)
+        if callback is not None:
+            try:
+                await callback(session_id, message)
+            except Exception:  # the requester may be gone; results are stored already
+                logger.exception("Result callback of session %s failed", session_id)
+        self.sessions.pop(session_id, None)
+        self.routes.pop(session_id, None)
+        self._running_tasks.pop(session_id, None)
+
+    async def cancel_task(self, session_id: str, reason: str = CONSTELLATION_DISCONNECTED) -> bool:
+        """Cancel a running session (waits at most ``cancel_grace`` s); False if not running.
+
+        Idempotent: a second call (the other side disconnecting too) returns False.
+        """
+        task = self._running_tasks.get(session_id)
+        if task is None or task.done() or session_id in self._cancellation_reasons:
+            return False
+        self._cancellation_reasons[session_id] = reason
+        task.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), self.cancel_grace)
+        except (asyncio.CancelledError, TimeoutError):
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # we were cancelled ourselves, not just the session
+            # else: cancelled as asked, or it overran the grace period and keeps unwinding alone
+        self._running_tasks.pop(session_id, None)
+        self._cancellation_reasons.pop(session_id, None)
+        self.remove_session(session_id)
+        return True
+
+    def get_result(self, session_id: str) -> dict[str, Any] | None:
+        """The stored results of a finished session."""
+        return self.results.get(session_id)
+
+    def get_result_by_task(self, task_name: str) -> dict[str, Any] | None:
+        """The stored results of the session that ran ``task_name``; never waits."""
+        session_id = self.session_id_dict.get(task_name)
+        return self.results.get(session_id) if session_id else None
+
+    def get_task_end_by_task(self, task_name: str) -> ServerMessage | None:
+        """The TASK_END message of ``task_name`` (status, error and result), or None while pending."""
+        session_id = self.session_id_dict.get(task_name)
+        return self.task_ends.get(session_id) if session_id else None
+
+    def set_results(self, session_id: str) -> None:
+        """Copy a live session's results into the store."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.results[session_id] = dict(session.results or {})
+
+    def remove_session(self, session_id: str) -> None:
+        """Forget the live session object (its results stay)."""
+        self.sessions.pop(session_id, None)
+        self.routes.pop(session_id, None)
+
+    async def shutdown(self) -> None:
+        """Cancel every running session (no callbacks: the server is going away)."""
+        for session_id in list(self._running_tasks):
+            await self.cancel_task(session_id, SERVER_SHUTDOWN)

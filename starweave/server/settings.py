@@ -1,0 +1,116 @@
+"""Server settings: bind address, API key, Host/Origin allow-lists and resource limits."""
+
+from __future__ import annotations
+
+import ipaddress
+import platform as _platform
+
+from pydantic import BaseModel, Field, model_validator
+
+from starweave.errors import ConfigError
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+# 1 MiB: AIP frames are JSON commands and their (text) results; a shell output or a UI tree fits
+# easily. The bound keeps one peer from making the server buffer and parse huge JSON documents
+# (upstream allowed 100 MB). Raise it if devices send screenshots inline.
+DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+# Clients send a heartbeat every 30 s (spec D §6); three missed beats mean the peer is gone.
+DEFAULT_HEARTBEAT_TIMEOUT = 3 * 30.0
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` only accepts connections from this machine."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _with_ports(names: list[str], port: int) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        bare = name.strip("[]")
+        host = f"[{bare}]" if ":" in bare else bare
+        for entry in (bare, host, f"{host}:{port}"):
+            if entry not in out:
+                out.append(entry)
+    return out
+
+
+class ServerSettings(BaseModel):
+    """How the agent server listens and what it accepts.
+
+    ``api_key``: when set, every /api request needs ``X-API-Key`` and every /ws connection
+    ``?token=`` or ``X-API-Key``. It is mandatory when ``host`` is not a loopback address (or when
+    ``require_key_on_loopback``); :meth:`validate_security` enforces that.
+    ``allowed_hosts``: Host header values accepted (DNS-rebinding protection). An entry without a
+    port matches any port; ``*`` matches anything. Defaults to localhost, 127.0.0.1, ::1 and the
+    bind host, with and without ``:port`` (plus ``*`` when bound to 0.0.0.0/::).
+    ``allowed_origins``: browser origins accepted besides same-host ones.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=5000, ge=0, le=65535)
+    platform: str = Field(default_factory=lambda: _platform.system().lower())
+    api_key: str | None = None
+    require_key_on_loopback: bool = False
+    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_origins: list[str] = Field(default_factory=list)
+    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, gt=0)
+    heartbeat_timeout: float = Field(default=DEFAULT_HEARTBEAT_TIMEOUT, gt=0)
+    max_sessions: int = Field(default=100, gt=0)
+    max_bad_frames: int = Field(default=100, gt=0)
+    log_level: str = "info"
+
+    @model_validator(mode="after")
+    def _default_hosts(self) -> ServerSettings:
+        if not self.allowed_hosts:
+            names = list(LOOPBACK_NAMES)
+            if self.host not in names and self.host not in WILDCARD_HOSTS:
+                names.append(self.host)
+            self.allowed_hosts = _with_ports(names, self.port)
+            if self.host in WILDCARD_HOSTS:
+                # Bound to every interface, clients use whatever name or address reaches us; the
+                # (then mandatory) API key is the protection. Narrow it with allowed_hosts.
+                self.allowed_hosts.append("*")
+        if self.api_key == "":
+            self.api_key = None
+        return self
+
+    @property
+    def loopback_only(self) -> bool:
+        """True when the server binds a loopback address only."""
+        return is_loopback(self.host)
+
+    @property
+    def key_required(self) -> bool:
+        """True when the configuration demands an API key."""
+        return not self.loopback_only or self.require_key_on_loopback
+
+    @property
+    def ws_max_size(self) -> int:
+        """Hard frame limit for uvicorn (connection closed with 1009 above it).
+
+        Larger than ``max_message_bytes`` so that moderately oversize frames get an ERROR reply and
+        the connection survives; only absurd frames cost the connection.
+        """
+        return self.max_message_bytes * 4 + 64 * 1024
+
+    def validate_security(self) -> None:
+        """Raise ConfigError when the server would be reachable without an API key."""
+        if self.key_required and not self.api_key:
+            where = (
+                f"on {self.host} (not a loopback address, so other machines can connect)"
+                if not self.loopback_only
+                else "with require_key_on_loopback set"
+            )
+            raise ConfigError(
+                f"server: api_key: an API key is required when listening {where}; "
+                "set an API key (for example one from `python -c 'import secrets; "
+                "print(secrets.token_urlsafe(32))'`) or bind 127.0.0.1"
+            )

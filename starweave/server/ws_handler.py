@@ -1,0 +1,380 @@
+"""The AIP WebSocket endpoint: registration, the receive loop, message routing and disconnects.
+
+Every incoming message is handled in its own task so a slow handler never stalls the connection.
+That can reorder handling, which is harmless: COMMAND_RESULTS are matched by ``prev_response_id``
+and each session waits for exactly the response ids it sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from fastapi import WebSocket
+
+from starweave.aip.messages import (
+    AIPError,
+    ClientMessage,
+    ClientMessageType,
+    ClientType,
+    ServerMessage,
+    ServerMessageType,
+    TaskStatus,
+    new_id,
+    parse_client_message,
+)
+from starweave.errors import StarweaveError
+from starweave.server.connection import ConnectionContext
+from starweave.server.registry import ClientConnectionManager
+from starweave.server.security import (
+    API_KEY_HEADER,
+    WS_POLICY_VIOLATION,
+    WS_TOKEN_PARAM,
+    SecurityPolicy,
+    ws_credentials,
+)
+from starweave.server.sessions import (
+    CONSTELLATION_DISCONNECTED,
+    DEVICE_DISCONNECTED,
+    SessionManager,
+    SessionRoute,
+)
+from starweave.server.settings import ServerSettings
+from starweave.server.validation import task_name_problem
+
+logger = logging.getLogger(__name__)
+
+CLOSE_GOING_AWAY = 1001
+
+
+class BadFrame(Exception):
+    """A frame that is not an acceptable AIP message (answered with ERROR, connection kept)."""
+
+
+def error_message(text: str, **fields: Any) -> ServerMessage:
+    """A ServerMessage ERROR."""
+    return ServerMessage(
+        type=ServerMessageType.ERROR, status=TaskStatus.ERROR, error=text, response_id=new_id(), **fields
+    )
+
+
+def _utf8_size_exceeds(text: str, limit: int) -> bool:
+    # A str has at most 4 UTF-8 bytes per character: encode only when that bound could be crossed.
+    return len(text) > limit or (len(text) * 4 > limit and len(text.encode("utf-8")) > limit)
+
+
+class WebSocketHandler:
+    """Serves /ws. Shared by all connections; all per-connection state lives in ConnectionContext."""
+
+    def __init__(
+        self,
+        registry: ClientConnectionManager,
+        sessions: SessionManager,
+        settings: ServerSettings,
+        policy: SecurityPolicy,
+    ) -> None:
+        self.registry = registry
+        self.sessions = sessions
+        self.settings = settings
+        self.policy = policy
+
+    # ---- connection lifecycle -------------------------------------------------------------
+    async def handle(self, websocket: WebSocket) -> None:
+        """Run one connection from the handshake to the disconnect cleanup."""
+        denied = self.policy.check(
+            websocket.headers.get("host"),
+            websocket.headers.get("origin"),
+            ws_credentials(websocket.query_params.get(WS_TOKEN_PARAM), websocket.headers.get(API_KEY_HEADER)),
+        )
+        await websocket.accept()
+        ctx = ConnectionContext(websocket)
+        if denied is not None:
+            logger.warning("[WS] refused connection: %s", denied.reason)
+            await ctx.close(WS_POLICY_VIOLATION, denied.reason)
+            return
+        try:
+            if not await self._register(ctx):
+                return
+            await self._serve(ctx)
+        finally:
+            await self._disconnect(ctx)
+
+    async def _serve(self, ctx: ConnectionContext) -> None:
+        reader = asyncio.create_task(self._receive_loop(ctx))
+        watchdog = asyncio.create_task(self._watchdog(ctx))
+        try:
+            await asyncio.wait({reader, watchdog}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, watchdog):
+                task.cancel()
+            await asyncio.gather(reader, watchdog, return_exceptions=True)
+
+    async def _receive_frame(self, ctx: ConnectionContext) -> str | None:
+        """The next text frame; None when the peer disconnected; BadFrame for undecodable bytes."""
+        message = await ctx.websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            ctx.closed = True
+            return None
+        text = message.get("text")
+        if text is not None:
+            return str(text)
+        try:
+            return bytes(message.get("bytes") or b"").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadFrame(f"Binary frame is not UTF-8 JSON: {exc.reason}") from None
+
+    def _parse(self, frame: str) -> ClientMessage:
+        if _utf8_size_exceeds(frame, self.settings.max_message_bytes):
+            raise BadFrame(f"Message exceeds the limit of {self.settings.max_message_bytes} bytes")
+        try:
+            return parse_client_message(frame)
+        except AIPError as exc:
+            raise BadFrame(str(exc)) from None
+
+    async def _register(self, ctx: ConnectionContext) -> bool:
+        try:
+            async with asyncio.timeout(self.settings.heartbeat_timeout):
+                frame = await self._receive_frame(ctx)
+            if frame is None:
+                return False
+            message = self._parse(frame)
+        except TimeoutError:
+            await self._refuse(ctx, "No registration message received in time")
+            return False
+        except BadFrame as exc:
+            await self._refuse(ctx, f"Invalid registration message: {exc}")
+            return False
+        if message.type != ClientMessageType.REGISTER:
+            await self._refuse(ctx, "First message must be a registration message")
+            return False
+        client_id = str(message.client_id)
+        target = message.target_id
+        if (
+            message.client_type == ClientType.CONSTELLATION
+            and target
+            and not self.registry.is_device_connected(target)
+        ):
+            await self._refuse(ctx, f"Target device '{target}' is not connected")
+            return False
+        metadata = message.metadata or {}
+        platform = str(metadata.get("platform") or "windows")
+        try:
+            self.registry.add_client(
+                client_id,
+                platform,
+                ctx.websocket,
+                ctx.send,
+                client_type=message.client_type,
+                metadata=message.metadata,
+                target_id=message.target_id,
+            )
+        except StarweaveError as exc:  # DuplicateClientError: the existing connection stays
+            await self._refuse(ctx, str(exc))
+            return False
+        ctx.client_id, ctx.client_type, ctx.target_id = client_id, message.client_type, message.target_id
+        ctx.registered = True
+        await ctx.send_quiet(
+            ServerMessage(type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=new_id())
+        )
+        icon = "📱 Device" if ctx.client_type == ClientType.DEVICE else "🌟 Constellation"
+        logger.info("[WS] %s client %s connected (platform %s)", icon, client_id, platform)
+        return True
+
+    async def _refuse(self, ctx: ConnectionContext, reason: str) -> None:
+        logger.warning("[WS] registration refused: %s", reason)
+        await ctx.send_quiet(error_message(reason))
+        await ctx.close(WS_POLICY_VIOLATION, reason)
+
+    async def _receive_loop(self, ctx: ConnectionContext) -> None:
+        while not ctx.closed:
+            try:
+                frame = await self._receive_frame(ctx)
+                if frame is None:
+                    return
+                ctx.last_seen = time.monotonic()
+                message = self._parse(frame)
+                self._check_identity(ctx, message)
+            except BadFrame as exc:
+                ctx.last_seen = time.monotonic()
+                if not await self._bad_frame(ctx, str(exc)):
+                    return
+                continue
+            ctx.bad_frames = 0
+            ctx.spawn(self._handle_message(ctx, message))
+
+    def _check_identity(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        if message.client_id is not None and message.client_id != ctx.client_id:
+            raise BadFrame(
+                f"client_id '{message.client_id}' does not match this connection ('{ctx.client_id}')"
+            )
+        if message.client_type != ctx.client_type:
+            raise BadFrame(f"client_type '{message.client_type.value}' does not match this connection")
+        if message.type == ClientMessageType.REGISTER:
+            raise BadFrame(f"Client '{ctx.client_id}' is already registered on this connection")
+
+    async def _bad_frame(self, ctx: ConnectionContext, reason: str) -> bool:
+        """Answer a bad frame; False (and close) after ``max_bad_frames`` in a row."""
+        ctx.bad_frames += 1
+        logger.debug("[WS] bad frame from %s: %s", ctx.label, reason)
+        await ctx.send_quiet(error_message(reason))
+        if ctx.bad_frames >= self.settings.max_bad_frames:
+            logger.warning("[WS] closing %s: %d invalid messages in a row", ctx.label, ctx.bad_frames)
+            await ctx.close(WS_POLICY_VIOLATION, f"Too many invalid messages ({ctx.bad_frames} in a row)")
+            return False
+        return True
+
+    async def _watchdog(self, ctx: ConnectionContext) -> None:
+        timeout = self.settings.heartbeat_timeout
+        interval = max(0.05, min(5.0, timeout / 4))
+        while True:
+            await asyncio.sleep(interval)
+            silent = time.monotonic() - ctx.last_seen
+            if silent > timeout:
+                logger.warning("[WS] %s silent for %.0fs; dropping it", ctx.label, silent)
+                await ctx.close(CLOSE_GOING_AWAY, f"Heartbeat timeout: nothing received for {timeout:g}s")
+                return
+
+    async def _disconnect(self, ctx: ConnectionContext) -> None:
+        ctx.closed = True
+        for task in list(ctx.tasks):
+            task.cancel()
+        if not ctx.registered or ctx.client_id is None:
+            return
+        ctx.registered = False
+        client_id = ctx.client_id
+        # Offline first, so no new task targets this client while its sessions are cancelled.
+        self.registry.remove_client(client_id)
+        if ctx.client_type == ClientType.DEVICE:
+            session_ids, reason = self.registry.remove_device_sessions(client_id), DEVICE_DISCONNECTED
+        else:
+            session_ids, reason = (
+                self.registry.remove_constellation_sessions(client_id),
+                CONSTELLATION_DISCONNECTED,
+            )
+        if session_ids:
+            await asyncio.gather(*(self.sessions.cancel_task(sid, reason) for sid in session_ids))
+        logger.info("[WS] %s disconnected", client_id)
+
+    # ---- message routing ------------------------------------------------------------------
+    async def _handle_message(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        try:
+            await self._route(ctx, message)
+        except StarweaveError as exc:
+            await ctx.send_quiet(error_message(str(exc), session_id=message.session_id))
+        except ConnectionError as exc:
+            logger.debug("[WS] %s gone while handling %s: %s", ctx.label, message.type.value, exc)
+        except Exception:  # one bad message must not take the connection down
+            logger.exception("[WS] error handling %s from %s", message.type.value, ctx.label)
+            await ctx.send_quiet(
+                error_message(
+                    f"Internal server error while handling {message.type.value}",
+                    session_id=message.session_id,
+                )
+            )
+
+    async def _route(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        kind = message.type
+        if kind == ClientMessageType.HEARTBEAT:
+            await ctx.send(
+                ServerMessage(type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=new_id())
+            )
+        elif kind == ClientMessageType.TASK:
+            await self._handle_task(ctx, message)
+        elif kind == ClientMessageType.COMMAND_RESULTS:
+            await self._handle_command_results(ctx, message)
+        elif kind == ClientMessageType.DEVICE_INFO_REQUEST:
+            await self._handle_device_info_request(ctx, message)
+        elif kind == ClientMessageType.DEVICE_INFO_RESPONSE:
+            if ctx.client_type == ClientType.DEVICE and isinstance(message.result, dict):
+                self.registry.update_device_system_info(str(ctx.client_id), message.result)
+        elif kind == ClientMessageType.ERROR:
+            logger.warning("[WS] error reported by %s: %s", ctx.label, message.error)
+        elif kind == ClientMessageType.TASK_END:
+            logger.info(
+                "[WS] %s reports task end of %s (%s)", ctx.label, message.session_id, message.status.value
+            )
+        else:
+            await ctx.send(error_message(f"Unsupported message type '{kind.value}'"))
+
+    async def _handle_task(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        if ctx.client_type == ClientType.DEVICE:
+            if message.target_id and message.target_id != ctx.client_id:
+                raise StarweaveError(f"A device may only run tasks on itself, not on '{message.target_id}'")
+            target_id = str(ctx.client_id)
+        else:
+            target_id = str(message.target_id)
+            if ctx.target_id and target_id != ctx.target_id:
+                raise StarweaveError(
+                    f"This constellation client is registered for device '{ctx.target_id}' only"
+                )
+        target = self.registry.get_client_info(target_id)
+        if target is None or not self.registry.is_device_connected(target_id):
+            raise StarweaveError(f"Target device '{target_id}' is not connected")
+        task_name = message.task_name or new_id()
+        problem = task_name_problem(task_name)
+        if problem:
+            raise StarweaveError(problem)
+        session_id = message.session_id or new_id()
+        if self.sessions.is_running(session_id):
+            raise StarweaveError(f"Session '{session_id}' is already running; use a new session_id")
+        is_constellation = ctx.client_type == ClientType.CONSTELLATION
+
+        async def send_result(sid: str, result: ServerMessage) -> None:
+            await ctx.send_quiet(result)
+            if is_constellation:
+                try:
+                    await target.send(result)
+                except ConnectionError as exc:
+                    logger.debug("[WS] TASK_END of %s not delivered to %s: %s", sid, target_id, exc)
+
+        await self.sessions.execute_task_async(
+            session_id,
+            task_name,
+            str(message.request),
+            target.send,
+            platform_override=target.platform,
+            callback=send_result,
+            route=SessionRoute(requester_id=ctx.client_id, target_device_id=target_id),
+        )
+        if is_constellation:
+            self.registry.add_constellation_session(str(ctx.client_id), session_id)
+        # Devices are mapped too, so a device dropping mid-task cancels its own sessions.
+        self.registry.add_device_session(target_id, session_id)
+        logger.info(
+            "[WS] task '%s' (session %s) from %s runs on %s", task_name, session_id, ctx.label, target_id
+        )
+        await ctx.send(
+            ServerMessage(
+                type=ServerMessageType.HEARTBEAT,
+                status=TaskStatus.OK,
+                session_id=session_id,
+                task_name=task_name,
+                response_id=new_id(),
+            )
+        )
+
+    async def _handle_command_results(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        session_id = message.session_id
+        session = self.sessions.get_session(session_id) if session_id else None
+        route = self.sessions.get_route(session_id) if session_id else None
+        if session is None or route is None:
+            raise StarweaveError(f"Unknown session '{session_id}': it never existed or has already ended")
+        if route.target_device_id != ctx.client_id:
+            raise StarweaveError(f"Session '{session_id}' does not run on this client")
+        await session.set_result(str(message.prev_response_id), message)
+
+    async def _handle_device_info_request(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        device_id = message.target_id or ctx.target_id or ctx.client_id
+        if ctx.client_type == ClientType.CONSTELLATION and ctx.target_id and device_id != ctx.target_id:
+            raise StarweaveError(f"This constellation client is registered for device '{ctx.target_id}' only")
+        info = self.registry.get_client_info(str(device_id))
+        reply = ServerMessage(
+            type=ServerMessageType.DEVICE_INFO_RESPONSE, request_id=message.request_id, response_id=new_id()
+        )
+        if info is None or not self.registry.is_device_connected(str(device_id)):
+            reply.status, reply.error = TaskStatus.ERROR, f"Device '{device_id}' is not connected"
+        else:
+            reply.result = {"device_id": device_id, "platform": info.platform, **(info.system_info or {})}
+        await ctx.send(reply)
