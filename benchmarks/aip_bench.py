@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import re
 import resource
 import statistics
@@ -120,18 +121,20 @@ async def register(port: int, client_id: str) -> ClientConnection:
     return ws
 
 
-async def heartbeat_rtts(connections: list[ClientConnection], rounds: int) -> list[float]:
-    """Each connection sends ``rounds`` heartbeats in turn; the round trips in seconds."""
+async def heartbeat_rtts(connections: list[ClientConnection], rounds: int, interval: float) -> list[float]:
+    """Each connection sends ``rounds`` heartbeats, ``interval`` seconds apart with a random phase
+    (as independent clients do); the round trips in seconds."""
     samples: list[float] = []
 
     async def beat(index: int, ws: ClientConnection) -> None:
-        await asyncio.sleep(index % 100 / 100)  # spread the load as real clients' clocks do
+        await asyncio.sleep(random.uniform(0, interval))
         for _ in range(rounds):
             message = ClientMessage(type=ClientMessageType.HEARTBEAT, client_id=f"c{index}")
             start = time.perf_counter()
             await ws.send(message.model_dump_json(exclude_none=True))
             await ws.recv()
             samples.append(time.perf_counter() - start)
+            await asyncio.sleep(max(0.0, interval - (time.perf_counter() - start)))
 
     await asyncio.gather(*(beat(i, ws) for i, ws in enumerate(connections)))
     return samples
@@ -188,7 +191,7 @@ async def fake_device(port: int, steps: int) -> None:
         await ws.send(reply.model_dump_json(exclude_none=True))
 
 
-async def run(clients: int, rounds: int, steps: int) -> dict[str, float]:
+async def run(clients: int, rounds: int, steps: int, interval: float) -> dict[str, float]:
     """Everything, against one server process."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, clients * 2 + 512)), hard))
@@ -207,7 +210,7 @@ async def run(clients: int, rounds: int, steps: int) -> dict[str, float]:
             registration = time.perf_counter() - start
             await asyncio.sleep(1.0)
             rss = server.memory_info().rss
-            rtts = await heartbeat_rtts(connections, rounds)
+            rtts = await heartbeat_rtts(connections, rounds, interval)
             await asyncio.wait_for(fake_device(port, steps), 120)
             step_log = Path(tmp) / "logs" / "bench" / "response.log"
             records = [json.loads(line) for line in step_log.read_text().splitlines()]
@@ -224,6 +227,7 @@ async def run(clients: int, rounds: int, steps: int) -> dict[str, float]:
         "heartbeat_p50_ms": percentile(rtts, 50) * 1000,
         "heartbeat_p99_ms": percentile(rtts, 99) * 1000,
         "heartbeats": len(rtts),
+        "heartbeats_per_s": clients / interval,
         "command_rtt_p50_ms": statistics.median(command_rtts) * 1000,
         "command_rtt_p99_ms": percentile(command_rtts, 99) * 1000,
     }
@@ -235,7 +239,8 @@ if __name__ == "__main__":
     )
     parser.add_argument("--clients", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3, help="heartbeats per client")
+    parser.add_argument("--interval", type=float, default=10.0, help="seconds between a client's heartbeats")
     parser.add_argument("--steps", type=int, default=50, help="commands in the command round-trip session")
     args = parser.parse_args()
-    figures = asyncio.run(run(args.clients, args.rounds, args.steps))
+    figures = asyncio.run(run(args.clients, args.rounds, args.steps, args.interval))
     print(json.dumps(figures, indent=2))

@@ -1,5 +1,16 @@
-"""The Agent Interaction Protocol: messages, transport, protocols, resilience."""
+"""The Agent Interaction Protocol: messages, transport, protocols, resilience, endpoints."""
 
+from typing import TYPE_CHECKING, Any
+
+from starweave.aip.endpoints import (
+    ConstellationEndpoint,
+    ConstellationProtocol,
+    MessageProcessor,
+    TaskRejected,
+)
+
+if TYPE_CHECKING:  # at run time these come from __getattr__ below (import cycle)
+    from starweave.aip.endpoints import DeviceClientEndpoint, DeviceServerEndpoint
 from starweave.aip.messages import (
     AIPError,
     ClientMessage,
@@ -44,11 +55,16 @@ __all__ = [
     "ClientMessageType",
     "ClientType",
     "CommandProtocol",
+    "ConstellationEndpoint",
+    "ConstellationProtocol",
+    "DeviceClientEndpoint",
     "DeviceInfoProtocol",
+    "DeviceServerEndpoint",
     "HandshakeRejected",
     "HeartbeatManager",
     "HeartbeatProtocol",
     "MemoryTransport",
+    "MessageProcessor",
     "MessageValidator",
     "ProtocolMiddleware",
     "ReconnectionPolicy",
@@ -57,6 +73,7 @@ __all__ = [
     "ServerMessage",
     "ServerMessageType",
     "TaskExecutionProtocol",
+    "TaskRejected",
     "TaskStatus",
     "TimeoutManager",
     "Transport",
@@ -67,3 +84,12 @@ __all__ = [
     "parse_client_message",
     "parse_server_message",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """DeviceClientEndpoint and DeviceServerEndpoint, imported on first use (they import this package)."""
+    if name in ("DeviceClientEndpoint", "DeviceServerEndpoint"):
+        from starweave.aip import endpoints
+
+        return getattr(endpoints, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,173 @@
+"""ConstellationEndpoint against the real agent server (uvicorn on port 0, fake service sessions)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from unit.server.server_kit import FakeSession, peer, running_server
+
+from starweave.aip.endpoints import ConstellationEndpoint, TaskRejected
+from starweave.aip.messages import ServerMessageType, TaskStatus
+from starweave.aip.resilience import ReconnectionStrategy
+from starweave.client.device_info import DeviceInfoProvider
+from starweave.client.runner import ClientOptions, build_device_client
+from starweave.client.websocket import DeviceWebSocketClient
+from starweave.server.app import RunningServer
+
+WAIT = 10.0
+
+
+def ws_url(server: RunningServer) -> str:
+    return f"ws://127.0.0.1:{server.port}/ws"
+
+
+async def wait_until_online(server: RunningServer, client_id: str) -> None:
+    registry = server.app.state.registry
+    deadline = time.monotonic() + WAIT
+    while not registry.is_device_connected(client_id):
+        assert time.monotonic() < deadline, f"{client_id} never registered"
+        await asyncio.sleep(0.02)
+
+
+async def test_task_runs_on_the_device_and_both_sides_get_task_end() -> None:
+    async with running_server() as server, peer(server, "dev1") as device:
+        endpoint = ConstellationEndpoint("galaxy", heartbeat_interval=0.2)
+        try:
+            assert await endpoint.connect_to_device("dev1", ws_url(server))
+            assert server.app.state.registry.get_client_info("galaxy@dev1").target_id == "dev1"
+            sending = asyncio.create_task(
+                endpoint.send_task_to_device("dev1", {"request": "hello", "task_name": "ct1"}, timeout=WAIT)
+            )
+            command = await device.recv_until(ServerMessageType.COMMAND)
+            await device.answer_command(command)
+            end = await asyncio.wait_for(sending, WAIT)
+            assert end.type == ServerMessageType.TASK_END and end.status == TaskStatus.COMPLETED
+            assert end.result == {"echo": "hello"} and end.session_id == command.session_id
+            device_end = await device.recv_until(ServerMessageType.TASK_END)  # dual delivery
+            assert device_end.session_id == end.session_id
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http:
+                stored = (await http.get("/api/task_result/ct1")).json()
+            assert stored["status"] == "done" and stored["result"] == {"echo": "hello"}
+            assert stored["session_id"] == end.session_id
+            # Heartbeats keep flowing as the constellation client without being refused.
+            await asyncio.sleep(0.5)
+            assert endpoint.is_device_connected("dev1") and endpoint.last_error("dev1") is None
+        finally:
+            await endpoint.stop()
+
+
+async def test_connecting_for_an_unknown_device_is_refused() -> None:
+    async with running_server() as server:
+        endpoint = ConstellationEndpoint("galaxy")
+        assert await endpoint.connect_to_device("ghost", ws_url(server)) is False
+        assert "Target device 'ghost' is not connected" in (endpoint.last_error("ghost") or "")
+        assert not endpoint.is_device_connected("ghost")
+        assert server.app.state.registry.get_client_info("galaxy@ghost") is None
+
+
+async def test_unreachable_server_and_wrong_api_key_are_reported() -> None:
+    endpoint = ConstellationEndpoint("galaxy", api_key="wrong")
+    async with running_server(api_key="s3cret") as server, peer(server, "dev1", token="s3cret"):
+        assert await endpoint.connect_to_device("dev1", ws_url(server)) is False
+        assert "1008" in (endpoint.last_error("dev1") or "")
+        good = ConstellationEndpoint("galaxy", api_key="s3cret")
+        assert await good.connect_to_device("dev1", ws_url(server))
+        await good.stop()
+        url = ws_url(server)
+    assert await endpoint.connect_to_device("dev1", url) is False
+    assert "cannot connect" in (endpoint.last_error("dev1") or "")
+
+
+async def test_device_killed_mid_task_fails_the_task_quickly() -> None:
+    async with running_server() as server:
+        endpoint = ConstellationEndpoint("galaxy")
+        try:
+            async with peer(server, "dev1") as device:
+                assert await endpoint.connect_to_device("dev1", ws_url(server))
+                sending = asyncio.create_task(endpoint.send_task_to_device("dev1", {"request": "hello"}))
+                await device.recv_until(ServerMessageType.COMMAND)
+                started = time.monotonic()
+                await device.conn.close()
+            end = await asyncio.wait_for(sending, WAIT)
+            assert time.monotonic() - started < 3.0
+            assert end.status == TaskStatus.FAILED and "Device disconnected" in str(end.error)
+            # The device is gone: the server now refuses new tasks for it.
+            with pytest.raises(TaskRejected, match="not connected"):
+                await endpoint.send_task_to_device("dev1", {"request": "again"}, timeout=WAIT)
+        finally:
+            await endpoint.stop()
+
+
+async def test_constellation_stopping_mid_task_cancels_the_server_session() -> None:
+    async with running_server() as server, peer(server, "dev1") as device:
+        endpoint = ConstellationEndpoint("galaxy")
+        assert await endpoint.connect_to_device("dev1", ws_url(server))
+        sending = asyncio.create_task(endpoint.send_task_to_device("dev1", {"request": "hello"}))
+        await device.recv_until(ServerMessageType.COMMAND)
+        session = FakeSession.created[-1]
+        await endpoint.stop()
+        with pytest.raises(ConnectionError):
+            await asyncio.wait_for(sending, WAIT)
+        deadline = time.monotonic() + WAIT
+        while not session.cancelled:
+            assert time.monotonic() < deadline, "the orphaned session kept running"
+            await asyncio.sleep(0.02)
+
+
+async def test_real_device_client_runs_a_task_and_reports_its_system_info(tmp_path: Path) -> None:
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    options = ClientOptions(
+        client_id="real-dev", platform="linux", workspace=tmp_path / "ws", config_dir=config_dir
+    )
+    async with running_server() as server:
+        device_client = build_device_client(options)
+        client = DeviceWebSocketClient(
+            ws_url(server),
+            device_client,
+            heartbeat_interval=0.5,
+            reconnection_strategy=ReconnectionStrategy(max_retries=1),
+        )
+        running = asyncio.create_task(client.connect_and_listen())
+        endpoint = ConstellationEndpoint("galaxy")
+        try:
+            await wait_until_online(server, "real-dev")
+            assert await endpoint.connect_to_device("real-dev", ws_url(server))
+            info = await endpoint.request_device_info("real-dev")
+            expected = DeviceInfoProvider().collect_system_info("real-dev").to_dict()
+            assert info is not None and info["device_id"] == "real-dev" and info["platform"] == "linux"
+            assert info["cpu_count"] == expected["cpu_count"] and info["os_version"] == expected["os_version"]
+            # The fake session asks for an "echo" tool the device lacks: the device answers with a
+            # failure result, the session still finishes, and the TASK_END comes back.
+            end = await endpoint.send_task_to_device("real-dev", {"request": "hi"}, timeout=WAIT)
+            assert end.status == TaskStatus.COMPLETED and end.result == {"echo": None}
+        finally:
+            await endpoint.stop()
+            await client.stop()
+            await asyncio.wait_for(running, WAIT)
+            await device_client.aclose()
+
+
+async def test_endpoint_reconnects_after_the_server_restarts_on_the_same_port() -> None:
+    strategy = ReconnectionStrategy(max_retries=20, initial_backoff=0.05, max_backoff=0.2)
+    endpoint = ConstellationEndpoint("galaxy", reconnection_strategy=strategy)
+    try:
+        async with running_server() as server, peer(server, "dev1"):
+            port = server.port
+            assert await endpoint.connect_to_device("dev1", ws_url(server))
+        async with running_server(port=port) as server, peer(server, "dev1") as device:
+            deadline = time.monotonic() + WAIT
+            while not endpoint.is_device_connected("dev1"):
+                assert time.monotonic() < deadline, endpoint.last_error("dev1")
+                await asyncio.sleep(0.05)
+            sending = asyncio.create_task(
+                endpoint.send_task_to_device("dev1", {"request": "back"}, timeout=WAIT)
+            )
+            await device.answer_command(await device.recv_until(ServerMessageType.COMMAND))
+            assert (await asyncio.wait_for(sending, WAIT)).result == {"echo": "back"}
+    finally:
+        await endpoint.stop()
