@@ -230,6 +230,13 @@ def client(
     heartbeat_interval: Annotated[
         float, typer.Option("--heartbeat-interval", help="Seconds between heartbeats.")
     ] = 30.0,
+    duplicate_wait: Annotated[
+        float,
+        typer.Option(
+            "--duplicate-wait",
+            help="Keep retrying this long while the server still holds a stale connection with this id.",
+        ),
+    ] = 120.0,
     config_dir: ConfigDirOption = None,
     log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
 ) -> None:
@@ -248,6 +255,7 @@ def client(
         config_dir=config_dir,
         max_retries=max_retries,
         heartbeat_interval=heartbeat_interval,
+        duplicate_wait=duplicate_wait,
     )
     try:
         code = asyncio.run(run_device_client(options))

@@ -1,6 +1,8 @@
-"""The Agent Interaction Protocol: messages, transport, protocols, resilience, endpoints."""
+"""The Agent Interaction Protocol: messages, transport, protocols, resilience, endpoints.
 
-from typing import TYPE_CHECKING, Any
+The device and server endpoints live in the layers above: starweave.client.websocket.DeviceWebSocketClient
+and starweave.server.ws_handler.WebSocketHandler.
+"""
 
 from starweave.aip.endpoints import (
     ConstellationEndpoint,
@@ -8,9 +10,6 @@ from starweave.aip.endpoints import (
     MessageProcessor,
     TaskRejected,
 )
-
-if TYPE_CHECKING:  # at run time these come from __getattr__ below (import cycle)
-    from starweave.aip.endpoints import DeviceClientEndpoint, DeviceServerEndpoint
 from starweave.aip.messages import (
     AIPError,
     ClientMessage,
@@ -57,9 +56,7 @@ __all__ = [
     "CommandProtocol",
     "ConstellationEndpoint",
     "ConstellationProtocol",
-    "DeviceClientEndpoint",
     "DeviceInfoProtocol",
-    "DeviceServerEndpoint",
     "HandshakeRejected",
     "HeartbeatManager",
     "HeartbeatProtocol",
@@ -84,12 +81,3 @@ __all__ = [
     "parse_client_message",
     "parse_server_message",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """DeviceClientEndpoint and DeviceServerEndpoint, imported on first use (they import this package)."""
-    if name in ("DeviceClientEndpoint", "DeviceServerEndpoint"):
-        from starweave.aip import endpoints
-
-        return getattr(endpoints, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,20 +6,18 @@ device; the server answers with a TASK_END per session (also when the device dro
 with the reason). Sockets come from ``transport_factory`` (WebSocketTransport by default), so all of
 it runs over ``memory_transport_pair()`` in tests.
 
-The other endpoints of the spec already exist under other names and are re-exported lazily here
-(importing them eagerly would import the client and server packages, which import this package):
-``DeviceClientEndpoint`` (starweave.client.websocket) and ``DeviceServerEndpoint``
-(starweave.server.ws_handler.WebSocketHandler).
+The spec's other endpoints live in the layers above (this package must not import them): the
+device side is ``starweave.client.websocket.DeviceWebSocketClient`` (the spec's DeviceClientEndpoint)
+and the server side ``starweave.server.ws_handler.WebSocketHandler`` (the spec's DeviceServerEndpoint).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from starweave.aip.messages import (
     AIPError,
@@ -41,15 +39,9 @@ from starweave.aip.protocols import (
 from starweave.aip.resilience import HeartbeatManager, ReconnectionPolicy, ReconnectionStrategy
 from starweave.aip.transport import Transport, TransportClosed, WebSocketTransport
 
-if TYPE_CHECKING:  # at run time these come from __getattr__ below (import cycle)
-    from starweave.client.websocket import DeviceClientEndpoint
-    from starweave.server.ws_handler import WebSocketHandler as DeviceServerEndpoint
-
 __all__ = [
     "ConstellationEndpoint",
     "ConstellationProtocol",
-    "DeviceClientEndpoint",
-    "DeviceServerEndpoint",
     "MessageProcessor",
     "TaskRejected",
 ]
@@ -57,19 +49,6 @@ __all__ = [
 log = logging.getLogger("starweave.aip.endpoints")
 
 API_KEY_HEADER = "X-API-Key"
-
-_ALIASES = {
-    "DeviceClientEndpoint": ("starweave.client.websocket", "DeviceClientEndpoint"),
-    "DeviceServerEndpoint": ("starweave.server.ws_handler", "WebSocketHandler"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Lazy aliases for the endpoints that live in the client and server packages."""
-    target = _ALIASES.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(target[0]), target[1])
 
 
 class TaskRejected(AIPError):
@@ -342,50 +321,43 @@ class ConstellationEndpoint:
     async def on_device_disconnected(self, device_id: str) -> None:
         """Called when the connection for ``device_id`` is lost (not on a deliberate disconnect).
 
-        Default: fail the device's pending tasks, then reconnect in the background if a
-        ReconnectionStrategy was given. Override to notify an orchestrator (call super() to keep it).
+        Default: fail the device's pending tasks, then, if a ReconnectionStrategy was given, run its
+        ``handle_disconnection`` in the background. Override to notify an orchestrator (call super()
+        to keep it), or define ``notify_disconnection(device_id)``, which that handling awaits.
         """
         await self.cancel_device_tasks(device_id, self.last_error(device_id) or "device disconnected")
         strategy = self.reconnection_strategy
         if strategy is None or strategy.policy == ReconnectionPolicy.NONE or self._stopped:
             return
         if device_id not in self._reconnects:
-            task = asyncio.create_task(self._background_reconnect(device_id), name=f"reconnect-{device_id}")
+            task = asyncio.create_task(
+                self._background_reconnect(strategy, device_id), name=f"reconnect-{device_id}"
+            )
             self._reconnects[device_id] = task
 
-    async def _background_reconnect(self, device_id: str) -> bool:
+    async def _background_reconnect(self, strategy: ReconnectionStrategy, device_id: str) -> bool:
         try:
-            return await self.reconnect_device(device_id)
+            return await strategy.handle_disconnection(self, device_id)
         finally:
             if self._reconnects.get(device_id) is asyncio.current_task():
                 del self._reconnects[device_id]
 
     async def reconnect_device(self, device_id: str) -> bool:
-        """Reconnect to the last server of ``device_id``, backing off per the strategy between tries.
+        """One attempt to reconnect to the last server of ``device_id`` (True if already connected).
 
-        Without a strategy this is one immediate attempt. False (reason in last_error) when all fail.
+        Backoff between attempts is ReconnectionStrategy.attempt_reconnection's job, not this one's.
+        False, with the reason in last_error, when the attempt fails or the endpoint was stopped.
         """
         url = self._urls.get(device_id)
         if url is None:
             self._errors[device_id] = f"device '{device_id}' was never connected; use connect_to_device"
             return False
-        strategy = self.reconnection_strategy
-        attempts = max(1, strategy.max_retries) if strategy is not None else 1
-        for attempt in range(1, attempts + 1):
+        async with self._lock(device_id):
+            if self.is_device_connected(device_id):
+                return True
             if self._stopped:
                 return False
-            if strategy is not None:
-                await strategy.wait(attempt)
-            async with self._lock(device_id):
-                if self.is_device_connected(device_id):
-                    return True
-                if self._stopped:
-                    return False
-                if await self._open(device_id, url):
-                    log.info("Reconnected to device %s (attempt %d)", device_id, attempt)
-                    return True
-        log.error("Giving up reconnecting to device %s: %s", device_id, self.last_error(device_id))
-        return False
+            return await self._open(device_id, url)
 
     async def cancel_device_tasks(self, device_id: str, reason: str) -> None:
         """Fail every pending task and info request of ``device_id`` with ConnectionError(reason)."""

@@ -3,7 +3,9 @@
 Field for field the reference's ``aip.messages`` (spec A §1): pydantic models serialised as UTF-8
 JSON with lowercase enum values. Unknown fields are kept (``extra="allow"``) so a peer's additions
 survive a round trip. ``parse_client_message`` / ``parse_server_message`` validate a frame and check
-the fields its type requires (``MessageValidator``), raising :class:`AIPError` with a clear reason.
+the fields its type requires, raising :class:`AIPError` with a clear reason. Frames are parsed
+through pydantic discriminated unions (``ClientFrame``, ``ServerFrame``): one model per message
+type, chosen by ``type``, each a subclass of ClientMessage / ServerMessage.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from starweave.commands.models import Command, Result, ResultStatus
 from starweave.errors import StarweaveError
@@ -191,22 +193,172 @@ class ServerMessage(_Model):
     result: Any = None
 
 
+# One model per message type, discriminated by ``type``: the parser picks the right one and
+# pydantic enforces the fields that type requires. Each is still a ClientMessage / ServerMessage.
+
+
+class RegisterMessage(ClientMessage):
+    """REGISTER: a client announces itself (metadata: platform, system_info, ...)."""
+
+    type: Literal[ClientMessageType.REGISTER] = ClientMessageType.REGISTER
+    client_id: str
+
+
+class ClientHeartbeat(ClientMessage):
+    """HEARTBEAT from a client."""
+
+    type: Literal[ClientMessageType.HEARTBEAT] = ClientMessageType.HEARTBEAT
+    client_id: str
+
+
+class TaskRequest(ClientMessage):
+    """TASK from a client: run ``request`` (on ``target_id`` for a constellation)."""
+
+    type: Literal[ClientMessageType.TASK] = ClientMessageType.TASK
+    request: str
+    client_id: str
+
+
+class ClientTaskEnd(ClientMessage):
+    """TASK_END from a client."""
+
+    type: Literal[ClientMessageType.TASK_END] = ClientMessageType.TASK_END
+    session_id: str
+
+
+class CommandResults(ClientMessage):
+    """COMMAND_RESULTS: one Result per command of the COMMAND named by ``prev_response_id``."""
+
+    type: Literal[ClientMessageType.COMMAND_RESULTS] = ClientMessageType.COMMAND_RESULTS
+    action_results: list[Result]
+    prev_response_id: str
+
+
+class ClientDeviceInfoRequest(ClientMessage):
+    """DEVICE_INFO_REQUEST from a (constellation) client."""
+
+    type: Literal[ClientMessageType.DEVICE_INFO_REQUEST] = ClientMessageType.DEVICE_INFO_REQUEST
+    request_id: str
+
+
+class ClientDeviceInfoResponse(ClientMessage):
+    """DEVICE_INFO_RESPONSE from a device."""
+
+    type: Literal[ClientMessageType.DEVICE_INFO_RESPONSE] = ClientMessageType.DEVICE_INFO_RESPONSE
+
+
+class ClientError(ClientMessage):
+    """ERROR from a client."""
+
+    type: Literal[ClientMessageType.ERROR] = ClientMessageType.ERROR
+    error: str
+
+
+class TaskAssignment(ServerMessage):
+    """TASK from the server: a dispatched request for a device."""
+
+    type: Literal[ServerMessageType.TASK] = ServerMessageType.TASK
+    user_request: str
+    task_name: str
+    session_id: str
+
+
+class CommandMessage(ServerMessage):
+    """COMMAND: tool calls for the device; answered by COMMAND_RESULTS."""
+
+    type: Literal[ServerMessageType.COMMAND] = ServerMessageType.COMMAND
+    actions: list[Command]
+    response_id: str
+    session_id: str
+
+
+class ServerTaskEnd(ServerMessage):
+    """TASK_END from the server: the session ended (status completed or failed)."""
+
+    type: Literal[ServerMessageType.TASK_END] = ServerMessageType.TASK_END
+    session_id: str
+
+
+class ServerHeartbeat(ServerMessage):
+    """HEARTBEAT from the server: a heartbeat ack, or the registration confirmation."""
+
+    type: Literal[ServerMessageType.HEARTBEAT] = ServerMessageType.HEARTBEAT
+    response_id: str
+
+
+class ServerDeviceInfoRequest(ServerMessage):
+    """DEVICE_INFO_REQUEST from the server."""
+
+    type: Literal[ServerMessageType.DEVICE_INFO_REQUEST] = ServerMessageType.DEVICE_INFO_REQUEST
+    request_id: str
+
+
+class ServerDeviceInfoResponse(ServerMessage):
+    """DEVICE_INFO_RESPONSE from the server."""
+
+    type: Literal[ServerMessageType.DEVICE_INFO_RESPONSE] = ServerMessageType.DEVICE_INFO_RESPONSE
+
+
+class ServerError(ServerMessage):
+    """ERROR from the server."""
+
+    type: Literal[ServerMessageType.ERROR] = ServerMessageType.ERROR
+    error: str
+
+
+ClientFrame = Annotated[
+    RegisterMessage
+    | ClientHeartbeat
+    | TaskRequest
+    | ClientTaskEnd
+    | CommandResults
+    | ClientDeviceInfoRequest
+    | ClientDeviceInfoResponse
+    | ClientError,
+    Field(discriminator="type"),
+]
+ServerFrame = Annotated[
+    TaskAssignment
+    | CommandMessage
+    | ServerTaskEnd
+    | ServerHeartbeat
+    | ServerDeviceInfoRequest
+    | ServerDeviceInfoResponse
+    | ServerError,
+    Field(discriminator="type"),
+]
+_CLIENT_FRAME: TypeAdapter[ClientMessage] = TypeAdapter(ClientFrame)
+_SERVER_FRAME: TypeAdapter[ServerMessage] = TypeAdapter(ServerFrame)
+
+
+def _required_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(name for name, info in model.model_fields.items() if info.is_required())
+
+
 _CLIENT_REQUIRED: dict[ClientMessageType, tuple[str, ...]] = {
-    ClientMessageType.REGISTER: ("client_id",),
-    ClientMessageType.HEARTBEAT: ("client_id",),
-    ClientMessageType.TASK: ("request", "client_id"),
-    ClientMessageType.TASK_END: ("session_id",),
-    ClientMessageType.COMMAND_RESULTS: ("action_results", "prev_response_id"),
-    ClientMessageType.DEVICE_INFO_REQUEST: ("request_id",),
-    ClientMessageType.ERROR: ("error",),
+    ClientMessageType(m.model_fields["type"].default): _required_fields(m)
+    for m in (
+        RegisterMessage,
+        ClientHeartbeat,
+        TaskRequest,
+        ClientTaskEnd,
+        CommandResults,
+        ClientDeviceInfoRequest,
+        ClientDeviceInfoResponse,
+        ClientError,
+    )
 }
 _SERVER_REQUIRED: dict[ServerMessageType, tuple[str, ...]] = {
-    ServerMessageType.TASK: ("user_request", "task_name", "session_id"),
-    ServerMessageType.COMMAND: ("actions", "response_id", "session_id"),
-    ServerMessageType.TASK_END: ("session_id",),
-    ServerMessageType.HEARTBEAT: ("response_id",),
-    ServerMessageType.DEVICE_INFO_REQUEST: ("request_id",),
-    ServerMessageType.ERROR: ("error",),
+    ServerMessageType(m.model_fields["type"].default): _required_fields(m)
+    for m in (
+        TaskAssignment,
+        CommandMessage,
+        ServerTaskEnd,
+        ServerHeartbeat,
+        ServerDeviceInfoRequest,
+        ServerDeviceInfoResponse,
+        ServerError,
+    )
 }
 
 
@@ -248,26 +400,38 @@ class MessageValidator:
         return bool(message.type) and bool(message.status)
 
 
-def _parse(model: type[ClientMessage] | type[ServerMessage], frame: str | bytes) -> Any:
+def _parse(adapter: TypeAdapter[Any], name: str, frame: str | bytes) -> Any:
     try:
-        message = model.model_validate_json(frame)
+        message = adapter.validate_json(frame)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(message)"
-        raise AIPError(f"invalid {model.__name__}: {where}: {first['msg']}") from None
+        raise AIPError(_describe(name, exc)) from None
     missing = MessageValidator.problems(message)
     if missing:
-        raise AIPError(f"{model.__name__} of type {message.type.value!r} lacks {', '.join(missing)}")
+        raise AIPError(f"{name} of type {message.type.value!r} lacks {', '.join(missing)}")
     return message
+
+
+def _describe(name: str, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = [str(p) for p in first["loc"]]
+    kind = first["type"]
+    if kind == "union_tag_not_found":
+        return f"invalid {name}: type: missing (every AIP message has a 'type')"
+    if kind == "union_tag_invalid":
+        return f"invalid {name}: type: {first['msg']}"
+    if kind == "missing" and len(loc) == 2:
+        return f"{name} of type {loc[0]!r} lacks {loc[1]}"
+    where = ".".join(loc[1:] if len(loc) > 1 else loc) or "(message)"
+    return f"invalid {name}: {where}: {first['msg']}"
 
 
 def parse_client_message(frame: str | bytes) -> ClientMessage:
     """Validate one client frame (JSON text or UTF-8 bytes); AIPError says what is wrong."""
-    message: ClientMessage = _parse(ClientMessage, frame)
+    message: ClientMessage = _parse(_CLIENT_FRAME, "ClientMessage", frame)
     return message
 
 
 def parse_server_message(frame: str | bytes) -> ServerMessage:
     """Validate one server frame (JSON text or UTF-8 bytes); AIPError says what is wrong."""
-    message: ServerMessage = _parse(ServerMessage, frame)
+    message: ServerMessage = _parse(_SERVER_FRAME, "ServerMessage", frame)
     return message

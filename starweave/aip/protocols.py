@@ -12,6 +12,7 @@ import platform as _platform
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from starweave.aip import builders
 from starweave.aip.messages import (
     AIPError,
     ClientMessage,
@@ -113,14 +114,10 @@ class AIPProtocol:
 
     async def send_error(self, error: str, response_id: str | None = None) -> None:
         """Send a server ERROR message (status error)."""
-        await self.send_message(
-            ServerMessage(
-                type=ServerMessageType.ERROR,
-                status=TaskStatus.ERROR,
-                error=error,
-                response_id=response_id or new_id(),
-            )
-        )
+        message = builders.error_message(error)
+        if response_id:
+            message.response_id = response_id
+        await self.send_message(message)
 
 
 class RegistrationProtocol(AIPProtocol):
@@ -196,11 +193,7 @@ class RegistrationProtocol(AIPProtocol):
 
     async def send_registration_confirmation(self, response_id: str | None = None) -> None:
         """Server side: accept a registration (HEARTBEAT, status ok)."""
-        await self.send_message(
-            ServerMessage(
-                type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=response_id or new_id()
-            )
-        )
+        await self.send_message(builders.heartbeat_ack(response_id))
 
     async def send_registration_error(self, error: str) -> None:
         """Server side: refuse a registration with a reason."""
@@ -224,11 +217,7 @@ class HeartbeatProtocol(AIPProtocol):
 
     async def send_heartbeat_ack(self, response_id: str | None = None) -> None:
         """Server side: acknowledge a heartbeat."""
-        await self.send_message(
-            ServerMessage(
-                type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=response_id or new_id()
-            )
-        )
+        await self.send_message(builders.heartbeat_ack(response_id))
 
 
 class TaskExecutionProtocol(AIPProtocol):
@@ -315,13 +304,11 @@ class TaskExecutionProtocol(AIPProtocol):
     ) -> None:
         """Server side: hand a task to a device."""
         await self.send_message(
-            ServerMessage(
-                type=ServerMessageType.TASK,
-                status=TaskStatus.CONTINUE,
-                user_request=user_request,
-                task_name=task_name,
-                session_id=session_id,
-                response_id=response_id or new_id(),
+            builders.task_assignment(
+                user_request,
+                task_name,
+                session_id,
+                response_id,
                 agent_name=agent_name,
                 process_name=process_name,
             )
@@ -342,20 +329,17 @@ class TaskExecutionProtocol(AIPProtocol):
         root_name: str | None = None,
     ) -> str:
         """Server side: send ``actions`` as one COMMAND; returns its response_id (the results echo it)."""
-        response_id = response_id or new_id()
-        await self.send_message(
-            ServerMessage(
-                type=ServerMessageType.COMMAND,
-                status=status,
-                actions=actions,
-                session_id=session_id,
-                response_id=response_id,
-                agent_name=agent_name,
-                process_name=process_name,
-                root_name=root_name,
-            )
+        message = builders.command_message(
+            actions,
+            session_id,
+            response_id,
+            status,
+            agent_name=agent_name,
+            process_name=process_name,
+            root_name=root_name,
         )
-        return response_id
+        await self.send_message(message)
+        return str(message.response_id)
 
     async def send_task_end(
         self,
@@ -366,16 +350,10 @@ class TaskExecutionProtocol(AIPProtocol):
         response_id: str | None = None,
     ) -> None:
         """Server side: the task finished (completed or failed)."""
-        await self.send_message(
-            ServerMessage(
-                type=ServerMessageType.TASK_END,
-                status=status,
-                session_id=session_id,
-                result=result,
-                error=error,
-                response_id=response_id or new_id(),
-            )
-        )
+        message = builders.task_end(session_id, status, result, error)
+        if response_id:
+            message.response_id = response_id
+        await self.send_message(message)
 
 
 class DeviceInfoProtocol(AIPProtocol):
@@ -401,16 +379,7 @@ class DeviceInfoProtocol(AIPProtocol):
         self, device_info: dict[str, Any] | None, request_id: str, error: str | None = None
     ) -> None:
         """Answer a device-info request (status error when ``error`` is given)."""
-        await self.send_message(
-            ServerMessage(
-                type=ServerMessageType.DEVICE_INFO_RESPONSE,
-                status=TaskStatus.ERROR if error else TaskStatus.OK,
-                result=device_info,
-                request_id=request_id,
-                response_id=new_id(),
-                error=error,
-            )
-        )
+        await self.send_message(builders.device_info_response(device_info, request_id, error))
 
 
 _TOOL_TYPES = frozenset({"action", "data_collection"})

@@ -34,13 +34,24 @@ from starweave.aip.resilience import HeartbeatManager, Sleep
 from starweave.aip.transport import Transport, TransportClosed
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
+from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results
 
-__all__ = ["AUTH_CLOSE_CODES", "DeviceConnection", "DeviceProtocol", "RegistrationRefused", "is_auth_refusal"]
+__all__ = [
+    "AUTH_CLOSE_CODES",
+    "DEAD_SERVER_INTERVALS",
+    "DeviceConnection",
+    "DeviceProtocol",
+    "RegistrationRefused",
+    "is_auth_refusal",
+    "is_duplicate_refusal",
+]
 
 log = logging.getLogger("starweave.client")
 
 # 1008 = policy violation (what a server closes with for a bad token); 4001/4003 mirror HTTP 401/403.
 AUTH_CLOSE_CODES = frozenset({1008, 4001, 4003})
+# Silence from the server for this many heartbeat intervals means it is gone (half-open connection).
+DEAD_SERVER_INTERVALS = 3
 _AUTH_WORDS = ("token", "api key", "api_key", "apikey", "unauthori", "forbidden", "authenticat", "credential")
 
 
@@ -48,6 +59,11 @@ def is_auth_refusal(reason: str) -> bool:
     """True when a refusal is about credentials: retrying cannot help."""
     text = reason.lower()
     return any(word in text for word in _AUTH_WORDS)
+
+
+def is_duplicate_refusal(reason: str) -> bool:
+    """True when a refusal says this client id is still connected (a stale connection on the server)."""
+    return "already connected" in reason.lower()
 
 
 class RegistrationRefused(AIPError):
@@ -66,9 +82,12 @@ class DeviceProtocol(RegistrationProtocol, HeartbeatProtocol, TaskExecutionProto
 class DeviceConnection:
     """Registers a device on an open transport, then serves it until the connection closes.
 
-    One task at a time: a TASK while another runs is ignored with a warning. Each COMMAND runs in
+    One task at a time: a TASK while another runs is ignored with a warning; an ERROR or TASK_END
+    about the running session ends it. Each COMMAND runs in
     its own asyncio task (so heartbeats keep being read), in order under the client's task lock.
     A TASK_END for the running session, or the end of the connection, cancels that task's commands.
+    No message from the server for DEAD_SERVER_INTERVALS heartbeat intervals closes the transport
+    (``dead_reason`` says so), so the caller reconnects instead of serving a half-open connection.
     """
 
     def __init__(
@@ -81,6 +100,7 @@ class DeviceConnection:
         registration_timeout: float = 30.0,
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     ) -> None:
         self.transport = transport
         self.device_client = device_client
@@ -90,6 +110,10 @@ class DeviceConnection:
         self.info_provider = info_provider or DeviceInfoProvider()
         self.registration_timeout = registration_timeout
         self._clock = clock
+        self._sleep = sleep
+        self.max_frame_bytes = max_frame_bytes
+        self.last_server_message: float | None = None
+        self.dead_reason: str | None = None
         self.current_session_id: str | None = None
         self.registered = False
         self.heartbeat_acks = 0
@@ -152,11 +176,30 @@ class DeviceConnection:
         """Read and handle messages and send heartbeats until the connection closes."""
         self.heartbeats.start_heartbeat(self.client_id, self.heartbeat_interval)
         log.info("[WS] Heartbeat loop started (interval: %gs)", self.heartbeat_interval)
+        self.last_server_message = self._clock()
+        watchdog = asyncio.create_task(self._watch_server(), name=f"watchdog-{self.client_id}")
         try:
             await self.receive_loop()
         finally:
+            watchdog.cancel()
+            await asyncio.gather(watchdog, return_exceptions=True)
             self.heartbeats.stop_all()
             await self.cancel_all("disconnected")
+
+    async def _watch_server(self) -> None:
+        """Close the transport once the server has been silent for DEAD_SERVER_INTERVALS intervals."""
+        limit = DEAD_SERVER_INTERVALS * self.heartbeat_interval
+        while True:
+            await self._sleep(self.heartbeat_interval / 2)
+            silent = self._clock() - (self.last_server_message or 0.0)
+            if silent >= limit:
+                self.dead_reason = (
+                    f"no answer from the server for {silent:.1f}s ({DEAD_SERVER_INTERVALS} heartbeat "
+                    "intervals); assuming the connection is dead"
+                )
+                log.warning("[WS] %s; reconnecting", self.dead_reason)
+                await self.transport.close(1001, "server not answering heartbeats")
+                return
 
     async def run(self) -> None:
         """Register, then serve."""
@@ -169,11 +212,13 @@ class DeviceConnection:
             try:
                 message = await self.protocol.receive_message(ServerMessage)
             except AIPError as exc:
+                self.last_server_message = self._clock()  # malformed, but the server is alive
                 log.warning("[WS] Dropping a malformed message: %s", exc)
                 continue
             except ConnectionError as exc:
                 log.info("[WS] Connection closed: %s", exc)
                 return
+            self.last_server_message = self._clock()
             await self.handle_message(message)
 
     async def handle_message(self, message: ServerMessage) -> None:
@@ -190,12 +235,21 @@ class DeviceConnection:
             self.last_heartbeat_ack = self._clock()
             log.debug("[WS] Heartbeat acknowledged (%s)", message.response_id)
         elif kind == ServerMessageType.ERROR:
-            self.server_errors.append(message.error or "")
-            log.error("[WS] Server error: %s", message.error)
+            await self._server_error(message)
         elif kind == ServerMessageType.DEVICE_INFO_REQUEST:
             await self._answer_device_info(message)
         else:
             log.warning("[WS] Ignoring unexpected %s message", kind.value)
+
+    async def _server_error(self, message: ServerMessage) -> None:
+        """Log an ERROR; one about the running session (e.g. its TASK echo was refused) ends that task."""
+        self.server_errors.append(message.error or "")
+        log.error("[WS] Server error: %s", message.error)
+        session_id = message.session_id
+        if session_id is not None and session_id == self.current_session_id:
+            log.warning("[WS] The server refused task %s; the device is free for the next task", session_id)
+            await self._cancel_session(session_id, "refused by the server")
+            self._clear_task(session_id)
 
     def start_task(self, message: ServerMessage) -> None:
         """Accept a dispatched TASK (unless one runs) and confirm it with a ClientMessage TASK."""
@@ -253,6 +307,15 @@ class DeviceConnection:
                     Result(status=ResultStatus.FAILURE, error=error, call_id=action.call_id)
                     for action in message.actions or []
                 ]
+        envelope = ClientMessage(
+            type=ClientMessageType.COMMAND_RESULTS,
+            status=message.status,
+            session_id=message.session_id,
+            client_id=self.client_id,
+            prev_response_id=message.response_id or "",
+            request_id=new_id(),
+        )
+        results = fit_results(envelope, results, self.max_frame_bytes)
         try:
             await self.protocol.send_command_results(
                 results, message.session_id, self.client_id, message.response_id or "", message.status

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from starweave.aip.resilience import ReconnectionStrategy
 from starweave.client.device_client import DeviceClient
+from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.client.websocket import DeviceWebSocketClient
 from starweave.config import load_config
 from starweave.errors import ConfigError, ToolError
@@ -47,6 +48,11 @@ class ClientOptions:
     initial_backoff: float = 1.0
     max_backoff: float = 60.0
     registration_timeout: float = 30.0
+    # Keep retrying a refused "id already connected" this long: the server drops a half-open
+    # connection only after its heartbeat timeout (90 s by default).
+    duplicate_wait: float = 120.0
+    # The server's frame limit; larger COMMAND_RESULTS are cut down to failures that say so.
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
 
 
 def build_device_client(options: ClientOptions) -> DeviceClient:
@@ -90,6 +96,8 @@ async def run_device_client(options: ClientOptions, report: Callable[[str], None
         heartbeat_interval=options.heartbeat_interval,
         reconnection_strategy=strategy,
         registration_timeout=options.registration_timeout,
+        duplicate_wait=options.duplicate_wait,
+        max_frame_bytes=options.max_frame_bytes,
     )
     try:
         code = await endpoint.connect_and_listen()

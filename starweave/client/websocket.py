@@ -1,21 +1,25 @@
 """The device's WebSocket loop (the reference's UFOWebSocketClient / DeviceClientEndpoint, spec A §6.2).
 
 Connect → register → serve (receive + heartbeat) → on loss, back off and reconnect. The retry count
-restarts after every successful registration; a refusal about credentials is not retried.
+restarts after every successful registration; a refusal about credentials is not retried. A refusal
+because this client id is still connected (the server keeps a half-open connection until its
+heartbeat timeout, 90 s by default) is retried for ``duplicate_wait`` seconds even past max_retries.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
 from starweave.aip.transport import HandshakeRejected, Transport, WebSocketTransport
-from starweave.client.connection import DeviceConnection, RegistrationRefused
+from starweave.client.connection import DeviceConnection, RegistrationRefused, is_duplicate_refusal
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
+from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES
 
 __all__ = [
     "EXIT_GAVE_UP",
@@ -63,6 +67,9 @@ class DeviceWebSocketClient:
         info_provider: DeviceInfoProvider | None = None,
         registration_timeout: float = 30.0,
         transport_factory: Callable[[], Transport] = WebSocketTransport,
+        duplicate_wait: float = 120.0,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.ws_url = ws_url
         self.device_client = device_client
@@ -72,6 +79,10 @@ class DeviceWebSocketClient:
         self.info_provider = info_provider or DeviceInfoProvider()
         self.registration_timeout = registration_timeout
         self.transport_factory = transport_factory
+        self.duplicate_wait = duplicate_wait
+        self.max_frame_bytes = max_frame_bytes
+        self._clock = clock
+        self._duplicate_since: float | None = None  # first "id already connected" refusal in a row
         self.last_error: str | None = None
         self.registrations = 0
         self.connection: DeviceConnection | None = None
@@ -99,14 +110,12 @@ class DeviceWebSocketClient:
         failures = 0  # failed attempts since the last successful registration (for giving up)
         setbacks = 0  # failures plus a lost registered connection (for the backoff)
         while not self._stop.is_set():
-            if failures >= self.max_attempts or (
-                failures and self.strategy.policy == ReconnectionPolicy.NONE
-            ):
+            if (
+                failures >= self.max_attempts
+                or (failures and self.strategy.policy == ReconnectionPolicy.NONE)
+            ) and not self._waiting_for_stale_id():
                 log.error("[WS] Max retries reached. Exiting.")
-                self.last_error = (
-                    f"gave up after {failures} failed connection attempt(s) to {self.ws_url}: "
-                    f"{self.last_error or 'unknown error'}"
-                )
+                self.last_error = self._give_up_reason(failures)
                 return EXIT_GAVE_UP
             if setbacks and self.strategy.policy == ReconnectionPolicy.NONE:
                 return EXIT_GAVE_UP
@@ -123,10 +132,16 @@ class DeviceWebSocketClient:
                 log.error("[WS] %s", exc.reason)
                 if exc.fatal:
                     return EXIT_REFUSED
+                if is_duplicate_refusal(exc.reason):
+                    if self._duplicate_since is None:
+                        self._duplicate_since = self._clock()
+                else:
+                    self._duplicate_since = None
                 failures += 1
                 setbacks += 1
                 continue
             except HandshakeRejected as exc:
+                self._duplicate_since = None
                 self.last_error = str(exc)
                 log.error("[WS] %s", exc)
                 if exc.status_code in (401, 403):
@@ -136,15 +151,46 @@ class DeviceWebSocketClient:
                 setbacks += 1
                 continue
             except ConnectionError as exc:
+                self._duplicate_since = None
                 self.last_error = str(exc) or type(exc).__name__
                 log.warning("[WS] Connection failed: %s", self.last_error)
                 failures += 1
                 setbacks += 1
                 continue
             # Registered and served until the connection dropped: the retry count starts afresh.
+            self._duplicate_since = None
             failures = 0
             setbacks = 1
         return EXIT_OK
+
+    def _waiting_for_stale_id(self) -> bool:
+        """True while the last refusals were "id already connected" for less than duplicate_wait."""
+        if self._duplicate_since is None or self.strategy.policy == ReconnectionPolicy.NONE:
+            return False
+        waited = self._clock() - self._duplicate_since
+        if waited < self.duplicate_wait:
+            log.info(
+                "[WS] Client id %s is still connected on the server (probably a stale connection); "
+                "retrying for up to %.0fs more",
+                self.device_client.client_id,
+                self.duplicate_wait - waited,
+            )
+            return True
+        return False
+
+    def _give_up_reason(self, failures: int) -> str:
+        if self._duplicate_since is not None:
+            waited = self._clock() - self._duplicate_since
+            client_id = self.device_client.client_id
+            return (
+                f"client id {client_id!r} is still connected on the server; gave up after waiting "
+                f"{waited:.0f}s ({failures} attempts) for the server to drop the old connection. "
+                "Stop the other client using this id, or start this one with a different --client-id"
+            )
+        return (
+            f"gave up after {failures} failed connection attempt(s) to {self.ws_url}: "
+            f"{self.last_error or 'unknown error'}"
+        )
 
     async def _connect_once(self) -> None:
         transport = self.transport_factory()
@@ -160,13 +206,16 @@ class DeviceWebSocketClient:
                 heartbeat_interval=self.heartbeat_interval,
                 info_provider=self.info_provider,
                 registration_timeout=self.registration_timeout,
+                max_frame_bytes=self.max_frame_bytes,
             )
             self.connection = connection
             await connection.register()
             self.registrations += 1
             await connection.serve()
             code = transport.close_code
-            self.last_error = f"the server closed the connection (code {code}{_reason(transport)})"
+            self.last_error = connection.dead_reason or (
+                f"the server closed the connection (code {code}{_reason(transport)})"
+            )
             log.warning("[WS] Connection closed: %s", self.last_error)
         finally:
             self.connection = None

@@ -12,7 +12,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from starweave.aip.messages import ClientMessage, ServerMessage, ServerMessageType, TaskStatus, new_id
+from starweave.aip.builders import command_message
+from starweave.aip.messages import ClientMessage, ServerMessage, new_id
 from starweave.commands.dispatcher import BasicCommandDispatcher
 from starweave.commands.models import Command, Result, ResultStatus
 
@@ -24,8 +25,9 @@ SendFn = Callable[[ServerMessage], Awaitable[None]]
 class WebSocketCommandDispatcher(BasicCommandDispatcher):
     """Sends Commands to a device over AIP and waits for its results.
 
-    ``send`` delivers a ServerMessage to the device's connection. A timeout, a send failure or a
-    device that disconnects (:meth:`fail_all`) become FAILURE Results, never exceptions.
+    ``send`` delivers a ServerMessage to the device's connection. A timeout or a send failure
+    becomes FAILURE Results, never an exception; when the device disconnects, the server cancels
+    the whole session, which interrupts the wait at once.
     """
 
     def __init__(
@@ -47,16 +49,14 @@ class WebSocketCommandDispatcher(BasicCommandDispatcher):
 
     def make_server_response(self, commands: list[Command], response_id: str | None = None) -> ServerMessage:
         """The COMMAND message carrying ``commands`` (call ids already set)."""
-        return ServerMessage(
-            type=ServerMessageType.COMMAND,
-            status=TaskStatus.CONTINUE,
+        return command_message(
+            commands,
+            self.session_id,
+            response_id,
             agent_name=self.agent_name,
             process_name=self.process_name,
             root_name=self.root_name,
-            actions=commands,
-            session_id=self.session_id,
             task_name=self.task_name,
-            response_id=response_id or new_id(),
         )
 
     async def _execute(self, commands: list[Command]) -> list[Result]:
@@ -79,12 +79,6 @@ class WebSocketCommandDispatcher(BasicCommandDispatcher):
             return False
         future.set_result(list(message.action_results or []))
         return True
-
-    def fail_all(self, reason: str) -> None:
-        """Resolve every waiting batch with FAILURE results (the device went away)."""
-        for future in self.pending.values():
-            if not future.done():
-                future.set_exception(ConnectionError(reason))
 
 
 def _align(commands: list[Command], results: list[Result]) -> list[Result]:

@@ -8,10 +8,12 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException
 
-from starweave.aip.messages import ServerMessage, ServerMessageType, TaskStatus, new_id
+from starweave.aip.builders import task_assignment
+from starweave.aip.messages import new_id
 from starweave.server.registry import ClientConnectionManager
 from starweave.server.security import SecurityPolicy, http_guard
 from starweave.server.sessions import SessionManager
+from starweave.server.task_names import TaskNameInUse
 from starweave.server.validation import task_name_problem
 
 logger = logging.getLogger(__name__)
@@ -55,18 +57,18 @@ def build_api_router(
         info = registry.get_client_info(client_id)
         if info is None:
             raise HTTPException(status_code=404, detail="Client not online")
-        session_id = new_id()
-        message = ServerMessage(
-            type=ServerMessageType.TASK,
-            status=TaskStatus.CONTINUE,
-            user_request=user_request,
-            task_name=task_name,
-            session_id=session_id,
-            response_id=new_id(),
-        )
+        if not registry.is_device_connected(client_id):
+            raise HTTPException(status_code=400, detail=f"Client '{client_id}' is not a device")
         try:
-            await info.send(message)
+            # Booked before sending: the device may echo the TASK before this request returns.
+            sessions.reserve_task_name(task_name, client_id)
+        except TaskNameInUse as exc:
+            raise HTTPException(status_code=409, detail=str(exc)) from exc
+        session_id = new_id()
+        try:
+            await info.send(task_assignment(user_request, task_name, session_id))
         except ConnectionError as exc:
+            sessions.names.release(task_name)
             raise HTTPException(status_code=404, detail="Client not online") from exc
         return {
             "status": "dispatched",

@@ -14,6 +14,7 @@ import uvicorn
 from fastapi import FastAPI, WebSocket
 
 from starweave.server.api import build_api_router
+from starweave.server.log_redaction import install_secret_filter
 from starweave.server.registry import ClientConnectionManager
 from starweave.server.security import SecurityPolicy
 from starweave.server.sessions import ServiceSessionFactory, SessionManager
@@ -29,16 +30,30 @@ def create_app(settings: ServerSettings, session_factory: ServiceSessionFactory)
     """One app serving /ws (AIP) and /api; raises ConfigError for an unsafe configuration."""
     settings.validate_security()
     registry = ClientConnectionManager()
-    sessions = SessionManager(session_factory, platform=settings.platform, max_sessions=settings.max_sessions)
+    sessions = SessionManager(
+        session_factory,
+        platform=settings.platform,
+        max_sessions=settings.max_sessions,
+        result_ttl=settings.result_ttl,
+        on_end=registry.discard_session,
+    )
     policy = SecurityPolicy(settings)
     handler = WebSocketHandler(registry, sessions, settings, policy)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
-        await sessions.shutdown()
+        cleanup = asyncio.create_task(sessions.run_cleanup(settings.cleanup_interval))
+        try:
+            yield
+        finally:
+            cleanup.cancel()
+            await asyncio.gather(cleanup, return_exceptions=True)
+            await sessions.shutdown()
 
-    app = FastAPI(title="Starweave agent server", lifespan=lifespan)
+    # No /docs, /redoc or /openapi.json: they would be served without the Host and API-key checks.
+    app = FastAPI(
+        title="Starweave agent server", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
     app.state.settings = settings
     app.state.registry = registry
     app.state.sessions = sessions
@@ -85,6 +100,8 @@ async def start_server(settings: ServerSettings, session_factory: ServiceSession
         log_level=settings.log_level.lower(),
         lifespan="on",
     )
+    # After uvicorn.Config, which (re)configures uvicorn's loggers.
+    install_secret_filter(settings.api_key)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     deadline = time.monotonic() + STARTUP_TIMEOUT

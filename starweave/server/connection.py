@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from fastapi import WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
@@ -19,6 +21,7 @@ from starweave.aip.messages import ClientType, ServerMessage
 logger = logging.getLogger(__name__)
 
 CLOSE_TIMEOUT = 2.0
+DEFAULT_MAX_INFLIGHT = 64
 
 
 @dataclass
@@ -34,7 +37,12 @@ class ConnectionContext:
     bad_frames: int = 0
     closed: bool = False
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    max_inflight: int = DEFAULT_MAX_INFLIGHT
     _send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _inflight: asyncio.Semaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._inflight = asyncio.Semaphore(self.max_inflight)
 
     @property
     def label(self) -> str:
@@ -78,8 +86,21 @@ class ConnectionContext:
         except (WebSocketDisconnect, RuntimeError, OSError, TimeoutError) as exc:
             logger.debug("[WS] close of %s failed: %s", self.label, exc)
 
-    def spawn(self, coro: object) -> None:
-        """Run a handler coroutine in its own task, kept until it ends."""
-        task: asyncio.Task[None] = asyncio.create_task(coro)  # type: ignore[arg-type]
+    async def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run a handler coroutine in its own task, kept until it ends.
+
+        Waits while ``max_inflight`` handlers of this connection run, so the caller (the reader)
+        stops reading: a peer flooding messages without reading replies cannot pile up tasks.
+        """
+        try:
+            await self._inflight.acquire()
+        except asyncio.CancelledError:
+            coro.close()  # never started; close it so it is not reported as never awaited
+            raise
+        task: asyncio.Task[None] = asyncio.create_task(coro)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        self._inflight.release()

@@ -30,8 +30,8 @@ class ClientInfo:
     client_type: ClientType
     websocket: Any
     send: SendFn
+    platform: str
     connected_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    platform: str = "windows"
     metadata: dict[str, Any] | None = None
     system_info: dict[str, Any] | None = None
     target_id: str | None = None
@@ -53,6 +53,20 @@ class ClientInfo:
             },
             "target_id": self.target_id,
         }
+
+
+def resolve_platform(metadata: Mapping[str, Any] | None, fallback: str) -> str:
+    """A client's platform: ``metadata.platform``, else ``metadata.system_info.platform``, else
+    ``fallback`` (the server's own platform setting)."""
+    metadata = metadata or {}
+    system_info = metadata.get("system_info")
+    for value in (
+        metadata.get("platform"),
+        system_info.get("platform") if isinstance(system_info, dict) else None,
+    ):
+        if isinstance(value, str) and value.strip():
+            return value.strip().lower()
+    return fallback
 
 
 def merge_device_info(system_info: dict[str, Any] | None, server_config: Mapping[str, Any]) -> dict[str, Any]:
@@ -156,6 +170,14 @@ class ClientConnectionManager:
     def add_device_session(self, device_id: str, session_id: str) -> None:
         """Record that ``session_id`` runs on ``device_id``."""
         self._device_sessions.setdefault(device_id, []).append(session_id)
+
+    def discard_session(self, session_id: str) -> None:
+        """Remove an ended session from every client's list (empty lists are dropped)."""
+        for table in (self._device_sessions, self._constellation_sessions):
+            for owner in [owner for owner, ids in table.items() if session_id in ids]:
+                table[owner].remove(session_id)
+                if not table[owner]:
+                    del table[owner]
 
     def get_constellation_sessions(self, constellation_id: str) -> list[str]:
         """A copy of the constellation's session ids."""

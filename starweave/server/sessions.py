@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from starweave.aip.messages import ClientMessage, ServerMessage, ServerMessageType, TaskStatus, new_id
+from starweave.aip.builders import task_end
+from starweave.aip.messages import ClientMessage, ServerMessage, TaskStatus
+from starweave.errors import SessionError, StarweaveError
 from starweave.server.errors import CapacityError
+from starweave.server.task_names import TaskNameBook, TaskNameInUse
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +31,7 @@ SERVER_SHUTDOWN = "server_shutdown"
 # Nobody is left to receive a TASK_END for these reasons.
 _SILENT_REASONS = (CONSTELLATION_DISCONNECTED, SERVER_SHUTDOWN)
 CANCEL_GRACE_SECONDS = 2.0
+DEFAULT_RESULT_TTL = 3600.0
 
 
 class ServiceSession(Protocol):
@@ -43,6 +48,7 @@ class ServiceSession(Protocol):
 
 # Called as factory(session_id=..., task_name=..., request=..., send=..., platform=...).
 ServiceSessionFactory = Callable[..., ServiceSession]
+SessionEndHook = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -69,11 +75,21 @@ class SessionManager:
         platform: str,
         max_sessions: int = 100,
         cancel_grace: float = CANCEL_GRACE_SECONDS,
+        result_ttl: float = DEFAULT_RESULT_TTL,
+        on_end: SessionEndHook | None = None,
     ) -> None:
         self._factory = factory
         self.platform = platform
         self.max_sessions = max_sessions
         self.cancel_grace = cancel_grace
+        self.result_ttl = result_ttl
+        self._on_end = on_end
+        self.names = TaskNameBook()
+        # Tasks refused before a session existed, by task name (their session id may belong to
+        # another session, so they cannot share the per-session stores).
+        self.refused: dict[str, ServerMessage] = {}
+        self._refused_at: dict[str, float] = {}
+        self._ended_at: dict[str, float] = {}
         self.sessions: dict[str, ServiceSession] = {}
         self.results: dict[str, dict[str, Any]] = {}
         self.task_ends: dict[str, ServerMessage] = {}
@@ -95,6 +111,10 @@ class SessionManager:
         """Requester and target device of a live session."""
         return self.routes.get(session_id)
 
+    def session_known(self, session_id: str) -> bool:
+        """True when the id belongs to a live session or a stored (finished) one."""
+        return session_id in self.sessions or session_id in self.task_ends or self.is_running(session_id)
+
     def is_running(self, session_id: str) -> bool:
         """True while the session's background task runs."""
         task = self._running_tasks.get(session_id)
@@ -108,11 +128,18 @@ class SessionManager:
         if session is not None:
             return session
         chosen = platform or self.platform
-        session = self._factory(
-            session_id=session_id, task_name=task_name, request=request, send=send, platform=chosen
-        )
+        try:
+            session = self._factory(
+                session_id=session_id, task_name=task_name, request=request, send=send, platform=chosen
+            )
+        except StarweaveError:
+            raise
+        except Exception as exc:  # a factory bug becomes a clear refusal of this one task
+            logger.exception("Session factory failed for task '%s'", task_name)
+            raise SessionError(f"Could not create a session for task '{task_name}': {exc}") from exc
         self.sessions[session_id] = session
         self.session_id_dict[task_name] = session_id
+        self.names.release(task_name)
         logger.info("Created %s session: %s", chosen, session_id)
         return session
 
@@ -125,11 +152,17 @@ class SessionManager:
         platform_override: str | None = None,
         callback: ResultCallback | None = None,
         route: SessionRoute | None = None,
+        claimant: str | None = None,
     ) -> str:
         """Start the session in the background and return its id at once.
 
-        Raises CapacityError when ``max_sessions`` sessions already run.
+        Raises TaskNameInUse when ``claimant`` may not use ``task_name`` (reserved for another
+        client, or it belongs to another session), SessionError when ``session_id`` is taken or the
+        factory refuses the task, CapacityError when ``max_sessions`` sessions already run.
         """
+        self.check_task_name(task_name, claimant)
+        if self.session_known(session_id):
+            raise SessionError(f"Session '{session_id}' is already in use; use a new session_id")
         if self.active_count >= self.max_sessions:
             raise CapacityError(
                 f"Server at capacity ({self.active_count} active sessions); wait for a task to "
@@ -141,6 +174,39 @@ class SessionManager:
         self._running_tasks[session_id] = task
         logger.info("🚀 Started background task %s", session_id)
         return session_id
+
+    def task_name_in_use(self, task_name: str) -> bool:
+        """True when the name is reserved, belongs to a session, or has a stored refusal."""
+        return task_name in self.names or task_name in self.session_id_dict or task_name in self.refused
+
+    def reserve_task_name(self, task_name: str, client_id: str) -> None:
+        """Book ``task_name`` for ``client_id`` (dispatch); raises TaskNameInUse when taken."""
+        if self.task_name_in_use(task_name):
+            raise TaskNameInUse(f"Task name '{task_name}' is already in use")
+        self.names.reserve(task_name, client_id)
+
+    def check_task_name(self, task_name: str, claimant: str | None) -> None:
+        """Raise TaskNameInUse unless ``claimant`` may start a session named ``task_name``.
+
+        A reserved name is for its holder only (``claimant`` None: trusted in-process caller);
+        an unreserved name must be fresh.
+        """
+        holder = self.names.holder(task_name)
+        if holder is not None:
+            if claimant is not None and claimant != holder:
+                raise TaskNameInUse(f"Task name '{task_name}' was dispatched to another client")
+            return
+        if task_name in self.session_id_dict or task_name in self.refused:
+            raise TaskNameInUse(f"Task name '{task_name}' is already in use")
+
+    def record_refusal(self, task_name: str, session_id: str, reason: str) -> ServerMessage:
+        """Store a FAILED TASK_END for a task refused before its session ran; returns the message."""
+        message = task_end(session_id, TaskStatus.FAILED, result={}, error=reason)
+        self.names.release(task_name)
+        if task_name not in self.session_id_dict:
+            self.refused[task_name] = message
+            self._refused_at[task_name] = time.monotonic()
+        return message
 
     async def _run_session_background(
         self, session_id: str, session: ServiceSession, callback: ResultCallback | None
@@ -195,17 +261,12 @@ class SessionManager:
         error: str | None,
         callback: ResultCallback | None,
     ) -> None:
-        message = ServerMessage(
-            type=ServerMessageType.TASK_END,
-            status=status,
-            session_id=session_id,
-            error=error,
-            result=dict(session.results or {}),
-            response_id=new_id(),
-        )
+        message = task_end(session_id, status, result=dict(session.results or {}), error=error)
         # Persist first: HTTP polling must see the result even if the callback's send fails.
         self.results[session_id] = dict(session.results or {})
         self.task_ends[session_id] = message
+        self._ended_at[session_id] = time.monotonic()
+        self._notify_end(session_id)
         logger.info("Session %s completed with status %s", session_id, status.value)
         if callback is not None:
             try:
@@ -236,7 +297,12 @@ class SessionManager:
         self._running_tasks.pop(session_id, None)
         self._cancellation_reasons.pop(session_id, None)
         self.remove_session(session_id)
+        self._notify_end(session_id)
         return True
+
+    def _notify_end(self, session_id: str) -> None:
+        if self._on_end is not None:
+            self._on_end(session_id)
 
     def get_result(self, session_id: str) -> dict[str, Any] | None:
         """The stored results of a finished session."""
@@ -250,7 +316,9 @@ class SessionManager:
     def get_task_end_by_task(self, task_name: str) -> ServerMessage | None:
         """The TASK_END message of ``task_name`` (status, error and result), or None while pending."""
         session_id = self.session_id_dict.get(task_name)
-        return self.task_ends.get(session_id) if session_id else None
+        if session_id is None:
+            return self.refused.get(task_name)
+        return self.task_ends.get(session_id)
 
     def set_results(self, session_id: str) -> None:
         """Copy a live session's results into the store."""
@@ -263,7 +331,33 @@ class SessionManager:
         self.sessions.pop(session_id, None)
         self.routes.pop(session_id, None)
 
+    def prune(self, now: float | None = None) -> int:
+        """Forget results, refusals and reservations older than ``result_ttl`` s; returns how many."""
+        now = time.monotonic() if now is None else now
+        expired = {sid for sid, ended in self._ended_at.items() if now - ended > self.result_ttl}
+        for sid in expired:
+            self.results.pop(sid, None)
+            self.task_ends.pop(sid, None)
+            del self._ended_at[sid]
+        for name in [name for name, sid in self.session_id_dict.items() if sid in expired]:
+            del self.session_id_dict[name]
+        stale = [name for name, at in self._refused_at.items() if now - at > self.result_ttl]
+        for name in stale:
+            self.refused.pop(name, None)
+            del self._refused_at[name]
+        count = len(expired) + len(stale) + self.names.prune(self.result_ttl, now)
+        if count:
+            logger.info("Pruned %d stored task records older than %gs", count, self.result_ttl)
+        return count
+
+    async def run_cleanup(self, interval: float) -> None:
+        """Prune every ``interval`` s until cancelled (started and stopped by the app's lifespan)."""
+        while True:
+            await asyncio.sleep(interval)
+            self.prune()
+
     async def shutdown(self) -> None:
-        """Cancel every running session (no callbacks: the server is going away)."""
-        for session_id in list(self._running_tasks):
-            await self.cancel_task(session_id, SERVER_SHUTDOWN)
+        """Cancel every running session at once (no callbacks: the server is going away)."""
+        await asyncio.gather(
+            *(self.cancel_task(session_id, SERVER_SHUTDOWN) for session_id in list(self._running_tasks))
+        )

@@ -66,6 +66,11 @@ class ServerSettings(BaseModel):
     max_sessions: int = Field(default=100, gt=0)
     max_bad_frames: int = Field(default=100, gt=0)
     log_level: str = "info"
+    # Finished tasks' results (and unclaimed dispatch reservations) are kept this long, then pruned.
+    result_ttl: float = Field(default=3600.0, gt=0)
+    cleanup_interval: float = Field(default=60.0, gt=0)
+    # Messages of one connection handled at once; the reader waits beyond it (back-pressure).
+    max_inflight_messages: int = Field(default=64, gt=0)
 
     @model_validator(mode="after")
     def _default_hosts(self) -> ServerSettings:

@@ -10,24 +10,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
 
 from fastapi import WebSocket
 
+from starweave.aip.builders import device_info_response, error_message, heartbeat_ack, task_end
 from starweave.aip.messages import (
     AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
     ServerMessage,
-    ServerMessageType,
     TaskStatus,
     new_id,
     parse_client_message,
 )
 from starweave.errors import StarweaveError
 from starweave.server.connection import ConnectionContext
-from starweave.server.registry import ClientConnectionManager
+from starweave.server.registry import ClientConnectionManager, resolve_platform
 from starweave.server.security import (
     API_KEY_HEADER,
     WS_POLICY_VIOLATION,
@@ -42,6 +41,7 @@ from starweave.server.sessions import (
     SessionRoute,
 )
 from starweave.server.settings import ServerSettings
+from starweave.server.task_names import TaskNameInUse
 from starweave.server.validation import task_name_problem
 
 logger = logging.getLogger(__name__)
@@ -51,13 +51,6 @@ CLOSE_GOING_AWAY = 1001
 
 class BadFrame(Exception):
     """A frame that is not an acceptable AIP message (answered with ERROR, connection kept)."""
-
-
-def error_message(text: str, **fields: Any) -> ServerMessage:
-    """A ServerMessage ERROR."""
-    return ServerMessage(
-        type=ServerMessageType.ERROR, status=TaskStatus.ERROR, error=text, response_id=new_id(), **fields
-    )
 
 
 def _utf8_size_exceeds(text: str, limit: int) -> bool:
@@ -89,7 +82,7 @@ class WebSocketHandler:
             ws_credentials(websocket.query_params.get(WS_TOKEN_PARAM), websocket.headers.get(API_KEY_HEADER)),
         )
         await websocket.accept()
-        ctx = ConnectionContext(websocket)
+        ctx = ConnectionContext(websocket, max_inflight=self.settings.max_inflight_messages)
         if denied is not None:
             logger.warning("[WS] refused connection: %s", denied.reason)
             await ctx.close(WS_POLICY_VIOLATION, denied.reason)
@@ -159,7 +152,7 @@ class WebSocketHandler:
             await self._refuse(ctx, f"Target device '{target}' is not connected")
             return False
         metadata = message.metadata or {}
-        platform = str(metadata.get("platform") or "windows")
+        platform = resolve_platform(metadata, self.settings.platform)
         try:
             self.registry.add_client(
                 client_id,
@@ -175,9 +168,7 @@ class WebSocketHandler:
             return False
         ctx.client_id, ctx.client_type, ctx.target_id = client_id, message.client_type, message.target_id
         ctx.registered = True
-        await ctx.send_quiet(
-            ServerMessage(type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=new_id())
-        )
+        await ctx.send_quiet(heartbeat_ack())
         icon = "📱 Device" if ctx.client_type == ClientType.DEVICE else "🌟 Constellation"
         logger.info("[WS] %s client %s connected (platform %s)", icon, client_id, platform)
         return True
@@ -202,14 +193,15 @@ class WebSocketHandler:
                     return
                 continue
             ctx.bad_frames = 0
-            ctx.spawn(self._handle_message(ctx, message))
+            await ctx.spawn(self._handle_message(ctx, message))
 
     def _check_identity(self, ctx: ConnectionContext, message: ClientMessage) -> None:
         if message.client_id is not None and message.client_id != ctx.client_id:
             raise BadFrame(
                 f"client_id '{message.client_id}' does not match this connection ('{ctx.client_id}')"
             )
-        if message.client_type != ctx.client_type:
+        # Only a client_type actually sent counts: pydantic fills in "device" when it is absent.
+        if "client_type" in message.model_fields_set and message.client_type != ctx.client_type:
             raise BadFrame(f"client_type '{message.client_type.value}' does not match this connection")
         if message.type == ClientMessageType.REGISTER:
             raise BadFrame(f"Client '{ctx.client_id}' is already registered on this connection")
@@ -277,9 +269,7 @@ class WebSocketHandler:
     async def _route(self, ctx: ConnectionContext, message: ClientMessage) -> None:
         kind = message.type
         if kind == ClientMessageType.HEARTBEAT:
-            await ctx.send(
-                ServerMessage(type=ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=new_id())
-            )
+            await ctx.send(heartbeat_ack())
         elif kind == ClientMessageType.TASK:
             await self._handle_task(ctx, message)
         elif kind == ClientMessageType.COMMAND_RESULTS:
@@ -298,7 +288,8 @@ class WebSocketHandler:
         else:
             await ctx.send(error_message(f"Unsupported message type '{kind.value}'"))
 
-    async def _handle_task(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+    def _task_target(self, ctx: ConnectionContext, message: ClientMessage) -> str:
+        """The device a TASK runs on; raises StarweaveError when this client may not use it."""
         if ctx.client_type == ClientType.DEVICE:
             if message.target_id and message.target_id != ctx.client_id:
                 raise StarweaveError(f"A device may only run tasks on itself, not on '{message.target_id}'")
@@ -309,16 +300,20 @@ class WebSocketHandler:
                 raise StarweaveError(
                     f"This constellation client is registered for device '{ctx.target_id}' only"
                 )
+        if not self.registry.is_device_connected(target_id):
+            raise StarweaveError(f"Target device '{target_id}' is not connected")
+        return target_id
+
+    async def _handle_task(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        target_id = self._task_target(ctx, message)
         target = self.registry.get_client_info(target_id)
-        if target is None or not self.registry.is_device_connected(target_id):
+        if target is None:
             raise StarweaveError(f"Target device '{target_id}' is not connected")
         task_name = message.task_name or new_id()
         problem = task_name_problem(task_name)
         if problem:
             raise StarweaveError(problem)
         session_id = message.session_id or new_id()
-        if self.sessions.is_running(session_id):
-            raise StarweaveError(f"Session '{session_id}' is already running; use a new session_id")
         is_constellation = ctx.client_type == ClientType.CONSTELLATION
 
         async def send_result(sid: str, result: ServerMessage) -> None:
@@ -329,15 +324,25 @@ class WebSocketHandler:
                 except ConnectionError as exc:
                     logger.debug("[WS] TASK_END of %s not delivered to %s: %s", sid, target_id, exc)
 
-        await self.sessions.execute_task_async(
-            session_id,
-            task_name,
-            str(message.request),
-            target.send,
-            platform_override=target.platform,
-            callback=send_result,
-            route=SessionRoute(requester_id=ctx.client_id, target_device_id=target_id),
-        )
+        try:
+            await self.sessions.execute_task_async(
+                session_id,
+                task_name,
+                str(message.request or ""),
+                target.send,
+                platform_override=target.platform,
+                callback=send_result,
+                route=SessionRoute(requester_id=ctx.client_id, target_device_id=target_id),
+                claimant=str(ctx.client_id),
+            )
+        except TaskNameInUse as exc:
+            # The name belongs to someone else: nothing is stored under it.
+            await self._refuse_task(ctx, task_name, session_id, str(exc), None)
+            return
+        except StarweaveError as exc:  # capacity, session id in use, the factory refusing the task
+            stored = self.sessions.record_refusal(task_name, session_id, str(exc))
+            await self._refuse_task(ctx, task_name, session_id, str(exc), stored)
+            return
         if is_constellation:
             self.registry.add_constellation_session(str(ctx.client_id), session_id)
         # Devices are mapped too, so a device dropping mid-task cancels its own sessions.
@@ -345,15 +350,28 @@ class WebSocketHandler:
         logger.info(
             "[WS] task '%s' (session %s) from %s runs on %s", task_name, session_id, ctx.label, target_id
         )
-        await ctx.send(
-            ServerMessage(
-                type=ServerMessageType.HEARTBEAT,
-                status=TaskStatus.OK,
-                session_id=session_id,
-                task_name=task_name,
-                response_id=new_id(),
-            )
+        await ctx.send(heartbeat_ack(session_id=session_id, task_name=task_name))
+
+    async def _refuse_task(
+        self,
+        ctx: ConnectionContext,
+        task_name: str,
+        session_id: str,
+        reason: str,
+        end: ServerMessage | None,
+    ) -> None:
+        """ERROR plus TASK_END FAILED, so the requester does not wait for a session that never runs.
+
+        No TASK_END when ``session_id`` belongs to another (live or finished) session: it would
+        end that session on the device.
+        """
+        logger.warning(
+            "[WS] task '%s' (session %s) from %s refused: %s", task_name, session_id, ctx.label, reason
         )
+        await ctx.send(error_message(reason, session_id=session_id, task_name=task_name))
+        if self.sessions.session_known(session_id):
+            return
+        await ctx.send(end or task_end(session_id, TaskStatus.FAILED, result={}, error=reason))
 
     async def _handle_command_results(self, ctx: ConnectionContext, message: ClientMessage) -> None:
         session_id = message.session_id
@@ -366,15 +384,14 @@ class WebSocketHandler:
         await session.set_result(str(message.prev_response_id), message)
 
     async def _handle_device_info_request(self, ctx: ConnectionContext, message: ClientMessage) -> None:
-        device_id = message.target_id or ctx.target_id or ctx.client_id
+        device_id = str(message.target_id or ctx.target_id or ctx.client_id)
         if ctx.client_type == ClientType.CONSTELLATION and ctx.target_id and device_id != ctx.target_id:
             raise StarweaveError(f"This constellation client is registered for device '{ctx.target_id}' only")
-        info = self.registry.get_client_info(str(device_id))
-        reply = ServerMessage(
-            type=ServerMessageType.DEVICE_INFO_RESPONSE, request_id=message.request_id, response_id=new_id()
-        )
-        if info is None or not self.registry.is_device_connected(str(device_id)):
-            reply.status, reply.error = TaskStatus.ERROR, f"Device '{device_id}' is not connected"
+        info = self.registry.get_client_info(device_id)
+        request_id = message.request_id or ""
+        if info is None or not self.registry.is_device_connected(device_id):
+            reply = device_info_response(None, request_id, error=f"Device '{device_id}' is not connected")
         else:
-            reply.result = {"device_id": device_id, "platform": info.platform, **(info.system_info or {})}
+            device_info = {"device_id": device_id, "platform": info.platform, **(info.system_info or {})}
+            reply = device_info_response(device_info, request_id)
         await ctx.send(reply)

@@ -243,7 +243,7 @@ def test_duplicate_client_id_is_refused(tmp_path: Path, procs: list[Any]) -> Non
     first = start_client(server, "dev1", tmp_path / "a")
     procs.append(first)
     wait_for(lambda: "dev1" in server.online(), what="first registration")
-    second = start_client(server, "dev1", tmp_path / "b", "--max-retries", "1")
+    second = start_client(server, "dev1", tmp_path / "b", "--max-retries", "1", "--duplicate-wait", "2")
     procs.append(second)
     assert second.wait(30) != 0
     assert second.stderr is not None and "already" in second.stderr.read().lower()

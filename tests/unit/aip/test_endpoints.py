@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -370,7 +371,7 @@ async def test_reconnect_gives_up_after_max_retries() -> None:
             await attempt.send(ServerMessageType.ERROR, status=TaskStatus.ERROR, error="nope")
 
     refuser = asyncio.create_task(refuse_all())
-    assert await asyncio.wait_for(endpoint.reconnect_device("dev1"), WAIT) is False
+    assert await asyncio.wait_for(strategy.attempt_reconnection(endpoint, "dev1"), WAIT) is False
     await refuser
     assert server.attempts == 3 and "nope" in (endpoint.last_error("dev1") or "")
 
@@ -405,13 +406,11 @@ async def test_connecting_again_to_the_same_server_is_a_no_op() -> None:
     await endpoint.stop()
 
 
-def test_spec_aliases_resolve_to_the_existing_endpoints() -> None:
-    from starweave.client.websocket import DeviceWebSocketClient
-    from starweave.server.ws_handler import WebSocketHandler
-
-    assert endpoints_module.DeviceClientEndpoint is DeviceWebSocketClient
-    assert endpoints_module.DeviceServerEndpoint is WebSocketHandler
-    with pytest.raises(AttributeError):
-        _ = endpoints_module.NoSuchEndpoint
+def test_aip_does_not_reach_into_the_client_or_server_layers() -> None:
+    assert not hasattr(endpoints_module, "DeviceClientEndpoint")
+    assert not hasattr(endpoints_module, "DeviceServerEndpoint")
+    source = Path(endpoints_module.__file__).read_text(encoding="utf-8")
+    assert "starweave.client." in source and "import_module" not in source  # named, never imported
+    assert "from starweave.client" not in source and "from starweave.server" not in source
     with pytest.raises(ValueError):
         ConstellationEndpoint("")

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, ServerMessageType
-from starweave.aip.protocols import AIPProtocol
+from starweave.aip.protocols import AIPProtocol, RegistrationProtocol
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
 from starweave.aip.transport import HandshakeRejected, MemoryTransport, memory_transport_pair
 from starweave.client.device_client import DeviceClient
@@ -53,14 +53,12 @@ class Dialer:
         return Dialled()
 
 
-def client_for(
-    device: DeviceClient, dialer: Dialer, clock: FakeClock, **kwargs: Any
-) -> DeviceWebSocketClient:
+def client_for(device: DeviceClient, dialer: Dialer, fake: FakeClock, **kwargs: Any) -> DeviceWebSocketClient:
     strategy = ReconnectionStrategy(
         max_retries=kwargs.pop("max_retries", 3),
         initial_backoff=1.0,
         jitter=0.0,
-        sleep=clock.sleep,
+        sleep=fake.sleep,
         policy=kwargs.pop("policy", ReconnectionPolicy.EXPONENTIAL_BACKOFF),
     )
     return DeviceWebSocketClient(
@@ -134,3 +132,96 @@ async def test_policy_none_never_reconnects(device: DeviceClient) -> None:
     client = client_for(device, dialer, clock, policy=ReconnectionPolicy.NONE)
     assert await asyncio.wait_for(client.connect_and_listen(), 10) == EXIT_GAVE_UP
     assert len(dialer.urls) == 1 and clock.sleeps == []
+
+
+class MovingClock(FakeClock):
+    """A FakeClock whose time advances by every sleep: ``now`` is the injected clock."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.time = 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        self.time += seconds
+        await super().sleep(seconds)
+
+    def now(self) -> float:
+        return self.time
+
+
+DUPLICATE = "Client ID 'dev-1' is already connected"
+
+
+async def refuse_as_duplicate(dialer: Dialer) -> None:
+    server_end = await asyncio.wait_for(dialer.accepted.get(), 10)
+    protocol = RegistrationProtocol(server_end)
+    await asyncio.wait_for(protocol.receive_message(ClientMessage), 10)
+    await protocol.send_registration_error(DUPLICATE)
+    await server_end.close(1000, "duplicate")
+
+
+async def test_a_duplicate_id_is_retried_for_duplicate_wait_then_reported(device: DeviceClient) -> None:
+    clock = MovingClock()
+    dialer = Dialer([])
+    client = client_for(device, dialer, clock, clock=clock.now, duplicate_wait=120.0)
+    running = asyncio.create_task(client.connect_and_listen())
+    refusals = 0
+    while not running.done():
+        refuser = asyncio.create_task(refuse_as_duplicate(dialer))
+        await asyncio.wait({running, refuser}, return_when=asyncio.FIRST_COMPLETED)
+        if refuser.done():
+            await refuser
+            refusals += 1
+        else:
+            refuser.cancel()
+    assert running.result() == EXIT_GAVE_UP
+    # Far past max_retries=3: attempts at t = 0, 1, 3, 7, 15, 31, 63, 123 (backoff capped at 60 s).
+    assert refusals == 8 and clock.time == 123.0
+    assert (client.last_error or "").startswith("client id 'dev-1' is still connected on the server; ")
+    assert "--client-id" in (client.last_error or "")
+
+
+async def test_a_duplicate_id_that_clears_within_the_wait_connects(device: DeviceClient) -> None:
+    clock = MovingClock()
+    dialer = Dialer([])
+    client = client_for(device, dialer, clock, clock=clock.now, duplicate_wait=120.0)
+    running = asyncio.create_task(client.connect_and_listen())
+    for _ in range(5):  # two more refusals than max_retries allows
+        await refuse_as_duplicate(dialer)
+    await accept_and_confirm(dialer)
+    for _ in range(1000):
+        if client.registrations == 1:
+            break
+        await asyncio.sleep(0.001)
+    assert client.registrations == 1 and client.is_connected()
+    await client.stop()
+    assert await asyncio.wait_for(running, 10) == EXIT_OK
+
+
+async def test_other_refusals_still_stop_at_max_retries(device: DeviceClient) -> None:
+    clock = MovingClock()
+    dialer = Dialer([])
+    client = client_for(device, dialer, clock, clock=clock.now, duplicate_wait=120.0)
+    running = asyncio.create_task(client.connect_and_listen())
+    await refuse_as_duplicate(dialer)
+    for _ in range(2):  # the last refusals are not about the id: the normal limit applies
+        server_end = await asyncio.wait_for(dialer.accepted.get(), 10)
+        protocol = RegistrationProtocol(server_end)
+        await protocol.receive_message(ClientMessage)
+        await protocol.send_registration_error("Platform mismatch")
+    assert await asyncio.wait_for(running, 10) == EXIT_GAVE_UP
+    assert "gave up after 3 failed connection attempt(s)" in (client.last_error or "")
+
+
+async def test_a_silent_server_leads_to_a_reconnect(device: DeviceClient) -> None:
+    clock = FakeClock()
+    dialer = Dialer([])
+    client = client_for(device, dialer, clock, heartbeat_interval=0.05)
+    running = asyncio.create_task(client.connect_and_listen())
+    first = await accept_and_confirm(dialer)  # then never answers a heartbeat
+    second = await accept_and_confirm(dialer)
+    assert first.close_code == 1001 and "no answer from the server" in (client.last_error or "")
+    assert clock.sleeps == [1.0]  # the ordinary reconnect path after a lost registered connection
+    await client.stop()
+    assert await asyncio.wait_for(running, 10) == EXIT_OK
+    assert second.close_code is not None

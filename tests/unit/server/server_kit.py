@@ -99,6 +99,9 @@ class FakeSession:
 
 
 def fake_factory(**kwargs: Any) -> FakeSession:
+    """Refuses the request "refuse" the way the real factory refuses an empty request."""
+    if kwargs["request"] == "refuse":
+        raise SessionError("the task request is refused by the factory")
     return FakeSession(**kwargs)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ BASE = "http://127.0.0.1:5000"
 
 
 @pytest.fixture
-async def http() -> httpx.AsyncClient:
+async def http() -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(settings(port=5000), fake_factory)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as client:
         yield client
@@ -113,3 +114,20 @@ async def test_dispatch_task_name_defaults_to_uuid() -> None:
         assert len(body["task_name"]) == 36
         assert (await dev.recv_until(ServerMessageType.TASK)).task_name == body["task_name"]
         await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"])
+@pytest.mark.parametrize("host", ["evil.example", "127.0.0.1:5000"])
+async def test_docs_and_openapi_are_not_served(http: httpx.AsyncClient, path: str, host: str) -> None:
+    response = await http.get(path, headers={"Host": host})
+    assert response.status_code == 404
+    assert "openapi" not in response.text.lower() and "swagger" not in response.text.lower()
+
+
+async def test_api_still_checks_host_and_key() -> None:
+    app = create_app(settings(port=5000, api_key="secret"), fake_factory)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as client:
+        assert (await client.get("/api/health", headers={"Host": "evil.example"})).status_code == 403
+        assert (await client.get("/api/health")).status_code == 401
+        assert (await client.get("/api/health", headers={"X-API-Key": "secret"})).status_code == 200
+        assert (await client.get("/openapi.json", headers={"X-API-Key": "secret"})).status_code == 404

@@ -72,3 +72,15 @@ def test_server_config_is_merged_into_device_info() -> None:
 
 def test_merge_device_info_handles_none() -> None:
     assert merge_device_info(None, {"tier": 1}) == {"custom_metadata": {"tier": 1}}
+
+
+def test_discard_session_removes_an_ended_session_everywhere() -> None:
+    registry = _registry()
+    registry.add_device_session("dev1", "s1")
+    registry.add_device_session("dev1", "s2")
+    registry.add_constellation_session("c1", "s1")
+    registry.discard_session("s1")
+    assert registry.get_device_sessions("dev1") == ["s2"]
+    assert registry.get_constellation_sessions("c1") == []
+    registry.discard_session("s2")
+    assert registry._device_sessions == {} and registry._constellation_sessions == {}

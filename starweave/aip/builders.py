@@ -1,0 +1,81 @@
+"""Builders of the server's AIP messages, so every sender writes the same wire format.
+
+Used by the agent server's handler and API, the session manager, the command dispatcher and the
+server-side helpers of ``aip.protocols``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starweave.aip.messages import (
+    CommandMessage,
+    ServerDeviceInfoResponse,
+    ServerError,
+    ServerHeartbeat,
+    ServerTaskEnd,
+    TaskAssignment,
+    TaskStatus,
+    new_id,
+)
+from starweave.commands.models import Command
+
+
+def heartbeat_ack(response_id: str | None = None, **extra: Any) -> ServerHeartbeat:
+    """HEARTBEAT ok: a heartbeat's acknowledgement, and the registration confirmation."""
+    return ServerHeartbeat(status=TaskStatus.OK, response_id=response_id or new_id(), **extra)
+
+
+def error_message(error: str, **extra: Any) -> ServerError:
+    """ERROR with a reason (``session_id`` etc. may ride along)."""
+    return ServerError(status=TaskStatus.ERROR, error=error, response_id=new_id(), **extra)
+
+
+def task_assignment(
+    user_request: str, task_name: str, session_id: str, response_id: str | None = None, **extra: Any
+) -> TaskAssignment:
+    """TASK for a device (what /api/dispatch sends)."""
+    return TaskAssignment(
+        status=TaskStatus.CONTINUE,
+        user_request=user_request,
+        task_name=task_name,
+        session_id=session_id,
+        response_id=response_id or new_id(),
+        **extra,
+    )
+
+
+def command_message(
+    actions: list[Command],
+    session_id: str,
+    response_id: str | None = None,
+    status: TaskStatus = TaskStatus.CONTINUE,
+    **extra: Any,
+) -> CommandMessage:
+    """COMMAND carrying tool calls (call ids set by the caller)."""
+    return CommandMessage(
+        status=status, actions=actions, session_id=session_id, response_id=response_id or new_id(), **extra
+    )
+
+
+def task_end(
+    session_id: str, status: TaskStatus, result: Any = None, error: str | None = None, **extra: Any
+) -> ServerTaskEnd:
+    """TASK_END: the session finished (completed) or not (failed)."""
+    return ServerTaskEnd(
+        status=status, session_id=session_id, result=result, error=error, response_id=new_id(), **extra
+    )
+
+
+def device_info_response(
+    device_info: Any, request_id: str, error: str | None = None, **extra: Any
+) -> ServerDeviceInfoResponse:
+    """DEVICE_INFO_RESPONSE answering ``request_id``."""
+    return ServerDeviceInfoResponse(
+        status=TaskStatus.ERROR if error else TaskStatus.OK,
+        result=device_info,
+        request_id=request_id,
+        error=error,
+        response_id=new_id(),
+        **extra,
+    )
