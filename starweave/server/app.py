@@ -42,12 +42,16 @@ def create_app(settings: ServerSettings, session_factory: ServiceSessionFactory)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        cleanup = asyncio.create_task(sessions.run_cleanup(settings.cleanup_interval))
+        background = [
+            asyncio.create_task(sessions.run_cleanup(settings.cleanup_interval)),
+            asyncio.create_task(handler.run_watchdog()),
+        ]
         try:
             yield
         finally:
-            cleanup.cancel()
-            await asyncio.gather(cleanup, return_exceptions=True)
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
             await sessions.shutdown()
 
     # No /docs, /redoc or /openapi.json: they would be served without the Host and API-key checks.

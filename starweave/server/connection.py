@@ -24,7 +24,7 @@ CLOSE_TIMEOUT = 2.0
 DEFAULT_MAX_INFLIGHT = 64
 
 
-@dataclass
+@dataclass(eq=False)  # identity semantics: contexts live in sets
 class ConnectionContext:
     """One client connection: its socket, identity once registered, liveness and bad-frame count."""
 

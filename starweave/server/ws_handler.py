@@ -72,6 +72,9 @@ class WebSocketHandler:
         self.sessions = sessions
         self.settings = settings
         self.policy = policy
+        # Registered connections, swept by one watchdog (a task per connection would wake
+        # thousands of times a second with thousands of devices).
+        self._live: set[ConnectionContext] = set()
 
     # ---- connection lifecycle -------------------------------------------------------------
     async def handle(self, websocket: WebSocket) -> None:
@@ -95,14 +98,11 @@ class WebSocketHandler:
             await self._disconnect(ctx)
 
     async def _serve(self, ctx: ConnectionContext) -> None:
-        reader = asyncio.create_task(self._receive_loop(ctx))
-        watchdog = asyncio.create_task(self._watchdog(ctx))
+        self._live.add(ctx)
         try:
-            await asyncio.wait({reader, watchdog}, return_when=asyncio.FIRST_COMPLETED)
+            await self._receive_loop(ctx)
         finally:
-            for task in (reader, watchdog):
-                task.cancel()
-            await asyncio.gather(reader, watchdog, return_exceptions=True)
+            self._live.discard(ctx)
 
     async def _receive_frame(self, ctx: ConnectionContext) -> str | None:
         """The next text frame; None when the peer disconnected; BadFrame for undecodable bytes."""
@@ -193,6 +193,10 @@ class WebSocketHandler:
                     return
                 continue
             ctx.bad_frames = 0
+            if message.type == ClientMessageType.HEARTBEAT:
+                # The commonest message by far: answered inline, without a task of its own.
+                await ctx.send_quiet(heartbeat_ack())
+                continue
             await ctx.spawn(self._handle_message(ctx, message))
 
     def _check_identity(self, ctx: ConnectionContext, message: ClientMessage) -> None:
@@ -217,16 +221,17 @@ class WebSocketHandler:
             return False
         return True
 
-    async def _watchdog(self, ctx: ConnectionContext) -> None:
+    async def run_watchdog(self) -> None:
+        """Drop every connection silent for longer than ``heartbeat_timeout`` (runs for the app's life)."""
         timeout = self.settings.heartbeat_timeout
         interval = max(0.05, min(5.0, timeout / 4))
         while True:
             await asyncio.sleep(interval)
-            silent = time.monotonic() - ctx.last_seen
-            if silent > timeout:
-                logger.warning("[WS] %s silent for %.0fs; dropping it", ctx.label, silent)
+            now = time.monotonic()
+            for ctx in [c for c in self._live if now - c.last_seen > timeout]:
+                logger.warning("[WS] %s silent for %.0fs; dropping it", ctx.label, now - ctx.last_seen)
+                # Closing ends the connection's receive loop, which runs the disconnect cleanup.
                 await ctx.close(CLOSE_GOING_AWAY, f"Heartbeat timeout: nothing received for {timeout:g}s")
-                return
 
     async def _disconnect(self, ctx: ConnectionContext) -> None:
         ctx.closed = True
@@ -268,9 +273,7 @@ class WebSocketHandler:
 
     async def _route(self, ctx: ConnectionContext, message: ClientMessage) -> None:
         kind = message.type
-        if kind == ClientMessageType.HEARTBEAT:
-            await ctx.send(heartbeat_ack())
-        elif kind == ClientMessageType.TASK:
+        if kind == ClientMessageType.TASK:
             await self._handle_task(ctx, message)
         elif kind == ClientMessageType.COMMAND_RESULTS:
             await self._handle_command_results(ctx, message)
