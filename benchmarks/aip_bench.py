@@ -6,7 +6,9 @@ A real ``starweave server`` process (replay provider) is started on loopback; th
 N WebSocket device connections that register and send heartbeats like device clients do, then
 measures:
 - registration time for all clients, and the server's resident memory per connected client;
-- heartbeat round trip (send HEARTBEAT → server's HEARTBEAT ack) p50 / p99 under that load;
+- heartbeat round trip (send HEARTBEAT → server's HEARTBEAT ack): back to back on one connection
+  (both processes awake), and p50 / p99 with every client beating at ``--interval`` with a random
+  phase (this includes the wake-up latency of two mostly idle processes);
 - command round trip: one lightweight device answers a dispatched task's COMMANDs at once; the
   server's own step log gives the time from sending each COMMAND to receiving its results.
 
@@ -140,6 +142,18 @@ async def heartbeat_rtts(connections: list[ClientConnection], rounds: int, inter
     return samples
 
 
+async def back_to_back_rtts(ws: ClientConnection, count: int) -> list[float]:
+    """Heartbeats sent one after another on one connection (both processes stay awake)."""
+    frame = ClientMessage(type=ClientMessageType.HEARTBEAT, client_id="c0").model_dump_json(exclude_none=True)
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await ws.send(frame)
+        await ws.recv()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
 async def fake_device(port: int, steps: int) -> None:
     """A device that answers every COMMAND at once and stops at TASK_END."""
     ws = await register(port, "bench-device")
@@ -210,6 +224,7 @@ async def run(clients: int, rounds: int, steps: int, interval: float) -> dict[st
             registration = time.perf_counter() - start
             await asyncio.sleep(1.0)
             rss = server.memory_info().rss
+            hot = await back_to_back_rtts(connections[0], 2000)
             rtts = await heartbeat_rtts(connections, rounds, interval)
             await asyncio.wait_for(fake_device(port, steps), 120)
             step_log = Path(tmp) / "logs" / "bench" / "response.log"
@@ -224,6 +239,8 @@ async def run(clients: int, rounds: int, steps: int, interval: float) -> dict[st
         "clients": clients,
         "registration_s": registration,
         "server_mib_per_client": (rss - base_rss) / clients / 2**20,
+        "heartbeat_back_to_back_p50_ms": percentile(hot, 50) * 1000,
+        "heartbeat_back_to_back_p99_ms": percentile(hot, 99) * 1000,
         "heartbeat_p50_ms": percentile(rtts, 50) * 1000,
         "heartbeat_p99_ms": percentile(rtts, 99) * 1000,
         "heartbeats": len(rtts),
