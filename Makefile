@@ -50,6 +50,7 @@ lint: install-dev
 bench: install-dev
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/aip_bench.py
+	$(BIN)/python benchmarks/constellation_bench.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache $(DEMO_WORKSPACE)

@@ -1,0 +1,1 @@
+"""Galaxy: multi-device orchestration (the task constellation model lives in ``constellation``)."""

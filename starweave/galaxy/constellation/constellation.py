@@ -1,0 +1,453 @@
+"""TaskConstellation: a mutable DAG of TaskStars joined by TaskStarLines.
+
+Invariants enforced on every edit (each violation raises a ConstellationError and leaves the
+constellation unchanged):
+
+- I1 single assignment: a task's device can only change while it is pending or waiting.
+- I2 acyclic: an edge is checked before insertion (see ``graph.DagIndex``).
+- I3 valid update: only pending/waiting tasks, and lines whose target is such a task, change.
+
+Readiness is incremental: each task holds the ids of its unsatisfied incoming lines, and a
+ready set is updated on every status change, so ``get_ready_tasks`` never scans the graph. When
+a task ends, its outgoing lines are evaluated; a dependent whose line can no longer be
+satisfied is CANCELLED, transitively, so ``is_complete()`` always becomes true.
+"""
+
+from __future__ import annotations
+
+import gc
+import uuid
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from .enums import MODIFIABLE_STATUSES, TERMINAL_STATUSES, ConstellationState, TaskStatus
+from .errors import (
+    DependencyNotFoundError,
+    DuplicateIdError,
+    ModificationError,
+    TaskNotFoundError,
+    UnsatisfiableDependencyError,
+)
+from .graph import DagIndex
+from .metrics import ConstellationAnalysis
+from .queries import ConstellationQueries
+from .serialization import ConstellationSerialization
+from .star_line import TaskStarLine
+from .task_star import TaskStar, utc_now
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Defer the cyclic garbage collector during a bulk build.
+
+    Building hundreds of thousands of linked objects otherwise triggers repeated full collections
+    that cost more than the build itself; nothing built here needs collecting meanwhile.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _new_constellation_id() -> str:
+    return f"constellation_{utc_now().strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:8]}"
+
+
+_PENDING = TaskStatus.PENDING
+_WAITING = TaskStatus.WAITING_DEPENDENCY
+_LINE_FIELDS = frozenset({"dependency_type", "condition_description", "condition_evaluator", "metadata"})
+
+
+class TaskConstellation(ConstellationQueries, ConstellationAnalysis, ConstellationSerialization):
+    """The task DAG with its execution state, readiness tracking and invariants."""
+
+    def __init__(self, constellation_id: str | None = None, name: str | None = None) -> None:
+        self.constellation_id = constellation_id or _new_constellation_id()
+        self.name = name or self.constellation_id
+        self.state = ConstellationState.CREATED
+        self.metadata: dict[str, Any] = {}
+        self._tasks: dict[str, TaskStar] = {}
+        self._lines: dict[str, TaskStarLine] = {}
+        self._dag = DagIndex()
+        self._ready: dict[str, None] = {}  # insertion-ordered set of ready task ids
+        self._counts: dict[TaskStatus, int] = dict.fromkeys(TaskStatus, 0)
+        self._ended: deque[TaskStar] = deque()  # tasks whose outgoing lines await evaluation
+        self._propagating = False
+        self._newly_ready: list[TaskStar] = []
+        self.created_at = utc_now()
+        self.updated_at = self.created_at
+        self.execution_start_time: datetime | None = None
+        self.execution_end_time: datetime | None = None
+
+    # ----------------------------------------------------------------- basic views
+    @property
+    def tasks(self) -> dict[str, TaskStar]:
+        """Shallow copy of ``{task_id: task}``."""
+        return dict(self._tasks)
+
+    @property
+    def dependencies(self) -> dict[str, TaskStarLine]:
+        """Shallow copy of ``{line_id: line}``."""
+        return dict(self._lines)
+
+    @property
+    def dag(self) -> DagIndex:
+        """The adjacency index (read it; mutate only through the constellation)."""
+        return self._dag
+
+    @property
+    def task_count(self) -> int:
+        """Number of tasks."""
+        return len(self._tasks)
+
+    @property
+    def dependency_count(self) -> int:
+        """Number of dependency lines."""
+        return len(self._lines)
+
+    @property
+    def execution_duration(self) -> float | None:
+        """Seconds between ``start_execution`` and ``complete_execution``."""
+        if self.execution_start_time is None or self.execution_end_time is None:
+            return None
+        return (self.execution_end_time - self.execution_start_time).total_seconds()
+
+    def status_counts(self) -> dict[TaskStatus, int]:
+        """Number of tasks per status (maintained incrementally)."""
+        return dict(self._counts)
+
+    def _touch(self) -> None:
+        self.updated_at = utc_now()
+        self.update_state()
+
+    # ----------------------------------------------------------------- tasks
+    def add_task(self, task: TaskStar) -> None:
+        """Add a task (any status, so saved constellations can be restored)."""
+        self._insert_task(task)
+        self._touch()
+
+    def _insert_task(self, task: TaskStar) -> None:
+        task_id = task._task_id
+        if task_id in self._tasks:
+            raise DuplicateIdError(
+                f"Task {task_id} already exists in constellation {self.constellation_id}; use a new task_id"
+            )
+        if task._owner is not None:
+            raise ModificationError(f"Task {task_id} already belongs to a constellation; copy it first")
+        self._tasks[task_id] = task
+        self._dag.add_node(task_id)
+        if task._dependencies:
+            task._dependencies.clear()
+        self._counts[task._status] += 1
+        task._owner = self
+        self._refresh(task)
+
+    def _require_task(self, task_id: str) -> TaskStar:
+        task = self._tasks.get(task_id)
+        if task is None:
+            raise TaskNotFoundError(f"Task {task_id} not found in constellation {self.constellation_id}")
+        return task
+
+    def remove_task(self, task_id: str) -> None:
+        """Remove a pending/waiting task and every line touching it."""
+        task = self._require_task(task_id)
+        if not task.is_modifiable:
+            raise ModificationError(
+                f"Cannot remove {task.status.value} task {task_id}: only pending or waiting_dependency "
+                "tasks may be removed"
+            )
+        for line_id in list(self._dag.in_lines(task_id)) + list(self._dag.out_lines(task_id)):
+            self._detach_line(self._lines[line_id])
+        self._dag.remove_node(task_id)
+        del self._tasks[task_id]
+        self._ready.pop(task_id, None)
+        self._counts[task.status] -= 1
+        task._owner = None
+        self._touch()
+
+    def update_task(self, task_id: str, **fields: Any) -> TaskStar:
+        """Set descriptive fields (name, description, tips, target_device_id, device_type, priority,
+        timeout) through the task's guarded setters; ``task_data`` is merged."""
+        task = self._require_task(task_id)
+        allowed = {"name", "description", "tips", "target_device_id", "device_type", "priority", "timeout"}
+        unknown = set(fields) - allowed - {"task_data"}
+        if unknown:
+            raise ModificationError(f"Unknown task field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+        if not task.is_modifiable:
+            raise ModificationError(
+                f"Cannot modify {task.status.value} task {task_id}: only pending or waiting_dependency "
+                "tasks may be changed"
+            )
+        for key, value in fields.items():
+            if key == "task_data":
+                task.update_task_data(value)
+            else:
+                setattr(task, key, value)
+        self._ready_reorder(task)
+        self._touch()
+        return task
+
+    def _ready_reorder(self, task: TaskStar) -> None:
+        # Priority may have changed; readiness itself did not.
+        if task.task_id in self._ready:
+            self._ready[task.task_id] = None
+
+    # ----------------------------------------------------------------- dependencies
+    def add_dependency(self, line: TaskStarLine) -> None:
+        """Insert a line after checking endpoints, I3, satisfiability and acyclicity (I2)."""
+        self._insert_line(line)
+        self._touch()
+
+    def add_tasks(self, tasks: Iterable[TaskStar]) -> None:
+        """Bulk ``add_task`` (same checks; the state is settled once at the end)."""
+        try:
+            with gc_paused():
+                for task in tasks:
+                    self._insert_task(task)
+        finally:
+            self._touch()
+
+    def add_dependencies(self, lines: Iterable[TaskStarLine]) -> None:
+        """Bulk ``add_dependency``: stops at the first refused line, keeping the ones before it."""
+        try:
+            with gc_paused():
+                for line in lines:
+                    self._insert_line(line)
+        finally:
+            self._touch()
+
+    def _insert_line(self, line: TaskStarLine) -> None:
+        # Hot path of bulk builds: slot attributes are read directly.
+        line_id, source_id, target_id = line._line_id, line._from_task_id, line._to_task_id
+        if line_id in self._lines:
+            raise DuplicateIdError(f"Dependency {line_id} already exists; use a new line_id")
+        tasks = self._tasks
+        source = tasks.get(source_id)
+        if source is None:
+            raise TaskNotFoundError(f"Source task {source_id} not found")
+        target = tasks.get(target_id)
+        if target is None:
+            raise TaskNotFoundError(f"Target task {target_id} not found")
+        if target._status not in MODIFIABLE_STATUSES:
+            raise ModificationError(
+                f"Cannot add dependency into {target.status.value} task {target_id}: only pending or "
+                "waiting_dependency tasks may gain dependencies"
+            )
+        source_ended = source._status in TERMINAL_STATUSES
+        if source_ended and not line.outcome_satisfies(source._status, source._result):
+            raise UnsatisfiableDependencyError(
+                f"Dependency {source_id} -> {target_id} ({line.dependency_type.value}) can "
+                f"never be satisfied because {source_id} is {source.status.value}; "
+                "use completion_only or drop it"
+            )
+        self._dag.add_edge(line_id, source_id, target_id)  # raises CycleError before any change
+        self._lines[line_id] = line
+        line._owner = self
+        if source_ended:
+            line.evaluate_outcome(source._status, source._result)
+            return
+        if line._is_satisfied or line.last_evaluation_time is not None:
+            line.reset_satisfaction()
+        self._add_unsatisfied(target, line_id)
+
+    def _add_unsatisfied(self, target: TaskStar, line_id: str) -> None:
+        deps = target._dependencies
+        deps.add(line_id)
+        if len(deps) == 1:  # first unsatisfied line: PENDING -> WAITING_DEPENDENCY
+            self._refresh(target)
+
+    def _restore_line(self, line: TaskStarLine) -> None:
+        """Insert a saved line keeping its recorded satisfaction (used by ``from_dict``)."""
+        self._dag.add_edge(line._line_id, line._from_task_id, line._to_task_id)
+        self._lines[line._line_id] = line
+        line._owner = self
+        if not line._is_satisfied:
+            self._add_unsatisfied(self._tasks[line._to_task_id], line._line_id)
+
+    def _detach_line(self, line: TaskStarLine) -> None:
+        self._dag.remove_edge(line.line_id, line.from_task_id, line.to_task_id)
+        del self._lines[line.line_id]
+        line._owner = None
+        target = self._tasks[line.to_task_id]
+        if line.line_id in target._dependencies:
+            target._dependencies.discard(line.line_id)
+            self._refresh(target)
+
+    def remove_dependency(self, line_id: str) -> bool:
+        """Remove a line whose target is modifiable; False when no such line exists."""
+        line = self._lines.get(line_id)
+        if line is None:
+            return False
+        self._guard_line_change(line)
+        self._detach_line(line)
+        self._touch()
+        return True
+
+    def update_dependency(self, line_id: str, **fields: Any) -> TaskStarLine:
+        """Change ``dependency_type``, ``condition_description`` or ``condition_evaluator``."""
+        line = self._lines.get(line_id)
+        if line is None:
+            raise DependencyNotFoundError(
+                f"Dependency {line_id} not found in constellation {self.constellation_id}"
+            )
+        unknown = set(fields) - {
+            "dependency_type",
+            "condition_description",
+            "condition_evaluator",
+            "metadata",
+        }
+        if unknown:
+            raise ModificationError(f"Unknown dependency field(s) {sorted(unknown)}")
+        self._guard_line_change(line)
+        if "dependency_type" in fields:
+            line.dependency_type = fields["dependency_type"]
+        if "condition_description" in fields:
+            line.condition_description = fields["condition_description"]
+        if "condition_evaluator" in fields:
+            line.set_condition_evaluator(fields["condition_evaluator"])
+        if "metadata" in fields:
+            line.update_metadata(fields["metadata"])
+        self._touch()
+        return line
+
+    def _guard_line_change(self, line: TaskStarLine) -> None:
+        target = self._tasks[line.to_task_id]
+        if not target.is_modifiable:
+            raise ModificationError(
+                f"Cannot modify dependency {line.line_id}: its target task {target.task_id} is "
+                f"{target.status.value}; only dependencies into pending or waiting tasks may change"
+            )
+
+    def _on_line_change(self, line: TaskStarLine) -> None:
+        source = self._tasks[line.from_task_id]
+        target = self._tasks[line.to_task_id]
+        satisfied = source.is_terminal and line.evaluate_outcome(source.status, source.result)
+        if satisfied:
+            target._dependencies.discard(line.line_id)
+            self._refresh(target)
+        else:
+            self._add_unsatisfied(target, line.line_id)
+            if source.is_terminal:
+                self._cancel_cascade(target)
+        self._touch()
+
+    # ----------------------------------------------------------------- status tracking
+    def _refresh(self, task: TaskStar) -> None:
+        """Re-derive PENDING/WAITING_DEPENDENCY and ready-set membership of a task."""
+        status, task_id, counts = task._status, task._task_id, self._counts
+        if status is not _PENDING and status is not _WAITING:
+            self._ready.pop(task_id, None)
+            return
+        if task._dependencies:
+            if status is _PENDING:
+                counts[_PENDING] -= 1
+                counts[_WAITING] += 1
+                task._status = _WAITING
+            self._ready.pop(task_id, None)
+            return
+        if status is _WAITING:
+            counts[_WAITING] -= 1
+            counts[_PENDING] += 1
+            task._status = _PENDING
+        if task_id not in self._ready:
+            self._ready[task_id] = None
+            if self._propagating:
+                self._newly_ready.append(task)
+
+    def _guard_status_change(self, task: TaskStar, new: TaskStatus) -> None:
+        if task.status is TaskStatus.FAILED and new is TaskStatus.PENDING:
+            for line_id in self._dag.out_lines(task.task_id):
+                dependent = self._tasks[self._lines[line_id].to_task_id]
+                if not dependent.is_modifiable:
+                    raise ModificationError(
+                        f"Cannot retry task {task.task_id}: its dependent {dependent.task_id} is already "
+                        f"{dependent.status.value}"
+                    )
+
+    def _on_status_change(self, task: TaskStar, old: TaskStatus, new: TaskStatus) -> None:
+        self._counts[old] -= 1
+        self._counts[new] += 1
+        if old in TERMINAL_STATUSES and new is TaskStatus.PENDING:  # retry: re-open outgoing lines
+            for line_id, target_id in self._dag.out_lines(task.task_id).items():
+                self._lines[line_id].reset_satisfaction()
+                self._add_unsatisfied(self._tasks[target_id], line_id)
+        self._refresh(task)
+        if new in TERMINAL_STATUSES:
+            self._ended.append(task)
+            if not self._propagating:
+                self._propagate()
+        self._touch()
+
+    def _propagate(self) -> None:
+        """Evaluate outgoing lines of ended tasks; cancel dependents that can never run (iteratively)."""
+        self._propagating = True
+        try:
+            while self._ended:
+                task = self._ended.popleft()
+                for line_id, target_id in self._dag.out_lines(task.task_id).items():
+                    line = self._lines[line_id]
+                    target = self._tasks[target_id]
+                    if line.evaluate_outcome(task.status, task.result):
+                        target._dependencies.discard(line_id)
+                        self._refresh(target)
+                    elif not target.is_terminal:
+                        self._cancel_cascade(target)
+        finally:
+            self._propagating = False
+
+    def _cancel_cascade(self, target: TaskStar) -> None:
+        if target.is_terminal:
+            return
+        target.cancel()  # the listener queues it; _propagate handles its own dependents
+        if not self._propagating:
+            self._propagate()
+
+    # ----------------------------------------------------------------- execution
+    def start_execution(self) -> None:
+        """Mark the constellation as executing."""
+        self.execution_start_time = utc_now()
+        self.state = ConstellationState.EXECUTING
+        self.updated_at = self.execution_start_time
+
+    def start_task(self, task_id: str) -> TaskStar:
+        """PENDING -> RUNNING for a ready task."""
+        task = self._require_task(task_id)
+        task.start_execution()
+        return task
+
+    def mark_task_completed(
+        self, task_id: str, success: bool, result: Any = None, error: Exception | str | None = None
+    ) -> list[TaskStar]:
+        """End a task (starting it first if still pending); return the tasks that became ready."""
+        task = self._require_task(task_id)
+        if task.status is TaskStatus.PENDING:
+            task.start_execution()
+        self._newly_ready = []
+        self._propagating = True  # collect readiness changes made by the listener
+        try:
+            if success:
+                task.complete_with_success(result)
+            else:
+                task.complete_with_failure(error if error is not None else "Task failed")
+        finally:
+            self._propagating = False
+        self._propagate()
+        ready = [t for t in self._newly_ready if t.task_id in self._ready]
+        self._newly_ready = []
+        ready.sort(key=lambda t: -t.priority.value)
+        return ready
+
+    def cancel_task(self, task_id: str) -> None:
+        """Cancel a non-terminal task; dependents that can no longer run are cancelled too."""
+        self._require_task(task_id).cancel()
+
+    def complete_execution(self) -> None:
+        """Record the end time and settle the state."""
+        self.execution_end_time = utc_now()
+        self._touch()
