@@ -1,6 +1,8 @@
 """The task constellation: a DAG of TaskStars joined by typed TaskStarLines."""
 
+from .commands import CommandInvoker, EditCommand
 from .constellation import TaskConstellation
+from .editor import ConstellationEditor
 from .enums import ConstellationState, DependencyType, DeviceType, TaskPriority, TaskStatus
 from .errors import (
     ConstellationError,
@@ -13,11 +15,14 @@ from .errors import (
     UnsatisfiableDependencyError,
 )
 from .graph import DagIndex
+from .render import to_dot, to_mermaid, to_prompt_text, to_rich_tree
 from .schema import TaskConstellationSchema, TaskStarLineSchema, TaskStarSchema
 from .star_line import TaskStarLine
 from .task_star import TaskStar
 
 __all__ = [
+    "CommandInvoker",
+    "ConstellationEditor",
     "ConstellationError",
     "ConstellationState",
     "CycleError",
@@ -26,6 +31,7 @@ __all__ = [
     "DependencyType",
     "DeviceType",
     "DuplicateIdError",
+    "EditCommand",
     "InvalidTransitionError",
     "ModificationError",
     "TaskConstellation",
@@ -38,4 +44,8 @@ __all__ = [
     "TaskStarSchema",
     "TaskStatus",
     "UnsatisfiableDependencyError",
+    "to_dot",
+    "to_mermaid",
+    "to_prompt_text",
+    "to_rich_tree",
 ]

@@ -1,0 +1,151 @@
+"""The "Constellation Editor MCP Server" (spec B §4): editing tools over a ConstellationEditor.
+
+Every tool returns the whole updated constellation as a JSON string. ``build_constellation`` is a
+normal tool, but it is meant for the agent's own bulk creation step, not for the LLM: prompt builders
+must leave every name in :data:`HIDDEN_FROM_LLM` out of the tool list they show the model.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from .editor import ConstellationEditor
+from .errors import (
+    CycleError,
+    DependencyNotFoundError,
+    DuplicateIdError,
+    ModificationError,
+    TaskNotFoundError,
+)
+from .schema import TaskConstellationSchema
+
+SERVER_NAME = "Constellation Editor MCP Server"
+HIDDEN_FROM_LLM: frozenset[str] = frozenset({"build_constellation"})
+
+
+def _tool_error(exc: ValueError, action: str) -> ToolError:
+    """Translate a model error into the spec's ToolError texts."""
+    if isinstance(exc, TaskNotFoundError):
+        return ToolError(f"Task not found: {exc}")
+    if isinstance(exc, DependencyNotFoundError):
+        return ToolError(f"Dependency not found: {exc}")
+    if isinstance(exc, CycleError):
+        return ToolError(f"Failed to {action}: Adding edge would create cycle ({exc})")
+    if isinstance(exc, DuplicateIdError):
+        what = "task_id" if action in {"add task", "build constellation"} else "dependency_id"
+        return ToolError(f"Duplicate {what}: {exc}")
+    if isinstance(exc, ModificationError):
+        return ToolError(f"Task not modifiable: {exc}")
+    return ToolError(f"Failed to {action}: {exc}")
+
+
+def create_constellation_server(editor: ConstellationEditor | None = None) -> MCPServer:
+    """Build the server; all tools edit ``editor`` (a fresh one when None)."""
+    ed = editor or ConstellationEditor()
+    srv = MCPServer(SERVER_NAME, log_level="WARNING")
+
+    def snapshot() -> str:
+        return ed.constellation.to_json()
+
+    @srv.tool()
+    def add_task(
+        task_id: Annotated[str, Field(description="Unique id of the new task")],
+        name: Annotated[str, Field(description="Short task name")],
+        description: Annotated[str, Field(description="What the device agent must do")],
+        target_device_id: str | None = None,
+        tips: list[str] | None = None,
+    ) -> str:
+        """Add a PENDING task (priority MEDIUM); returns the whole constellation as JSON."""
+        try:
+            ed.create_and_add_task(
+                task_id, description, name=name, target_device_id=target_device_id, tips=tips
+            )
+        except ValueError as exc:
+            raise _tool_error(exc, "add task") from exc
+        return snapshot()
+
+    @srv.tool()
+    def remove_task(task_id: str) -> str:
+        """Remove a task and every dependency into or out of it; returns the constellation JSON."""
+        try:
+            ed.remove_task(task_id)
+        except ValueError as exc:
+            raise _tool_error(exc, "remove task") from exc
+        return snapshot()
+
+    @srv.tool()
+    def update_task(
+        task_id: str,
+        name: str | None = None,
+        description: str | None = None,
+        target_device_id: str | None = None,
+        tips: list[str] | None = None,
+    ) -> str:
+        """Change the given fields of a pending/waiting task; returns the constellation JSON."""
+        fields: dict[str, Any] = {
+            k: v
+            for k, v in {
+                "name": name,
+                "description": description,
+                "target_device_id": target_device_id,
+                "tips": tips,
+            }.items()
+            if v is not None
+        }
+        if not fields:
+            raise ToolError("At least one field required: name, description, target_device_id or tips")
+        try:
+            ed.update_task(task_id, **fields)
+        except ValueError as exc:
+            raise _tool_error(exc, "update task") from exc
+        return snapshot()
+
+    @srv.tool()
+    def add_dependency(
+        dependency_id: str, from_task_id: str, to_task_id: str, condition_description: str | None = None
+    ) -> str:
+        """Add an unconditional dependency from_task_id -> to_task_id; returns the constellation JSON."""
+        try:
+            ed.create_and_add_dependency(
+                from_task_id,
+                to_task_id,
+                "unconditional",
+                line_id=dependency_id,
+                condition_description=condition_description,
+            )
+        except ValueError as exc:
+            raise _tool_error(exc, "add dependency") from exc
+        return snapshot()
+
+    @srv.tool()
+    def remove_dependency(dependency_id: str) -> str:
+        """Remove a dependency (its target may become ready); returns the constellation JSON."""
+        try:
+            ed.remove_dependency(dependency_id)
+        except ValueError as exc:
+            raise _tool_error(exc, "remove dependency") from exc
+        return snapshot()
+
+    @srv.tool()
+    def update_dependency(dependency_id: str, condition_description: str) -> str:
+        """Change a dependency's condition description; returns the constellation JSON."""
+        try:
+            ed.update_dependency(dependency_id, condition_description=condition_description)
+        except ValueError as exc:
+            raise _tool_error(exc, "update dependency") from exc
+        return snapshot()
+
+    @srv.tool()
+    def build_constellation(config: TaskConstellationSchema, clear_existing: bool = True) -> str:
+        """Bulk build (not shown to the LLM, see HIDDEN_FROM_LLM); returns the constellation JSON."""
+        try:
+            ed.build_constellation(config, clear_existing=clear_existing)
+        except ValueError as exc:
+            raise _tool_error(exc, "build constellation") from exc
+        return snapshot()
+
+    return srv
