@@ -154,14 +154,19 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
             raise TaskNotFoundError(f"Task {task_id} not found in constellation {self.constellation_id}")
         return task
 
-    def remove_task(self, task_id: str) -> None:
-        """Remove a pending/waiting task and every line touching it."""
+    def guard_task_change(self, task_id: str, verb: str = "modify", done: str = "changed") -> TaskStar:
+        """The task, or ModificationError when it may no longer be changed (invariant I3)."""
         task = self._require_task(task_id)
         if not task.is_modifiable:
             raise ModificationError(
-                f"Cannot remove {task.status.value} task {task_id}: only pending or waiting_dependency "
-                "tasks may be removed"
+                f"Cannot {verb} {task.status.value} task {task_id}: only pending or waiting_dependency "
+                f"tasks may be {done}"
             )
+        return task
+
+    def remove_task(self, task_id: str) -> None:
+        """Remove a pending/waiting task and every line touching it."""
+        task = self.guard_task_change(task_id, "remove", "removed")
         for line_id in list(self._dag.in_lines(task_id)) + list(self._dag.out_lines(task_id)):
             self._detach_line(self._lines[line_id])
         self._dag.remove_node(task_id)
@@ -179,11 +184,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         unknown = set(fields) - allowed - {"task_data"}
         if unknown:
             raise ModificationError(f"Unknown task field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
-        if not task.is_modifiable:
-            raise ModificationError(
-                f"Cannot modify {task.status.value} task {task_id}: only pending or waiting_dependency "
-                "tasks may be changed"
-            )
+        self.guard_task_change(task_id)
         for key, value in fields.items():
             if key == "task_data":
                 task.update_task_data(value)
@@ -284,7 +285,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         line = self._lines.get(line_id)
         if line is None:
             return False
-        self._guard_line_change(line)
+        self.guard_line_change(line)
         self._detach_line(line)
         self._touch()
         return True
@@ -304,7 +305,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         }
         if unknown:
             raise ModificationError(f"Unknown dependency field(s) {sorted(unknown)}")
-        self._guard_line_change(line)
+        self.guard_line_change(line)
         if "dependency_type" in fields:
             line.dependency_type = fields["dependency_type"]
         if "condition_description" in fields:
@@ -316,7 +317,8 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         self._touch()
         return line
 
-    def _guard_line_change(self, line: TaskStarLine) -> None:
+    def guard_line_change(self, line: TaskStarLine) -> None:
+        """ModificationError when ``line`` may no longer be changed (its target left pending/waiting)."""
         target = self._tasks[line.to_task_id]
         if not target.is_modifiable:
             raise ModificationError(

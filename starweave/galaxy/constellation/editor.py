@@ -20,7 +20,7 @@ from .commands import (
 )
 from .constellation import TaskConstellation
 from .enums import DependencyType, TaskPriority, parse_enum
-from .errors import ConstellationError, DuplicateIdError, ModificationError
+from .errors import ConstellationError, DuplicateIdError
 from .schema import TaskConstellationSchema
 from .serialization import constellation_from_dict, constellation_from_json, line_from_dict, task_from_dict
 from .star_line import TaskStarLine
@@ -110,14 +110,10 @@ class ConstellationEditor:
             updates["priority"] = parse_enum(TaskPriority, updates["priority"])
 
         def check(c: TaskConstellation) -> None:
-            task = require_task(c, task_id)
+            require_task(c, task_id)
             if not updates:
                 raise ConstellationError(f"No fields given to update task {task_id}")
-            if not task.is_modifiable:
-                raise ModificationError(
-                    f"Cannot modify {task.status.value} task {task_id}: only pending or waiting_dependency "
-                    "tasks may be changed"
-                )
+            c.guard_task_change(task_id)
 
         return self._execute(
             EditCommand(
@@ -133,12 +129,8 @@ class ConstellationEditor:
         """Remove a task and its lines; returns the id."""
 
         def check(c: TaskConstellation) -> None:
-            task = require_task(c, task_id)
-            if not task.is_modifiable:
-                raise ModificationError(
-                    f"Cannot remove {task.status.value} task {task_id}: only pending or waiting_dependency "
-                    "tasks may be removed"
-                )
+            require_task(c, task_id)
+            c.guard_task_change(task_id, "remove", "removed")
 
         def run(c: TaskConstellation) -> str:
             c.remove_task(task_id)
@@ -196,11 +188,7 @@ class ConstellationEditor:
             line = require_line(c, dependency_id)
             if not updates:
                 raise ConstellationError(f"No fields given to update dependency {dependency_id}")
-            if not c.is_dependency_modifiable(line.line_id):
-                raise ModificationError(
-                    f"Cannot modify dependency {dependency_id}: its target task {line.to_task_id} is no "
-                    "longer pending or waiting"
-                )
+            c.guard_line_change(line)
 
         return self._execute(
             EditCommand(
@@ -216,12 +204,7 @@ class ConstellationEditor:
         """Remove a line; returns its id."""
 
         def check(c: TaskConstellation) -> None:
-            line = require_line(c, dependency_id)
-            if not c.is_dependency_modifiable(line.line_id):
-                raise ModificationError(
-                    f"Cannot remove dependency {dependency_id}: its target task {line.to_task_id} is no "
-                    "longer pending or waiting"
-                )
+            c.guard_line_change(require_line(c, dependency_id))
 
         def run(c: TaskConstellation) -> str:
             c.remove_dependency(dependency_id)

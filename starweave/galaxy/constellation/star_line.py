@@ -33,7 +33,7 @@ ConditionEvaluator = Callable[[Any], bool]
 class LineOwner(Protocol):
     """What a line needs from the constellation that holds it."""
 
-    def _guard_line_change(self, line: TaskStarLine) -> None: ...
+    def guard_line_change(self, line: TaskStarLine) -> None: ...
 
     def _on_line_change(self, line: TaskStarLine) -> None: ...
 
@@ -159,7 +159,7 @@ class TaskStarLine:
 
     def _change(self) -> None:
         if self._owner is not None:
-            self._owner._guard_line_change(self)
+            self._owner.guard_line_change(self)
 
     def _changed(self, reset: bool) -> None:
         if reset:
