@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from .enums import MODIFIABLE_STATUSES, TERMINAL_STATUSES, ConstellationState, TaskStatus
+from .enums import TERMINAL_STATUSES, ConstellationState, TaskStatus
 from .errors import (
     DependencyNotFoundError,
     DuplicateIdError,
@@ -61,6 +61,7 @@ def _new_constellation_id() -> str:
 
 _PENDING = TaskStatus.PENDING
 _WAITING = TaskStatus.WAITING_DEPENDENCY
+_TERMINAL = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED)  # identity-compared
 _LINE_FIELDS = frozenset({"dependency_type", "condition_description", "condition_evaluator", "metadata"})
 
 
@@ -72,9 +73,9 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         self.name = name or self.constellation_id
         self.state = ConstellationState.CREATED
         self.metadata: dict[str, Any] = {}
-        self._tasks: dict[str, TaskStar] = {}
+        self._dag: DagIndex[TaskStar] = DagIndex()
+        self._tasks: dict[str, TaskStar] = self._dag.nodes  # the graph's node table is the task table
         self._lines: dict[str, TaskStarLine] = {}
-        self._dag = DagIndex()
         self._ready: dict[str, None] = {}  # insertion-ordered set of ready task ids
         self._counts: dict[TaskStatus, int] = dict.fromkeys(TaskStatus, 0)
         self._ended: deque[TaskStar] = deque()  # tasks whose outgoing lines await evaluation
@@ -97,7 +98,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         return dict(self._lines)
 
     @property
-    def dag(self) -> DagIndex:
+    def dag(self) -> DagIndex[TaskStar]:
         """The adjacency index (read it; mutate only through the constellation)."""
         return self._dag
 
@@ -140,10 +141,8 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
             )
         if task._owner is not None:
             raise ModificationError(f"Task {task_id} already belongs to a constellation; copy it first")
-        self._tasks[task_id] = task
-        self._dag.add_node(task_id)
-        if task._dependencies:
-            task._dependencies.clear()
+        self._dag.add_node(task_id, task)
+        task._waiting = 0
         self._counts[task._status] += 1
         task._owner = self
         self._refresh(task)
@@ -170,7 +169,6 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         for line_id in list(self._dag.in_lines(task_id)) + list(self._dag.out_lines(task_id)):
             self._detach_line(self._lines[line_id])
         self._dag.remove_node(task_id)
-        del self._tasks[task_id]
         self._ready.pop(task_id, None)
         self._counts[task.status] -= 1
         task._owner = None
@@ -224,44 +222,64 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
             self._touch()
 
     def _insert_line(self, line: TaskStarLine) -> None:
-        # Hot path of bulk builds: slot attributes are read directly.
-        line_id, source_id, target_id = line._line_id, line._from_task_id, line._to_task_id
-        if line_id in self._lines:
+        # Hot path of bulk builds: slot attributes are read directly, statuses are compared by
+        # identity (hashing an Enum runs Python code) and the graph is updated through records.
+        line_id = line._line_id
+        lines = self._lines
+        if line_id in lines:
             raise DuplicateIdError(f"Dependency {line_id} already exists; use a new line_id")
         tasks = self._tasks
-        source = tasks.get(source_id)
-        if source is None:
-            raise TaskNotFoundError(f"Source task {source_id} not found")
-        target = tasks.get(target_id)
-        if target is None:
-            raise TaskNotFoundError(f"Target task {target_id} not found")
-        if target._status not in MODIFIABLE_STATUSES:
+        source_id, target_id = line._from_task_id, line._to_task_id
+        try:
+            source = tasks[source_id]
+        except KeyError:
+            raise TaskNotFoundError(f"Source task {source_id} not found") from None
+        try:
+            target = tasks[target_id]
+        except KeyError:
+            raise TaskNotFoundError(f"Target task {target_id} not found") from None
+        target_status = target._status
+        if target_status is not _PENDING and target_status is not _WAITING:
             raise ModificationError(
-                f"Cannot add dependency into {target.status.value} task {target_id}: only pending or "
+                f"Cannot add dependency into {target_status.value} task {target_id}: only pending or "
                 "waiting_dependency tasks may gain dependencies"
             )
-        source_ended = source._status in TERMINAL_STATUSES
-        if source_ended and not line.outcome_satisfies(source._status, source._result):
+        source_status = source._status
+        source_ended = source_status in _TERMINAL
+        if source_ended and not line.outcome_satisfies(source_status, source._result):
             raise UnsatisfiableDependencyError(
                 f"Dependency {source_id} -> {target_id} ({line.dependency_type.value}) can "
-                f"never be satisfied because {source_id} is {source.status.value}; "
+                f"never be satisfied because {source_id} is {source_status.value}; "
                 "use completion_only or drop it"
             )
-        self._dag.add_edge(line_id, source_id, target_id)  # raises CycleError before any change
-        self._lines[line_id] = line
+        self._dag.link(line_id, source_id, source, target_id, target)  # CycleError before any change
+        lines[line_id] = line
         line._owner = self
         if source_ended:
-            line.evaluate_outcome(source._status, source._result)
+            line.evaluate_outcome(source_status, source._result)
             return
         if line._is_satisfied or line.last_evaluation_time is not None:
             line.reset_satisfaction()
-        self._add_unsatisfied(target, line_id)
-
-    def _add_unsatisfied(self, target: TaskStar, line_id: str) -> None:
-        deps = target._dependencies
-        deps.add(line_id)
-        if len(deps) == 1:  # first unsatisfied line: PENDING -> WAITING_DEPENDENCY
+        line._blocking = True
+        target._waiting += 1
+        if target_status is _PENDING:  # first unsatisfied line: PENDING -> WAITING_DEPENDENCY
             self._refresh(target)
+
+    def _add_unsatisfied(self, target: TaskStar, line: TaskStarLine) -> None:
+        if not line._blocking:
+            line._blocking = True
+            target._waiting += 1
+        self._refresh(target)
+
+    def _satisfy(self, target: TaskStar, line: TaskStarLine) -> None:
+        if line._blocking:
+            line._blocking = False
+            target._waiting -= 1
+        self._refresh(target)
+
+    def _blocking_line_ids(self, task: TaskStar) -> frozenset[str]:
+        lines = self._lines
+        return frozenset(line_id for line_id in task._in if lines[line_id]._blocking)
 
     def _restore_line(self, line: TaskStarLine) -> None:
         """Insert a saved line keeping its recorded satisfaction (used by ``from_dict``)."""
@@ -269,16 +287,13 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         self._lines[line._line_id] = line
         line._owner = self
         if not line._is_satisfied:
-            self._add_unsatisfied(self._tasks[line._to_task_id], line._line_id)
+            self._add_unsatisfied(self._tasks[line._to_task_id], line)
 
     def _detach_line(self, line: TaskStarLine) -> None:
         self._dag.remove_edge(line.line_id, line.from_task_id, line.to_task_id)
         del self._lines[line.line_id]
         line._owner = None
-        target = self._tasks[line.to_task_id]
-        if line.line_id in target._dependencies:
-            target._dependencies.discard(line.line_id)
-            self._refresh(target)
+        self._satisfy(self._tasks[line.to_task_id], line)
 
     def remove_dependency(self, line_id: str) -> bool:
         """Remove a line whose target is modifiable; False when no such line exists."""
@@ -331,10 +346,9 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         target = self._tasks[line.to_task_id]
         satisfied = source.is_terminal and line.evaluate_outcome(source.status, source.result)
         if satisfied:
-            target._dependencies.discard(line.line_id)
-            self._refresh(target)
+            self._satisfy(target, line)
         else:
-            self._add_unsatisfied(target, line.line_id)
+            self._add_unsatisfied(target, line)
             if source.is_terminal:
                 self._cancel_cascade(target)
         self._touch()
@@ -346,7 +360,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         if status is not _PENDING and status is not _WAITING:
             self._ready.pop(task_id, None)
             return
-        if task._dependencies:
+        if task._waiting:
             if status is _PENDING:
                 counts[_PENDING] -= 1
                 counts[_WAITING] += 1
@@ -377,8 +391,9 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         self._counts[new] += 1
         if old in TERMINAL_STATUSES and new is TaskStatus.PENDING:  # retry: re-open outgoing lines
             for line_id, target_id in self._dag.out_lines(task.task_id).items():
-                self._lines[line_id].reset_satisfaction()
-                self._add_unsatisfied(self._tasks[target_id], line_id)
+                line = self._lines[line_id]
+                line.reset_satisfaction()
+                self._add_unsatisfied(self._tasks[target_id], line)
         self._refresh(task)
         if new in TERMINAL_STATUSES:
             self._ended.append(task)
@@ -396,8 +411,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
                     line = self._lines[line_id]
                     target = self._tasks[target_id]
                     if line.evaluate_outcome(task.status, task.result):
-                        target._dependencies.discard(line_id)
-                        self._refresh(target)
+                        self._satisfy(target, line)
                     elif not target.is_terminal:
                         self._cancel_cascade(target)
         finally:

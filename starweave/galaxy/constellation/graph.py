@@ -5,128 +5,148 @@ Cycle checks happen before an edge is inserted. The index keeps a topological ra
 otherwise only the nodes whose ranks lie between the two endpoints are searched (O(V+E) worst
 case) and re-ranked. Edges out of a node without predecessors or into a node without successors
 are O(1) too. Every traversal is iterative, so million-node chains are fine.
+
+The graph is intrusive: each node object carries its own rank and adjacency maps (``GraphNode``),
+and the index's ``nodes`` dictionary is the only map from id to node, so the constellation uses
+it as its task table. An insertion then touches the two endpoint objects and nothing else, which
+is what keeps a 200,000-edge build within its time budget.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import Generic, Protocol, TypeVar
 
 from .errors import CycleError
 
 
-class DagIndex:
+class GraphNode(Protocol):
+    """What a node object holds for the index: its rank and ``{line_id: neighbour id}`` both ways."""
+
+    _rank: int
+    _out: dict[str, str]
+    _in: dict[str, str]
+
+
+N = TypeVar("N", bound=GraphNode)
+
+
+class DagIndex(Generic[N]):
     """Successor/predecessor maps keyed by node id, edges identified by line id."""
 
     def __init__(self) -> None:
-        self._out: dict[str, dict[str, str]] = {}  # node -> {line_id: successor}
-        self._in: dict[str, dict[str, str]] = {}  # node -> {line_id: predecessor}
-        self._rank: dict[str, int] = {}
+        self.nodes: dict[str, N] = {}
         self._low = 0
         self._high = 0
 
-    def __contains__(self, node: str) -> bool:
-        return node in self._rank
+    def __contains__(self, key: str) -> bool:
+        return key in self.nodes
 
     def __len__(self) -> int:
-        return len(self._rank)
+        return len(self.nodes)
 
     # ----------------------------------------------------------------- nodes
-    def add_node(self, node: str) -> None:
-        """Add an isolated node (ranked last)."""
-        self._out[node] = {}
-        self._in[node] = {}
+    def add_node(self, key: str, node: N) -> None:
+        """Add an isolated node (ranked last); ``key`` must be new, ``node`` without edges."""
+        if node._out or node._in:
+            raise ValueError(f"Node {key} still has edges from another graph")
         self._high += 1
-        self._rank[node] = self._high
+        node._rank = self._high
+        self.nodes[key] = node
 
-    def remove_node(self, node: str) -> None:
-        """Remove a node; its edges must have been removed first."""
-        del self._out[node], self._in[node], self._rank[node]
+    def remove_node(self, key: str) -> N:
+        """Remove a node and return it; its edges must have been removed first."""
+        return self.nodes.pop(key)
 
-    def out_lines(self, node: str) -> dict[str, str]:
+    def out_lines(self, key: str) -> dict[str, str]:
         """Outgoing ``{line_id: successor}`` (live view; do not mutate)."""
-        return self._out[node]
+        return self.nodes[key]._out
 
-    def in_lines(self, node: str) -> dict[str, str]:
+    def in_lines(self, key: str) -> dict[str, str]:
         """Incoming ``{line_id: predecessor}`` (live view; do not mutate)."""
-        return self._in[node]
+        return self.nodes[key]._in
 
     # ----------------------------------------------------------------- edges
     def add_edge(self, line_id: str, source: str, target: str) -> None:
         """Insert ``source -> target`` or raise CycleError without changing anything."""
-        rank = self._rank
-        if rank[source] >= rank[target]:
-            if not self._in[source]:
+        self.link(line_id, source, self.nodes[source], target, self.nodes[target])
+
+    def link(self, line_id: str, source_key: str, source: N, target_key: str, target: N) -> None:
+        """``add_edge`` with both nodes already looked up (the hot path of bulk builds)."""
+        if source._rank >= target._rank:
+            if not source._in:
                 self._low -= 1
-                rank[source] = self._low
-            elif not self._out[target]:
+                source._rank = self._low
+            elif not target._out:
                 self._high += 1
-                rank[target] = self._high
+                target._rank = self._high
             else:
-                self._reorder(source, target)
-        self._out[source][line_id] = target
-        self._in[target][line_id] = source
+                self._reorder(source_key, source, target_key, target)
+        source._out[line_id] = target_key
+        target._in[line_id] = source_key
 
     def remove_edge(self, line_id: str, source: str, target: str) -> None:
         """Remove an edge (ranks stay valid)."""
-        del self._out[source][line_id]
-        del self._in[target][line_id]
+        del self.nodes[source]._out[line_id]
+        del self.nodes[target]._in[line_id]
 
     def would_create_cycle(self, source: str, target: str) -> bool:
         """True when ``target`` already reaches ``source`` (or they are equal)."""
         if source == target:
             return True
-        if self._rank[source] < self._rank[target] or not self._in[source] or not self._out[target]:
+        src, dst = self.nodes[source], self.nodes[target]
+        if src._rank < dst._rank or not src._in or not dst._out:
             return False
-        return self._search(target, lambda n: self._out[n].values(), self._rank[source], True, source) is None
+        return self._search(dst, True, src._rank, src) is None
 
-    def _search(
-        self, start: str, step: Callable[[str], object], bound: int, forward: bool, stop: str | None
-    ) -> list[str] | None:
+    def _search(self, start: N, forward: bool, bound: int, stop: N | None) -> list[N] | None:
         """Nodes reachable from ``start`` within the rank bound; None when ``stop`` is reached."""
-        rank = self._rank
-        seen = {start}
+        nodes = self.nodes
+        seen = {id(start)}
+        found = [start]
         stack = [start]
         while stack:
             node = stack.pop()
-            for nxt in step(node):  # type: ignore[attr-defined]
-                if nxt == stop:
+            for key in (node._out if forward else node._in).values():
+                nxt = nodes[key]
+                if nxt is stop:
                     return None
-                if nxt in seen:
+                if id(nxt) in seen:
                     continue
-                if (rank[nxt] <= bound) if forward else (rank[nxt] >= bound):
-                    seen.add(nxt)
+                if (nxt._rank <= bound) if forward else (nxt._rank >= bound):
+                    seen.add(id(nxt))
+                    found.append(nxt)
                     stack.append(nxt)
-        return list(seen)
+        return found
 
-    def _reorder(self, source: str, target: str) -> None:
-        rank = self._rank
-        upper, lower = rank[source], rank[target]
-        forward = self._search(target, lambda n: self._out[n].values(), upper, True, source)
+    def _reorder(self, source_key: str, source: N, target_key: str, target: N) -> None:
+        forward = self._search(target, True, source._rank, source)
         if forward is None:
-            raise CycleError(f"Adding dependency {source} -> {target} would create a cycle")
-        backward = self._search(source, lambda n: self._in[n].values(), lower, False, None)
+            raise CycleError(f"Adding dependency {source_key} -> {target_key} would create a cycle")
+        backward = self._search(source, False, target._rank, None)
         assert backward is not None  # no stop node given
-        backward.sort(key=rank.__getitem__)
-        forward.sort(key=rank.__getitem__)
-        slots = sorted(rank[n] for n in backward + forward)
-        for node, slot in zip(backward + forward, slots, strict=True):
-            rank[node] = slot
+        backward.sort(key=_rank_of)
+        forward.sort(key=_rank_of)
+        moved = backward + forward
+        for node, slot in zip(moved, sorted(n._rank for n in moved), strict=True):
+            node._rank = slot
 
     # ----------------------------------------------------------------- whole-graph algorithms
-    def nodes(self) -> Iterator[str]:
+    def keys(self) -> Iterator[str]:
         """All node ids in insertion order."""
-        return iter(self._rank)
+        return iter(self.nodes)
 
     def topological_order(self) -> list[str]:
         """Kahn's algorithm (ties in insertion order); raises CycleError on a cycle."""
-        indegree = {node: len(preds) for node, preds in self._in.items()}
-        queue = deque(node for node, deg in indegree.items() if deg == 0)
+        nodes = self.nodes
+        indegree = {key: len(node._in) for key, node in nodes.items()}
+        queue = deque(key for key, deg in indegree.items() if deg == 0)
         order: list[str] = []
         while queue:
-            node = queue.popleft()
-            order.append(node)
-            for nxt in self._out[node].values():
+            key = queue.popleft()
+            order.append(key)
+            for nxt in nodes[key]._out.values():
                 indegree[nxt] -= 1
                 if indegree[nxt] == 0:
                     queue.append(nxt)
@@ -147,15 +167,15 @@ class DagIndex:
         best: dict[str, float] = {}
         parent: dict[str, str | None] = {}
         end: str | None = None
-        for node in self.topological_order():
+        for key in self.topological_order():
             via: str | None = None
-            for pred in self._in[node].values():
+            for pred in self.nodes[key]._in.values():
                 if via is None or best[pred] > best[via]:
                     via = pred
-            best[node] = (best[via] if via is not None else 0.0) + weight(node)
-            parent[node] = via
-            if end is None or best[node] > best[end]:
-                end = node
+            best[key] = (best[via] if via is not None else 0.0) + weight(key)
+            parent[key] = via
+            if end is None or best[key] > best[end]:
+                end = key
         if end is None:
             return 0.0, []
         path: list[str] = []
@@ -169,6 +189,10 @@ class DagIndex:
     def levels(self) -> dict[str, int]:
         """Depth of each node: 0 for roots, else 1 + the deepest predecessor."""
         depth: dict[str, int] = {}
-        for node in self.topological_order():
-            depth[node] = max((depth[p] + 1 for p in self._in[node].values()), default=0)
+        for key in self.topological_order():
+            depth[key] = max((depth[p] + 1 for p in self.nodes[key]._in.values()), default=0)
         return depth
+
+
+def _rank_of(node: GraphNode) -> int:
+    return node._rank

@@ -112,8 +112,8 @@ def task_from_dict(data: dict[str, Any]) -> TaskStar:
     task._current_retry = int(data.get("current_retry") or 0)
     task._execution_start_time = _time(data.get("execution_start_time"))
     task._execution_end_time = _time(data.get("execution_end_time"))
-    task._created_at = _time(data.get("created_at")) or task._created_at
-    task._updated_at = _time(data.get("updated_at")) or task._updated_at
+    task.created_at = _time(data.get("created_at")) or task.created_at
+    task.updated_at = _time(data.get("updated_at")) or task.updated_at
     return task
 
 

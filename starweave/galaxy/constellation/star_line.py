@@ -19,11 +19,12 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import datetime
+from time import time
 from typing import Any, Protocol
 
 from .enums import DependencyType, TaskStatus
 from .errors import ConstellationError
-from .task_star import utc_now
+from .task_star import UtcTimestamp, utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +43,10 @@ class TaskStarLine:
     """A dependency edge between two tasks, with its type and satisfaction state."""
 
     __slots__ = (
+        "_blocking",
         "_condition_description",
         "_condition_evaluator",
+        "_created",
         "_dependency_type",
         "_from_task_id",
         "_is_satisfied",
@@ -51,10 +54,9 @@ class TaskStarLine:
         "_metadata",
         "_owner",
         "_to_task_id",
-        "created_at",
+        "_updated",
         "last_evaluation_result",
         "last_evaluation_time",
-        "updated_at",
     )
 
     def __init__(
@@ -79,12 +81,18 @@ class TaskStarLine:
         self._condition_evaluator = condition_evaluator
         self._metadata: dict[str, Any] | None = dict(metadata) if metadata else None
         self._is_satisfied = False
+        # True while counted in its target's unsatisfied-line count (maintained by the owner).
+        self._blocking = False
         self.last_evaluation_result: bool | None = None
         self.last_evaluation_time: datetime | None = None
-        self.created_at = utc_now()
-        self.updated_at = self.created_at
+        self._created = self._updated = time()
         # The owning constellation refuses changes (I3) and re-evaluates after them.
         self._owner: LineOwner | None = None
+
+    created_at = UtcTimestamp("_created")
+    """Creation time (UTC)."""
+    updated_at = UtcTimestamp("_updated")
+    """Last change time (UTC)."""
 
     # ----------------------------------------------------------------- factories
     @classmethod
@@ -166,7 +174,7 @@ class TaskStarLine:
             self._is_satisfied = False
             self.last_evaluation_result = None
             self.last_evaluation_time = None
-        self.updated_at = utc_now()
+        self._updated = time()
         if self._owner is not None:
             self._owner._on_line_change(self)
 
@@ -201,7 +209,7 @@ class TaskStarLine:
     def update_metadata(self, metadata: dict[str, Any]) -> None:
         """Merge ``metadata`` into the edge's metadata."""
         self._metadata = {**(self._metadata or {}), **metadata}
-        self.updated_at = utc_now()
+        self._updated = time()
 
     # ----------------------------------------------------------------- satisfaction
     def is_satisfied(self, completed_tasks: list[str] | set[str] | None = None) -> bool:
@@ -213,14 +221,14 @@ class TaskStarLine:
     def mark_satisfied(self) -> None:
         """Force the edge to satisfied."""
         self._is_satisfied = True
-        self.updated_at = utc_now()
+        self._updated = time()
 
     def reset_satisfaction(self) -> None:
         """Forget any evaluation."""
         self._is_satisfied = False
         self.last_evaluation_result = None
         self.last_evaluation_time = None
-        self.updated_at = utc_now()
+        self._updated = time()
 
     def _run_evaluator(self, result: Any) -> bool:
         if self._condition_evaluator is None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from time import time
+from typing import Any, Protocol, overload
 
 from .enums import MODIFIABLE_STATUSES, TERMINAL_STATUSES, DeviceType, TaskPriority, TaskStatus
 from .errors import InvalidTransitionError, ModificationError
@@ -17,10 +18,40 @@ class TaskOwner(Protocol):
 
     def _on_status_change(self, task: TaskStar, old: TaskStatus, new: TaskStatus) -> None: ...
 
+    def _blocking_line_ids(self, task: TaskStar) -> frozenset[str]: ...
+
 
 def utc_now() -> datetime:
     """Return the current time, timezone-aware UTC."""
     return datetime.now(UTC)
+
+
+class UtcTimestamp:
+    """A datetime attribute stored in a slot as a float epoch.
+
+    Taking ``time.time()`` costs a seventh of ``datetime.now(UTC)``, which matters when a bulk
+    build creates hundreds of thousands of tasks and lines; the datetime is made on reading.
+    Naive datetimes are taken as UTC.
+    """
+
+    def __init__(self, slot: str) -> None:
+        self._slot = slot
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> UtcTimestamp: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> datetime: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> UtcTimestamp | datetime:
+        if obj is None:
+            return self
+        return datetime.fromtimestamp(getattr(obj, self._slot), UTC)
+
+    def __set__(self, obj: object, value: datetime) -> None:
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        setattr(obj, self._slot, value.timestamp())
 
 
 class TaskStar:
@@ -31,18 +62,20 @@ class TaskStar:
     """
 
     __slots__ = (
-        "_created_at",
+        "_created",
         "_current_retry",
-        "_dependencies",
         "_description",
         "_device_type",
         "_error",
         "_execution_end_time",
         "_execution_start_time",
         "_expected_output_type",
+        "_in",
         "_name",
+        "_out",
         "_owner",
         "_priority",
+        "_rank",
         "_result",
         "_retry_count",
         "_status",
@@ -51,7 +84,8 @@ class TaskStar:
         "_task_id",
         "_timeout",
         "_tips",
-        "_updated_at",
+        "_updated",
+        "_waiting",
     )
 
     def __init__(
@@ -86,11 +120,14 @@ class TaskStar:
         self._error: Exception | None = None
         self._execution_start_time: datetime | None = None
         self._execution_end_time: datetime | None = None
-        self._created_at = utc_now()
-        self._updated_at = self._created_at
-        # Ids of incoming lines not yet satisfied; maintained by the owning constellation.
-        self._dependencies: set[str] = set()
+        self._created = self._updated = time()
+        # Maintained by the owning constellation: how many incoming lines are unsatisfied, and the
+        # task's place in its graph (see graph.GraphNode).
+        self._waiting = 0
         self._owner: TaskOwner | None = None
+        self._rank = 0
+        self._out: dict[str, str] = {}
+        self._in: dict[str, str] = {}
 
     # ----------------------------------------------------------------- read-only properties
     @property
@@ -135,15 +172,10 @@ class TaskStar:
             return None
         return (self._execution_end_time - self._execution_start_time).total_seconds()
 
-    @property
-    def created_at(self) -> datetime:
-        """Creation time (UTC)."""
-        return self._created_at
-
-    @property
-    def updated_at(self) -> datetime:
-        """Last change time (UTC)."""
-        return self._updated_at
+    created_at = UtcTimestamp("_created")
+    """Creation time (UTC)."""
+    updated_at = UtcTimestamp("_updated")
+    """Last change time (UTC)."""
 
     @property
     def is_terminal(self) -> bool:
@@ -158,12 +190,12 @@ class TaskStar:
     @property
     def is_ready_to_execute(self) -> bool:
         """True when PENDING and no incoming dependency is unsatisfied."""
-        return self._status is TaskStatus.PENDING and not self._dependencies
+        return self._status is TaskStatus.PENDING and not self._waiting
 
     @property
     def unsatisfied_dependencies(self) -> frozenset[str]:
         """Ids of incoming lines that are not satisfied yet."""
-        return frozenset(self._dependencies)
+        return self._owner._blocking_line_ids(self) if self._owner is not None else frozenset()
 
     # ----------------------------------------------------------------- guarded setters
     def _check_modifiable(self, what: str) -> None:
@@ -174,7 +206,7 @@ class TaskStar:
             )
 
     def _touch(self) -> None:
-        self._updated_at = utc_now()
+        self._updated = time()
 
     @property
     def name(self) -> str:
@@ -292,9 +324,9 @@ class TaskStar:
 
     def start_execution(self) -> None:
         """PENDING -> RUNNING; refused while a dependency is unsatisfied."""
-        if self._status is not TaskStatus.PENDING or self._dependencies:
+        if self._status is not TaskStatus.PENDING or self._waiting:
             state = self._status.name
-            if self._dependencies and self._status is TaskStatus.PENDING:
+            if self._waiting and self._status is TaskStatus.PENDING:
                 state = "PENDING with unsatisfied dependencies"
             raise InvalidTransitionError(f"Cannot start task in status {state}")
         self._execution_start_time = utc_now()
