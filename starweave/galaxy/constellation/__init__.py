@@ -1,7 +1,9 @@
 """The task constellation: a DAG of TaskStars joined by typed TaskStarLines."""
 
+from .command_registry import UnknownCommandError
 from .commands import CommandInvoker, EditCommand
 from .constellation import TaskConstellation
+from .display import DISPLAY_MODES, display_dag, render_constellation
 from .editor import ConstellationEditor
 from .enums import ConstellationState, DependencyType, DeviceType, TaskPriority, TaskStatus
 from .errors import (
@@ -18,9 +20,11 @@ from .graph import DagIndex
 from .render import to_dot, to_mermaid, to_prompt_text, to_rich_tree
 from .schema import TaskConstellationSchema, TaskStarLineSchema, TaskStarSchema
 from .star_line import TaskStarLine
+from .task_config import TaskConfiguration
 from .task_star import TaskStar
 
 __all__ = [
+    "DISPLAY_MODES",
     "CommandInvoker",
     "ConstellationEditor",
     "ConstellationError",
@@ -34,6 +38,7 @@ __all__ = [
     "EditCommand",
     "InvalidTransitionError",
     "ModificationError",
+    "TaskConfiguration",
     "TaskConstellation",
     "TaskConstellationSchema",
     "TaskNotFoundError",
@@ -43,7 +48,10 @@ __all__ = [
     "TaskStarLineSchema",
     "TaskStarSchema",
     "TaskStatus",
+    "UnknownCommandError",
     "UnsatisfiableDependencyError",
+    "display_dag",
+    "render_constellation",
     "to_dot",
     "to_mermaid",
     "to_prompt_text",

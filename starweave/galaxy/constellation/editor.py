@@ -8,6 +8,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
+from . import command_registry
 from .commands import (
     CommandInvoker,
     EditCommand,
@@ -24,7 +27,8 @@ from .errors import ConstellationError, DuplicateIdError
 from .schema import TaskConstellationSchema
 from .serialization import constellation_from_dict, constellation_from_json, line_from_dict, task_from_dict
 from .star_line import TaskStarLine
-from .task_star import TaskStar, utc_now
+from .subgraph import merge_command, subgraph_of
+from .task_star import TaskStar
 
 logger = logging.getLogger(__name__)
 
@@ -396,57 +400,23 @@ class ConstellationEditor:
         """Copy the other editor's tasks and lines in, ids prefixed with ``prefix`` (undoable)."""
         return self._execute(merge_command(other_editor.constellation, prefix))
 
+    def display_constellation(self, mode: str = "overview", console: Console | None = None) -> None:
+        """Print the constellation in one of the display modes (see ``display.DISPLAY_MODES``)."""
+        self.constellation.display_dag(mode, console)
 
-def subgraph_of(constellation: TaskConstellation, task_ids: Iterable[str]) -> TaskConstellation:
-    """A copy of the given tasks and of the lines between them."""
-    wanted = list(dict.fromkeys(task_ids))
-    for task_id in wanted:
-        require_task(constellation, task_id)
-    keep = set(wanted)
-    data = constellation.to_dict()
-    sub = {
-        "name": f"{constellation.name}_subgraph",
-        "tasks": {tid: data["tasks"][tid] for tid in wanted},
-        "dependencies": {
-            lid: line
-            for lid, line in data["dependencies"].items()
-            if line["from_task_id"] in keep and line["to_task_id"] in keep
-        },
-        "metadata": dict(data["metadata"]),
-    }
-    return constellation_from_dict(sub)
+    # ----------------------------------------------------------------- command registry
+    def list_available_commands(self, category: str | None = None) -> dict[str, dict[str, str]]:
+        """``{name: {description, category}}`` of the commands ``execute_command_by_name`` runs."""
+        return command_registry.list_commands(category)
 
+    def get_command_categories(self) -> list[str]:
+        """The registry's categories (task_management, dependency_management, ...)."""
+        return command_registry.command_categories()
 
-def merge_command(other_constellation: TaskConstellation, prefix: str) -> EditCommand:
-    """The undoable command that copies ``other_constellation`` in, ids prefixed with ``prefix``."""
-    other = other_constellation.to_dict()
-    renamed_tasks = {prefix + tid: dict(task, task_id=prefix + tid) for tid, task in other["tasks"].items()}
-    renamed_lines = {
-        prefix + lid: dict(
-            line,
-            line_id=prefix + lid,
-            from_task_id=prefix + line["from_task_id"],
-            to_task_id=prefix + line["to_task_id"],
-        )
-        for lid, line in other["dependencies"].items()
-    }
+    def get_command_metadata(self, name: str) -> dict[str, Any]:
+        """Description, category, undoability and parameters of a command."""
+        return command_registry.command_metadata(name)
 
-    def check(c: TaskConstellation) -> None:
-        clash = [tid for tid in renamed_tasks if c.get_task(tid) is not None]
-        clash += [lid for lid in renamed_lines if c.get_dependency(lid) is not None]
-        if clash:
-            raise DuplicateIdError(
-                f"Merge would duplicate ids {sorted(clash)[:5]}; pass a prefix to make them unique"
-            )
-
-    def run(c: TaskConstellation) -> TaskConstellation:
-        c.add_tasks(task_from_dict(task) for task in renamed_tasks.values())
-        for line in renamed_lines.values():
-            # Restore keeps each merged line's recorded satisfaction (its source may have ended).
-            c._restore_line(line_from_dict(line))
-        c.updated_at = utc_now()
-        c.update_state()
-        return c
-
-    description = f"Merge constellation: {other_constellation.name}"
-    return EditCommand("merge_constellation", description, run, check, needs_rollback=True)
+    def execute_command_by_name(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Run a registered command, e.g. ``("add_task", task_data={...})``."""
+        return command_registry.execute_command(self, name, *args, **kwargs)

@@ -7,6 +7,7 @@ must leave every name in :data:`HIDDEN_FROM_LLM` out of the tool list they show 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -43,13 +44,30 @@ def _tool_error(exc: ValueError, action: str) -> ToolError:
     return ToolError(f"Failed to {action}: {exc}")
 
 
-def create_constellation_server(editor: ConstellationEditor | None = None) -> MCPServer:
-    """Build the server; all tools edit ``editor`` (a fresh one when None)."""
+def create_constellation_server(
+    editor: ConstellationEditor | None = None,
+    known_devices: Callable[[], Collection[str]] | None = None,
+) -> MCPServer:
+    """Build the server; all tools edit ``editor`` (a fresh one when None).
+
+    ``known_devices`` returns the ids of the registered devices: when given, a task assigned to any
+    other device is refused with "Invalid device" naming the known ones (asked on every call, so
+    devices that register later are accepted).
+    """
     ed = editor or ConstellationEditor()
     srv = MCPServer(SERVER_NAME, log_level="WARNING")
 
     def snapshot() -> str:
         return ed.constellation.to_json()
+
+    def check_devices(*device_ids: str | None) -> None:
+        if known_devices is None:
+            return
+        known = known_devices()
+        for device_id in device_ids:
+            if device_id is not None and device_id not in known:
+                listed = ", ".join(sorted(known)) or "none registered"
+                raise ToolError(f"Invalid device: {device_id} is not a registered device (known: {listed})")
 
     @srv.tool()
     def add_task(
@@ -60,6 +78,7 @@ def create_constellation_server(editor: ConstellationEditor | None = None) -> MC
         tips: list[str] | None = None,
     ) -> str:
         """Add a PENDING task (priority MEDIUM); returns the whole constellation as JSON."""
+        check_devices(target_device_id)
         try:
             ed.create_and_add_task(
                 task_id, description, name=name, target_device_id=target_device_id, tips=tips
@@ -98,6 +117,7 @@ def create_constellation_server(editor: ConstellationEditor | None = None) -> MC
         }
         if not fields:
             raise ToolError("At least one field required: name, description, target_device_id or tips")
+        check_devices(target_device_id)
         try:
             ed.update_task(task_id, **fields)
         except ValueError as exc:
@@ -142,6 +162,7 @@ def create_constellation_server(editor: ConstellationEditor | None = None) -> MC
     @srv.tool()
     def build_constellation(config: TaskConstellationSchema, clear_existing: bool = True) -> str:
         """Bulk build (not shown to the LLM, see HIDDEN_FROM_LLM); returns the constellation JSON."""
+        check_devices(*(task.target_device_id for task in config.get_tasks_as_list()))
         try:
             ed.build_constellation(config, clear_existing=clear_existing)
         except ValueError as exc:

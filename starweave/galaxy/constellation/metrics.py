@@ -12,6 +12,8 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from .constellation import TaskConstellation
 
 
@@ -134,3 +136,9 @@ class ConstellationAnalysis:
     def get_statistics(self) -> dict[str, Any]:
         """The reference's statistics dictionary."""
         return get_statistics(self._self())
+
+    def display_dag(self, mode: str = "overview", console: Console | None = None) -> None:
+        """Print the constellation: overview, topology, details or execution (see ``display``)."""
+        from .display import display_dag  # the display module imports the constellation
+
+        display_dag(self._self(), mode, console)

@@ -151,10 +151,20 @@ class TaskConstellationSchema(BaseModel):
             items = [(None, item) for item in value]
         else:
             raise ValueError(f"'{what}' entries must be a list or an object keyed by id")
+        entries = [
+            (dict_key, item.model_dump() if isinstance(item, BaseModel) else dict(item))
+            for dict_key, item in items
+        ]
+        # Generated ids must not collide with given ones (32-bit ids do collide in large graphs).
+        taken = {entry.get(key) or dict_key for dict_key, entry in entries} - {None}
         out: dict[str, Any] = {}
-        for dict_key, item in items:
-            entry = item.model_dump() if isinstance(item, BaseModel) else dict(item)
-            ident = entry.get(key) or dict_key or make_id()
+        for dict_key, entry in entries:
+            ident = entry.get(key) or dict_key
+            if not ident:
+                ident = make_id()
+                while ident in taken:
+                    ident = make_id()
+                taken.add(ident)
             entry[key] = ident
             if ident in out:
                 raise ValueError(f"Duplicate {what} id {ident!r}; every {what} needs a unique {key}")

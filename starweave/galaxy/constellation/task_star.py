@@ -9,6 +9,7 @@ from typing import Any, Protocol, overload
 
 from .enums import MODIFIABLE_STATUSES, TERMINAL_STATUSES, DeviceType, TaskPriority, TaskStatus
 from .errors import InvalidTransitionError, ModificationError
+from .task_config import TaskConfiguration
 
 
 class TaskOwner(Protocol):
@@ -62,6 +63,7 @@ class TaskStar:
     """
 
     __slots__ = (
+        "_config",
         "_created",
         "_current_retry",
         "_description",
@@ -101,7 +103,14 @@ class TaskStar:
         retry_count: int = 0,
         task_data: dict[str, Any] | None = None,
         expected_output_type: str | None = None,
+        config: TaskConfiguration | None = None,
     ) -> None:
+        if config is not None:
+            timeout = timeout if timeout is not None else config.timeout
+            retry_count = retry_count or config.retry_count
+            if priority is TaskPriority.MEDIUM and config.priority is not None:
+                priority = config.priority
+        self._config = config
         self._task_id = task_id if task_id is not None else str(uuid.uuid4())
         self._name = name or f"task_{self._task_id[:8]}"
         self._description = description
@@ -299,6 +308,16 @@ class TaskStar:
     def task_data(self) -> dict[str, Any]:
         """Extra data for the device (a copy)."""
         return dict(self._task_data) if self._task_data else {}
+
+    @property
+    def config(self) -> TaskConfiguration | None:
+        """The configuration bundle given at construction, if any."""
+        return self._config
+
+    @property
+    def retry_delay(self) -> float:
+        """Seconds to wait before a retry (from ``config``; 1.0 by default)."""
+        return self._config.retry_delay if self._config is not None else 1.0
 
     @property
     def expected_output_type(self) -> str | None:

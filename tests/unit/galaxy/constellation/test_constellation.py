@@ -241,3 +241,48 @@ def test_long_chain_without_recursion(back_to_front: bool) -> None:
     c2.add_dependencies(TaskStarLine.create_success_only(str(i - 1), str(i)) for i in range(1, n))
     c2.mark_task_completed("0", False, error="e")
     assert c2.is_complete() and c2.status_counts()[TaskStatus.CANCELLED] == n - 1
+
+
+def test_unsatisfied_dependencies_follow_every_change() -> None:
+    c = make("a", "b", "c", edges=[("a", "c"), ("b", "c")])
+    c_task = c.get_task("c")
+    assert c_task is not None and c_task.unsatisfied_dependencies == frozenset({"a->c", "b->c"})
+    c.update_dependency("a->c", dependency_type=DependencyType.COMPLETION_ONLY)  # re-typed: still one
+    assert c_task.unsatisfied_dependencies == frozenset({"a->c", "b->c"})
+    c.mark_task_completed("a", True, "x")
+    assert (
+        c_task.unsatisfied_dependencies == frozenset({"b->c"})
+        and c_task.status is TaskStatus.WAITING_DEPENDENCY
+    )
+    c.remove_dependency("b->c")
+    assert c_task.unsatisfied_dependencies == frozenset() and c_task.status is TaskStatus.PENDING
+    assert c.get_ready_tasks()[-1] is c_task
+    assert TaskStar(task_id="free", description="x").unsatisfied_dependencies == frozenset()
+
+
+def test_removed_task_can_join_another_constellation_and_graph_rejects_linked_nodes() -> None:
+    c = make("a", "b", edges=[("a", "b")])
+    b = c.get_task("b")
+    assert b is not None
+    c.remove_task("b")
+    other = TaskConstellation("c2")
+    other.add_task(b)  # its adjacency was emptied by the removal
+    assert b.status is TaskStatus.PENDING and other.get_ready_tasks() == [b]
+    a = c.get_task("a")
+    assert a is not None
+    c.add_task(TaskStar(task_id="z", description="z"))
+    c.add_dependency(TaskStarLine("a", "z", line_id="a->z"))
+    with pytest.raises(ValueError, match="still has edges"):
+        other.dag.add_node("a", a)
+
+
+def test_timestamps_are_utc_and_naive_values_are_taken_as_utc() -> None:
+    from datetime import UTC, datetime
+
+    task = TaskStar(task_id="a", description="x")
+    assert task.created_at.tzinfo is UTC and task.created_at <= datetime.now(UTC)
+    task.created_at = datetime(2025, 1, 2, 3, 4, 5, 678901)
+    assert task.created_at == datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+    line = TaskStarLine("a", "b")
+    line.updated_at = datetime(2025, 1, 2, 3, 4, 5, 1, tzinfo=UTC)
+    assert line.updated_at.isoformat() == "2025-01-02T03:04:05.000001+00:00"

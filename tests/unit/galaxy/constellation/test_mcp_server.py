@@ -100,3 +100,33 @@ async def test_build_constellation_tool() -> None:
         assert "Task not found" in _error(
             await client.call_tool("build_constellation", {"config": bad, "clear_existing": False})
         )
+
+
+async def test_unknown_devices_are_refused_naming_the_known_ones() -> None:
+    devices = {"linux_1"}
+    editor = ConstellationEditor()
+    server = create_constellation_server(editor, known_devices=lambda: devices)
+    async with Client(server) as client:
+        message = _error(
+            await client.call_tool(
+                "add_task", {"task_id": "a", "name": "A", "description": "x", "target_device_id": "ghost"}
+            )
+        )
+        assert "Invalid device: ghost is not a registered device (known: linux_1)" in message
+        assert editor.list_tasks() == []  # nothing was added
+        _json(
+            await client.call_tool(
+                "add_task", {"task_id": "a", "name": "A", "description": "x", "target_device_id": "linux_1"}
+            )
+        )
+        assert "Invalid device" in _error(
+            await client.call_tool("update_task", {"task_id": "a", "target_device_id": "ghost"})
+        )
+        devices.add("ghost")  # registered later: accepted from now on
+        data = _json(await client.call_tool("update_task", {"task_id": "a", "target_device_id": "ghost"}))
+        assert data["tasks"]["a"]["target_device_id"] == "ghost"
+        bad = {"tasks": [{"task_id": "b", "description": "y", "target_device_id": "nowhere"}]}
+        assert "Invalid device: nowhere" in _error(
+            await client.call_tool("build_constellation", {"config": bad, "clear_existing": False})
+        )
+        assert [t.task_id for t in editor.list_tasks()] == ["a"]
