@@ -40,14 +40,45 @@ _OWNER = _Owner()
 Memento = dict[str, Any]
 
 
+def _shared(constellation: TaskConstellation) -> dict[int, Any]:
+    """Objects a memento references instead of copying: task results and errors and condition
+    evaluators belong to the caller (they may not be copyable at all, e.g. a lock or a bound method)."""
+    memo: dict[int, Any] = {}
+    for task in constellation.get_all_tasks():
+        memo[id(task.result)] = task.result
+        memo[id(task.error)] = task.error
+    for line in constellation.get_all_dependencies():
+        memo[id(line.condition_evaluator)] = line.condition_evaluator
+    return memo
+
+
 def take_memento(constellation: TaskConstellation) -> Memento:
     """A deep copy of the constellation's state, detached from the live object."""
-    return copy.deepcopy(constellation.__dict__, {id(constellation): _OWNER})
+    memo = _shared(constellation)
+    memo[id(constellation)] = _OWNER
+    return copy.deepcopy(constellation.__dict__, memo)
+
+
+def _detach(constellation: TaskConstellation) -> None:
+    """Cut the objects being replaced loose, so a stale reference can never reach the new state."""
+    for task in constellation.get_all_tasks():
+        task._owner = None
+        task._out, task._in, task._waiting = {}, {}, 0
+    for line in constellation.get_all_dependencies():
+        line._owner = None
+        line._blocking = False
 
 
 def restore_memento(constellation: TaskConstellation, memento: Memento) -> None:
     """Put ``memento`` back into ``constellation`` in place (the memento stays reusable)."""
-    state = copy.deepcopy(memento, {id(_OWNER): constellation})
+    memo: dict[int, Any] = {id(_OWNER): constellation}
+    for task in memento["_tasks"].values():
+        memo[id(task._result)] = task._result
+        memo[id(task._error)] = task._error
+    for line in memento["_lines"].values():
+        memo[id(line._condition_evaluator)] = line._condition_evaluator
+    state = copy.deepcopy(memento, memo)
+    _detach(constellation)
     constellation.__dict__.clear()
     constellation.__dict__.update(state)
 
@@ -127,8 +158,10 @@ class CommandInvoker:
         try:
             result = command.run(c)
         except Exception:
-            # A model error after check() passed: roll back so a failed edit never half-applies.
-            if before is not None:
+            # Single edits are atomic in the model (refused before any change), so only bulk
+            # commands that can fail half-way are rolled back; a refused single edit keeps every
+            # object (and every reference the orchestrator holds) as it was.
+            if command.needs_rollback and before is not None:
                 restore_memento(c, before)
             raise
         self.execution_count += 1

@@ -16,6 +16,7 @@ satisfied is CANCELLED, transitively, so ``is_complete()`` always becomes true.
 from __future__ import annotations
 
 import gc
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from .enums import TERMINAL_STATUSES, ConstellationState, TaskStatus
+from .enums import TERMINAL_STATUSES, ConstellationState, DependencyType, TaskStatus, parse_enum
 from .errors import (
     DependencyNotFoundError,
     DuplicateIdError,
@@ -35,7 +36,7 @@ from .graph import DagIndex
 from .metrics import ConstellationAnalysis
 from .queries import ConstellationQueries
 from .serialization import ConstellationSerialization
-from .star_line import TaskStarLine
+from .star_line import ConditionEvaluator, TaskStarLine
 from .task_star import TaskStar, utc_now
 
 
@@ -63,6 +64,9 @@ _PENDING = TaskStatus.PENDING
 _WAITING = TaskStatus.WAITING_DEPENDENCY
 _TERMINAL = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED)  # identity-compared
 _LINE_FIELDS = frozenset({"dependency_type", "condition_description", "condition_evaluator", "metadata"})
+_TASK_FIELDS = frozenset(
+    {"name", "description", "tips", "target_device_id", "device_type", "priority", "timeout", "task_data"}
+)
 
 
 class TaskConstellation(ConstellationQueries, ConstellationAnalysis, ConstellationSerialization):
@@ -77,6 +81,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         self._tasks: dict[str, TaskStar] = self._dag.nodes  # the graph's node table is the task table
         self._lines: dict[str, TaskStarLine] = {}
         self._ready: dict[str, None] = {}  # insertion-ordered set of ready task ids
+        self._ready_pops = 0  # removals since the ready dict was last compacted
         self._counts: dict[TaskStatus, int] = dict.fromkeys(TaskStatus, 0)
         self._ended: deque[TaskStar] = deque()  # tasks whose outgoing lines await evaluation
         self._propagating = False
@@ -169,33 +174,40 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         for line_id in list(self._dag.in_lines(task_id)) + list(self._dag.out_lines(task_id)):
             self._detach_line(self._lines[line_id])
         self._dag.remove_node(task_id)
-        self._ready.pop(task_id, None)
+        self._unready(task_id)
         self._counts[task.status] -= 1
         task._owner = None
         self._touch()
 
     def update_task(self, task_id: str, **fields: Any) -> TaskStar:
         """Set descriptive fields (name, description, tips, target_device_id, device_type, priority,
-        timeout) through the task's guarded setters; ``task_data`` is merged."""
+        timeout) through the task's guarded setters; ``task_data`` is merged. All or nothing: a value
+        that is refused, or that leaves the task invalid, restores every field."""
         task = self._require_task(task_id)
-        allowed = {"name", "description", "tips", "target_device_id", "device_type", "priority", "timeout"}
-        unknown = set(fields) - allowed - {"task_data"}
+        unknown = set(fields) - _TASK_FIELDS
         if unknown:
-            raise ModificationError(f"Unknown task field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+            raise ModificationError(
+                f"Unknown task field(s) {sorted(unknown)}; allowed: {sorted(_TASK_FIELDS)}"
+            )
         self.guard_task_change(task_id)
-        for key, value in fields.items():
-            if key == "task_data":
-                task.update_task_data(value)
-            else:
-                setattr(task, key, value)
-        self._ready_reorder(task)
+        saved = {key: getattr(task, "_" + key) for key in (*fields, "updated")}
+        try:
+            for key, value in fields.items():
+                if key == "task_data":
+                    if not isinstance(value, dict):
+                        raise ModificationError(f"task_data must be a mapping, got {type(value).__name__}")
+                    task.update_task_data(value)
+                else:
+                    setattr(task, key, value)
+            problems = task.get_validation_errors()
+            if problems:
+                raise ModificationError(f"Invalid update of task {task_id}: {'; '.join(problems)}")
+        except (ValueError, TypeError):
+            for key, value in saved.items():
+                setattr(task, "_" + key, value)
+            raise
         self._touch()
         return task
-
-    def _ready_reorder(self, task: TaskStar) -> None:
-        # Priority may have changed; readiness itself did not.
-        if task.task_id in self._ready:
-            self._ready[task.task_id] = None
 
     # ----------------------------------------------------------------- dependencies
     def add_dependency(self, line: TaskStarLine) -> None:
@@ -259,7 +271,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
             line.evaluate_outcome(source_status, source._result)
             return
         if line._is_satisfied or line.last_evaluation_time is not None:
-            line.reset_satisfaction()
+            line._clear()
         line._blocking = True
         target._waiting += 1
         if target_status is _PENDING:  # first unsatisfied line: PENDING -> WAITING_DEPENDENCY
@@ -281,13 +293,49 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         lines = self._lines
         return frozenset(line_id for line_id in task._in if lines[line_id]._blocking)
 
+    def restore_dependencies(self, lines: Iterable[TaskStarLine]) -> None:
+        """Insert lines that reproduce a saved or rebuilt state (loading, merging, a full rebuild).
+
+        Ids, endpoints and acyclicity are checked as for ``add_dependencies``; invariant I3 is not:
+        a line into a task that already ran is history, not an edit. Satisfaction follows
+        ``_restore_line``. Stops at the first refused line, keeping the ones before it.
+        """
+        try:
+            with gc_paused():
+                for line in lines:
+                    if line._line_id in self._lines:
+                        raise DuplicateIdError(
+                            f"Dependency {line._line_id} already exists; use a new line_id"
+                        )
+                    for end in (line._from_task_id, line._to_task_id):
+                        if end not in self._tasks:
+                            raise TaskNotFoundError(
+                                f"Dependency {line._line_id} references unknown task {end}"
+                            )
+                    self._restore_line(line)
+        finally:
+            self._touch()
+
     def _restore_line(self, line: TaskStarLine) -> None:
-        """Insert a saved line keeping its recorded satisfaction (used by ``from_dict``)."""
+        """Insert a saved line (used by ``from_dict`` and merges).
+
+        A line saved as satisfied stays satisfied (``mark_satisfied`` may have forced it). Otherwise
+        the saved flag is not trusted: an ended source is evaluated, and a target whose line can
+        never be satisfied is cancelled, so a loaded constellation can always finish.
+        """
+        source, target = self._tasks[line._from_task_id], self._tasks[line._to_task_id]
         self._dag.add_edge(line._line_id, line._from_task_id, line._to_task_id)
         self._lines[line._line_id] = line
         line._owner = self
-        if not line._is_satisfied:
-            self._add_unsatisfied(self._tasks[line._to_task_id], line)
+        if line._is_satisfied:
+            return
+        # Pure check first: our own saves never need re-stamping, so a round trip stays exact.
+        if source.is_terminal and line.outcome_satisfies(source.status, source.result):
+            line.evaluate_outcome(source.status, source.result)
+            return
+        self._add_unsatisfied(target, line)
+        if source.is_terminal and target.is_modifiable:
+            self._cancel_cascade(target)
 
     def _detach_line(self, line: TaskStarLine) -> None:
         self._dag.remove_edge(line.line_id, line.from_task_id, line.to_task_id)
@@ -306,40 +354,74 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         return True
 
     def update_dependency(self, line_id: str, **fields: Any) -> TaskStarLine:
-        """Change ``dependency_type``, ``condition_description`` or ``condition_evaluator``."""
+        """Change ``dependency_type``, ``condition_description``, ``condition_evaluator`` or merge
+        ``metadata``; every value is checked before any is applied (all or nothing)."""
         line = self._lines.get(line_id)
         if line is None:
             raise DependencyNotFoundError(
                 f"Dependency {line_id} not found in constellation {self.constellation_id}"
             )
-        unknown = set(fields) - {
-            "dependency_type",
-            "condition_description",
-            "condition_evaluator",
-            "metadata",
-        }
+        unknown = set(fields) - _LINE_FIELDS
         if unknown:
-            raise ModificationError(f"Unknown dependency field(s) {sorted(unknown)}")
-        self.guard_line_change(line)
-        if "dependency_type" in fields:
-            line.dependency_type = fields["dependency_type"]
-        if "condition_description" in fields:
-            line.condition_description = fields["condition_description"]
-        if "condition_evaluator" in fields:
-            line.set_condition_evaluator(fields["condition_evaluator"])
+            raise ModificationError(
+                f"Unknown dependency field(s) {sorted(unknown)}; allowed: {sorted(_LINE_FIELDS)}"
+            )
+        kind = parse_enum(DependencyType, fields.get("dependency_type", line.dependency_type))
+        evaluator = fields.get("condition_evaluator", line.condition_evaluator)
+        if evaluator is not None and not callable(evaluator):
+            raise ModificationError("condition_evaluator must be callable (result -> bool) or None")
+        if not isinstance(fields.get("metadata", {}), dict):
+            raise ModificationError("metadata must be a mapping")
+        description = fields.get("condition_description", line.condition_description)
+        if description is not None and not isinstance(description, str):
+            raise ModificationError("condition_description must be text")
+        semantic = "dependency_type" in fields or "condition_evaluator" in fields
+        self.guard_line_change(line, kind if semantic else None, evaluator)
+        line._condition_description = description
         if "metadata" in fields:
-            line.update_metadata(fields["metadata"])
-        self._touch()
+            line._metadata = {**(line._metadata or {}), **fields["metadata"]}
+        if semantic:
+            line._dependency_type, line._condition_evaluator = kind, evaluator
+            line._changed(reset=True)  # re-evaluates through _on_line_change
+        else:
+            line._updated = time.time()
+            self._touch()
         return line
 
-    def guard_line_change(self, line: TaskStarLine) -> None:
-        """ModificationError when ``line`` may no longer be changed (its target left pending/waiting)."""
+    def guard_line_change(
+        self,
+        line: TaskStarLine,
+        new_kind: DependencyType | None = None,
+        new_evaluator: ConditionEvaluator | None = None,
+    ) -> None:
+        """Refuse a change of ``line``: ModificationError when its target left pending/waiting (I3);
+        with ``new_kind``, UnsatisfiableDependencyError when its ended source could never satisfy the
+        changed edge (an edit must not cancel tasks as a side effect)."""
         target = self._tasks[line.to_task_id]
         if not target.is_modifiable:
             raise ModificationError(
                 f"Cannot modify dependency {line.line_id}: its target task {target.task_id} is "
                 f"{target.status.value}; only dependencies into pending or waiting tasks may change"
             )
+        source = self._tasks[line.from_task_id]
+        if (
+            new_kind is not None
+            and source.is_terminal
+            and not line.outcome_satisfies(source.status, source.result, new_kind, new_evaluator)
+        ):
+            raise UnsatisfiableDependencyError(
+                f"Dependency {line.line_id} ({source.task_id} -> {target.task_id}) cannot become "
+                f"{new_kind.value}: {source.task_id} is {source.status.value}, so it could never be "
+                "satisfied; use completion_only or remove the dependency"
+            )
+
+    def _on_line_forced(self, line: TaskStarLine) -> None:
+        """``mark_satisfied`` / ``reset_satisfaction`` were called: the target's readiness follows."""
+        target = self._tasks[line.to_task_id]
+        if line._is_satisfied:
+            self._satisfy(target, line)
+        elif target.is_modifiable:
+            self._add_unsatisfied(target, line)
 
     def _on_line_change(self, line: TaskStarLine) -> None:
         source = self._tasks[line.from_task_id]
@@ -358,14 +440,14 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         """Re-derive PENDING/WAITING_DEPENDENCY and ready-set membership of a task."""
         status, task_id, counts = task._status, task._task_id, self._counts
         if status is not _PENDING and status is not _WAITING:
-            self._ready.pop(task_id, None)
+            self._unready(task_id)
             return
         if task._waiting:
             if status is _PENDING:
                 counts[_PENDING] -= 1
                 counts[_WAITING] += 1
                 task._status = _WAITING
-            self._ready.pop(task_id, None)
+            self._unready(task_id)
             return
         if status is _WAITING:
             counts[_WAITING] -= 1
@@ -375,6 +457,11 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
             self._ready[task_id] = None
             if self._propagating:
                 self._newly_ready.append(task)
+
+    def _unready(self, task_id: str) -> None:
+        if task_id in self._ready:
+            del self._ready[task_id]
+            self._ready_pops += 1
 
     def _guard_status_change(self, task: TaskStar, new: TaskStatus) -> None:
         if task.status is TaskStatus.FAILED and new is TaskStatus.PENDING:
@@ -392,7 +479,7 @@ class TaskConstellation(ConstellationQueries, ConstellationAnalysis, Constellati
         if old in TERMINAL_STATUSES and new is TaskStatus.PENDING:  # retry: re-open outgoing lines
             for line_id, target_id in self._dag.out_lines(task.task_id).items():
                 line = self._lines[line_id]
-                line.reset_satisfaction()
+                line._clear()
                 self._add_unsatisfied(self._tasks[target_id], line)
         self._refresh(task)
         if new in TERMINAL_STATUSES:

@@ -125,7 +125,6 @@ class ConstellationEditor:
                 f"Update task: {task_id}",
                 lambda c: c.update_task(task_id, **updates),
                 check,
-                needs_rollback=True,
             )
         )
 
@@ -200,7 +199,6 @@ class ConstellationEditor:
                 f"Update dependency: {dependency_id}",
                 lambda c: c.update_dependency(dependency_id, **updates),
                 check,
-                needs_rollback=True,
             )
         )
 
@@ -311,7 +309,11 @@ class ConstellationEditor:
             if clear_existing:
                 _replace_with(c, TaskConstellation(c.constellation_id, c.name))
             c.add_tasks(stars)
-            c.add_dependencies(lines)
+            # Lines into the tasks being built describe their state (they may have run already);
+            # lines into tasks that were there before are edits and obey invariant I3.
+            built = {star.task_id for star in stars}
+            c.restore_dependencies(line for line in lines if line.to_task_id in built)
+            c.add_dependencies(line for line in lines if line.to_task_id not in built)
             if metadata:
                 c.metadata.update(metadata)
             ok, errors = c.validate_dag()

@@ -22,6 +22,7 @@ class ConstellationQueries:
     _lines: dict[str, TaskStarLine]
     _dag: DagIndex
     _ready: dict[str, None]
+    _ready_pops: int
     _counts: dict[TaskStatus, int]
     state: ConstellationState
     execution_start_time: datetime | None
@@ -94,6 +95,11 @@ class ConstellationQueries:
 
     def get_ready_tasks(self) -> list[TaskStar]:
         """Pending tasks with every dependency satisfied, highest priority first (no graph scan)."""
+        if self._ready_pops > 2 * len(self._ready) + 1024:
+            # A dict keeps the slots of deleted keys until it is rebuilt; after many tasks passed
+            # through the ready set, iterating it would cost the history, not the content.
+            self._ready = dict(self._ready)
+            self._ready_pops = 0
         ready = [self._tasks[tid] for tid in self._ready]
         ready.sort(key=lambda t: -t.priority.value)
         return ready

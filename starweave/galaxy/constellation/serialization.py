@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .enums import ConstellationState, DependencyType, DeviceType, TaskPriority, TaskStatus, parse_enum
-from .errors import ConstellationError, TaskNotFoundError
+from .errors import ConstellationError
 from .schema import TaskConstellationSchema
 from .star_line import TaskStarLine
 from .task_star import TaskStar
@@ -191,14 +191,7 @@ def constellation_from_dict(data: dict[str, Any]) -> TaskConstellation:
 
     c = TaskConstellation(data.get("constellation_id") or None, data.get("name") or None)
     c.add_tasks(task_from_dict(item) for item in _items(data.get("tasks"), "task_id"))
-    for item in _items(data.get("dependencies"), "line_id"):
-        line = line_from_dict(item)
-        for end in (line.from_task_id, line.to_task_id):
-            if c.get_task(end) is None:
-                raise TaskNotFoundError(f"Dependency {line.line_id} references unknown task {end}")
-        if c.get_dependency(line.line_id) is not None:
-            raise ConstellationError(f"Duplicate dependency id {line.line_id}")
-        c._restore_line(line)
+    c.restore_dependencies(line_from_dict(item) for item in _items(data.get("dependencies"), "line_id"))
     c.metadata = dict(data.get("metadata") or {})
     c.execution_start_time = _time(data.get("execution_start_time"))
     c.execution_end_time = _time(data.get("execution_end_time"))

@@ -22,7 +22,7 @@ from datetime import datetime
 from time import time
 from typing import Any, Protocol
 
-from .enums import DependencyType, TaskStatus
+from .enums import DependencyType, TaskStatus, parse_enum
 from .errors import ConstellationError
 from .task_star import UtcTimestamp, utc_now
 
@@ -34,9 +34,16 @@ ConditionEvaluator = Callable[[Any], bool]
 class LineOwner(Protocol):
     """What a line needs from the constellation that holds it."""
 
-    def guard_line_change(self, line: TaskStarLine) -> None: ...
+    def guard_line_change(
+        self,
+        line: TaskStarLine,
+        new_kind: DependencyType | None = None,
+        new_evaluator: ConditionEvaluator | None = None,
+    ) -> None: ...
 
     def _on_line_change(self, line: TaskStarLine) -> None: ...
+
+    def _on_line_forced(self, line: TaskStarLine) -> None: ...
 
 
 class TaskStarLine:
@@ -76,7 +83,11 @@ class TaskStarLine:
         self._line_id = line_id if line_id is not None else str(uuid.uuid4())
         self._from_task_id = from_task_id
         self._to_task_id = to_task_id
-        self._dependency_type = dependency_type
+        self._dependency_type = (
+            dependency_type
+            if type(dependency_type) is DependencyType
+            else parse_enum(DependencyType, dependency_type)
+        )
         self._condition_description = condition_description
         self._condition_evaluator = condition_evaluator
         self._metadata: dict[str, Any] | None = dict(metadata) if metadata else None
@@ -165,9 +176,12 @@ class TaskStarLine:
         """The CONDITIONAL predicate, if any (never serialized)."""
         return self._condition_evaluator
 
-    def _change(self) -> None:
+    def _change(
+        self, new_kind: DependencyType | None = None, new_evaluator: ConditionEvaluator | None = None
+    ) -> None:
+        # The owner refuses the change (I3, or an edge its ended source could never satisfy).
         if self._owner is not None:
-            self._owner.guard_line_change(self)
+            self._owner.guard_line_change(self, new_kind, new_evaluator)
 
     def _changed(self, reset: bool) -> None:
         if reset:
@@ -185,7 +199,8 @@ class TaskStarLine:
 
     @dependency_type.setter
     def dependency_type(self, value: DependencyType) -> None:
-        self._change()
+        value = parse_enum(DependencyType, value)
+        self._change(value, self._condition_evaluator)
         self._dependency_type = value
         self._changed(reset=True)
 
@@ -202,7 +217,7 @@ class TaskStarLine:
 
     def set_condition_evaluator(self, evaluator: ConditionEvaluator | None) -> None:
         """Replace the CONDITIONAL predicate; resets satisfaction."""
-        self._change()
+        self._change(self._dependency_type, evaluator)
         self._condition_evaluator = evaluator
         self._changed(reset=True)
 
@@ -219,38 +234,48 @@ class TaskStarLine:
         return self._is_satisfied
 
     def mark_satisfied(self) -> None:
-        """Force the edge to satisfied."""
+        """Force the edge to satisfied (its target's readiness follows)."""
         self._is_satisfied = True
         self._updated = time()
+        if self._owner is not None:
+            self._owner._on_line_forced(self)
 
     def reset_satisfaction(self) -> None:
-        """Forget any evaluation."""
+        """Forget any evaluation (its target waits for the edge again)."""
+        self._clear()
+        if self._owner is not None:
+            self._owner._on_line_forced(self)
+
+    def _clear(self) -> None:
         self._is_satisfied = False
         self.last_evaluation_result = None
         self.last_evaluation_time = None
         self._updated = time()
 
-    def _run_evaluator(self, result: Any) -> bool:
-        if self._condition_evaluator is None:
-            return result is not None
-        try:
-            return bool(self._condition_evaluator(result))
-        except Exception as exc:
-            logger.warning("Condition evaluator of line %s raised %r; treating as false", self._line_id, exc)
-            return False
-
-    def outcome_satisfies(self, status: TaskStatus, result: Any) -> bool:
-        """Whether a source that ended with ``status`` (and ``result``) satisfies this edge."""
-        kind = self._dependency_type
+    def outcome_satisfies(
+        self,
+        status: TaskStatus,
+        result: Any,
+        kind: DependencyType | None = None,
+        evaluator: ConditionEvaluator | None = None,
+    ) -> bool:
+        """Whether a source that ended with ``status`` (and ``result``) satisfies this edge, or the
+        edge it would be with ``kind`` and ``evaluator`` (used to refuse an update before it applies)."""
+        if kind is None:
+            kind, evaluator = self._dependency_type, self._condition_evaluator
         if kind is DependencyType.COMPLETION_ONLY:
             return status in (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED)
         if kind is DependencyType.UNCONDITIONAL:
             return status in (TaskStatus.COMPLETED, TaskStatus.FAILED)
         if status is not TaskStatus.COMPLETED:
             return False
-        if kind is DependencyType.SUCCESS_ONLY:
+        if kind is DependencyType.SUCCESS_ONLY or evaluator is None:
             return result is not None
-        return self._run_evaluator(result)
+        try:
+            return bool(evaluator(result))
+        except Exception as exc:
+            logger.warning("Condition evaluator of line %s raised %r; treating as false", self._line_id, exc)
+            return False
 
     def evaluate_outcome(self, status: TaskStatus, result: Any) -> bool:
         """Evaluate against a terminal source outcome and record the answer."""

@@ -55,9 +55,8 @@ def merge_command(other_constellation: TaskConstellation, prefix: str) -> EditCo
 
     def run(c: TaskConstellation) -> TaskConstellation:
         c.add_tasks(task_from_dict(task) for task in renamed_tasks.values())
-        for line in renamed_lines.values():
-            # Restore keeps each merged line's recorded satisfaction (its source may have ended).
-            c._restore_line(line_from_dict(line))
+        # Restored, not edited: a merged line keeps its recorded satisfaction (its source may have ended).
+        c.restore_dependencies(line_from_dict(line) for line in renamed_lines.values())
         c.updated_at = utc_now()
         c.update_state()
         return c

@@ -7,7 +7,14 @@ from datetime import UTC, datetime
 from time import time
 from typing import Any, Protocol, overload
 
-from .enums import MODIFIABLE_STATUSES, TERMINAL_STATUSES, DeviceType, TaskPriority, TaskStatus
+from .enums import (
+    MODIFIABLE_STATUSES,
+    TERMINAL_STATUSES,
+    DeviceType,
+    TaskPriority,
+    TaskStatus,
+    parse_enum,
+)
 from .errors import InvalidTransitionError, ModificationError
 from .task_config import TaskConfiguration
 
@@ -53,6 +60,10 @@ class UtcTimestamp:
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         setattr(obj, self._slot, value.timestamp())
+
+
+def _device_type(value: object) -> DeviceType | None:
+    return None if value is None or value == "" else parse_enum(DeviceType, value)
 
 
 class TaskStar:
@@ -116,8 +127,9 @@ class TaskStar:
         self._description = description
         self._tips: tuple[str, ...] = tuple(tips) if tips else ()
         self._target_device_id = target_device_id
-        self._device_type = device_type
-        self._priority = priority
+        # Enum fields accept members, values or names (any case), like the wire schemas.
+        self._device_type = _device_type(device_type)
+        self._priority = priority if type(priority) is TaskPriority else parse_enum(TaskPriority, priority)
         self._timeout = timeout
         self._retry_count = retry_count
         self._current_retry = 0
@@ -274,7 +286,7 @@ class TaskStar:
     @device_type.setter
     def device_type(self, value: DeviceType | None) -> None:
         self._check_modifiable("device type")
-        self._device_type = value
+        self._device_type = _device_type(value)
         self._touch()
 
     @property
@@ -285,7 +297,7 @@ class TaskStar:
     @priority.setter
     def priority(self, value: TaskPriority) -> None:
         self._check_modifiable("priority")
-        self._priority = value
+        self._priority = parse_enum(TaskPriority, value)
         self._touch()
 
     @property

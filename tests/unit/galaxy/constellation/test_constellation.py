@@ -173,8 +173,77 @@ def test_update_dependency_type_reevaluates() -> None:
     c = make("a", "b", "c", edges=[("a", "b"), ("c", "b")])
     c.mark_task_completed("a", False, error="e")
     assert c.get_task("b").status is TaskStatus.WAITING_DEPENDENCY  # type: ignore[union-attr]
-    c.update_dependency("a->b", dependency_type=DependencyType.SUCCESS_ONLY)
-    assert status(c)["b"] == "cancelled"
+    before = c.to_json()
+    # An edit never cancels as a side effect: an edge its failed source can never satisfy is refused.
+    with pytest.raises(UnsatisfiableDependencyError, match="cannot become success_only: a is failed"):
+        c.update_dependency("a->b", dependency_type=DependencyType.SUCCESS_ONLY)
+    line = c.get_dependency("a->b")
+    assert line is not None
+    with pytest.raises(UnsatisfiableDependencyError):
+        line.dependency_type = DependencyType.CONDITIONAL  # the line's own setter is guarded too
+    assert c.to_json() == before
+    c.update_dependency("a->b", dependency_type="completion_only", condition_description="after a")
+    assert line.dependency_type is DependencyType.COMPLETION_ONLY and line.is_satisfied()
+    c.mark_task_completed("c", True, "ok")
+    assert status(c)["b"] == "pending"
+
+
+def test_updates_are_all_or_nothing_and_enum_strings_are_parsed() -> None:
+    c = make("a", "b", edges=[("a", "b")])
+    before = c.to_json()
+    with pytest.raises(ModificationError, match="task_data must be a mapping"):
+        c.update_task("a", name="changed", task_data=5)
+    with pytest.raises(ModificationError, match="Timeout must be a positive number"):
+        c.update_task("a", name="changed", timeout=-1)
+    with pytest.raises(ValueError, match="Invalid TaskPriority"):
+        c.update_task("a", name="changed", priority="urgent")
+    with pytest.raises(ModificationError, match="metadata must be a mapping"):
+        c.update_dependency("a->b", dependency_type=DependencyType.COMPLETION_ONLY, metadata=5)
+    assert c.to_json() == before
+    c.update_task("a", priority=3, device_type="WINDOWS")
+    a = c.get_task("a")
+    assert a is not None and a.priority is TaskPriority.HIGH and a.device_type is not None
+    assert a.device_type.value == "windows"
+    c.update_dependency("a->b", dependency_type="success_only")
+    assert c.get_dependency("a->b").dependency_type is DependencyType.SUCCESS_ONLY  # type: ignore[union-attr]
+    line = TaskStarLine("a", "b", "Completion_Only")  # type: ignore[arg-type]
+    assert line.dependency_type is DependencyType.COMPLETION_ONLY
+    assert TaskStar(task_id="p", description="d", priority=4).priority is TaskPriority.CRITICAL  # type: ignore[arg-type]
+    c.to_json()  # still serialisable
+
+
+def test_forced_satisfaction_drives_readiness_and_survives_round_trip() -> None:
+    c = make("a", "b", edges=[("a", "b")])
+    line = c.get_dependency("a->b")
+    assert line is not None
+    line.mark_satisfied()
+    assert [t.task_id for t in c.get_ready_tasks()] == ["a", "b"]
+    again = TaskConstellation.from_json(c.to_json())
+    assert [t.task_id for t in again.get_ready_tasks()] == ["a", "b"]
+    line.reset_satisfaction()
+    assert [t.task_id for t in c.get_ready_tasks()] == ["a"]
+    again = TaskConstellation.from_json(c.to_json())
+    assert [t.task_id for t in again.get_ready_tasks()] == ["a"]
+
+
+def test_loading_evaluates_lines_from_ended_sources() -> None:
+    tasks = {
+        "a": {"task_id": "a", "description": "d", "status": "completed", "result": 1},
+        "f": {"task_id": "f", "description": "d", "status": "failed", "error": "boom"},
+        "b": {"task_id": "b", "description": "d"},
+        "s": {"task_id": "s", "description": "d"},
+        "t": {"task_id": "t", "description": "d"},
+    }
+    deps = {
+        "l1": {"line_id": "l1", "from_task_id": "a", "to_task_id": "b"},  # is_satisfied not saved
+        "l2": {"line_id": "l2", "from_task_id": "f", "to_task_id": "s", "dependency_type": "success_only"},
+        "l3": {"line_id": "l3", "from_task_id": "s", "to_task_id": "t"},
+    }
+    c = TaskConstellation.from_dict({"tasks": tasks, "dependencies": deps})
+    assert status(c) == {"a": "completed", "f": "failed", "b": "pending", "s": "cancelled", "t": "cancelled"}
+    assert c.is_complete() is False and [t.task_id for t in c.get_ready_tasks()] == ["b"]
+    c.mark_task_completed("b", True, "ok")
+    assert c.is_complete()
 
 
 def test_retry_reopens_outgoing_lines() -> None:

@@ -16,6 +16,8 @@ from starweave.galaxy.constellation import (
     ModificationError,
     TaskNotFoundError,
     TaskPriority,
+    TaskStar,
+    TaskStarLine,
     TaskStatus,
 )
 
@@ -274,3 +276,67 @@ def test_undo_all_restores_start_and_redo_all_restores_end(ops: list[tuple[str, 
         steps -= 1
     assert steps == 0
     assert editor.constellation.to_json() == end
+
+
+def test_refused_edit_keeps_objects_and_undo_detaches_replaced_ones() -> None:
+    import threading
+
+    ed = ConstellationEditor()
+    c = ed.constellation
+    ed.create_and_add_task("a", "d")
+    ed.create_and_add_task("b", "d")
+    running = c.start_task("a")  # a reference an orchestrator would hold
+    with pytest.raises(ValueError):
+        ed.update_task("b", bogus=1)
+    running.complete_with_success(threading.Lock())  # an uncopyable result
+    assert c.get_task("a") is running and c.get_task("a").status.value == "completed"  # type: ignore[union-attr]
+    assert c.is_complete() is False and [t.task_id for t in c.get_ready_tasks()] == ["b"]
+    ed.create_and_add_task("z", "d")  # editing still works: results are referenced, not copied
+    assert ed.undo()
+    assert c.get_task("a").result is running.result  # type: ignore[union-attr]
+    stale = c.get_task("b")
+    assert stale is not None
+    ed.clear_constellation()
+    stale.cancel()  # detached: changes only itself, never the cleared constellation
+    assert c.task_count == 0 and c.status_counts()[stale.status] == 0
+
+
+def test_failed_build_leaves_callers_objects_reusable() -> None:
+    ed = ConstellationEditor()
+    stars = [TaskStar(task_id="a", description="d"), TaskStar(task_id="b", description="d")]
+    with pytest.raises(ValueError, match="Target task zz not found"):
+        ed.build_from_tasks_and_dependencies(stars, [TaskStarLine("a", "zz")])
+    assert ed.list_tasks() == []
+    built = ed.build_from_tasks_and_dependencies(stars, [TaskStarLine("a", "b", line_id="l")])
+    assert [t.task_id for t in built.get_ready_tasks()] == ["a"]
+
+
+def test_build_reproduces_an_executing_constellation() -> None:
+    source = ConstellationEditor()
+    source.create_and_add_task("a", "d")
+    source.create_and_add_task("b", "d")
+    source.create_and_add_task("c", "d")
+    source.create_and_add_dependency("a", "b", "SUCCESS_ONLY")
+    source.create_and_add_dependency("b", "c", "UNCONDITIONAL")
+    c = source.constellation
+    c.mark_task_completed("a", True, "rows")
+    c.start_task("b")
+    target = ConstellationEditor()
+    rebuilt = target.build_constellation(c.to_dict())
+    assert {t.task_id: t.status.value for t in rebuilt.get_all_tasks()} == {
+        "a": "completed",
+        "b": "running",
+        "c": "waiting_dependency",
+    }
+    rebuilt.mark_task_completed("b", True, "ok")
+    assert [t.task_id for t in rebuilt.get_ready_tasks()] == ["c"]
+    # Lines into tasks that were there before the build are edits: I3 still applies.
+    with pytest.raises(ValueError, match="only pending or waiting_dependency tasks may gain"):
+        target.build_constellation(
+            {
+                "tasks": [{"task_id": "x", "description": "d"}],
+                "dependencies": [{"from_task_id": "x", "to_task_id": "b"}],
+            },
+            clear_existing=False,
+        )
+    assert target.get_task("x") is None
