@@ -1,0 +1,470 @@
+"""ConstellationAgent: plans a request as a TaskConstellation and edits it as results arrive.
+
+Creation mode asks the model for a whole DAG and builds it with one ``build_constellation`` call on the
+constellation MCP server; editing mode syncs the merged state into that server, shows the model the DAG
+with its results and runs the model's tool calls there (spec B §5, E §6). The orchestration runs as a
+background task started by the START state; the CONTINUE state waits for completion events with a
+timeout and edits once per batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, ContextNames
+from starweave.commands import Command
+from starweave.errors import AgentError
+from starweave.galaxy.agent.merge import all_succeeded, carry_execution_state
+from starweave.galaxy.agent.processor import ConstellationAgentProcessor
+from starweave.galaxy.agent.prompter import ConstellationPrompter, ConstellationPrompterFactory
+from starweave.galaxy.agent.publishing import ConstellationEventsMixin
+from starweave.galaxy.agent.response import (
+    ConstellationAgentResponse,
+    ConstellationAgentStatus,
+    WeavingMode,
+)
+from starweave.galaxy.agent.states import ConstellationAgentStateManager, StartConstellationAgentState
+from starweave.galaxy.constellation import TaskConstellation
+from starweave.galaxy.events import (
+    ConstellationEvent,
+    Event,
+    EventBus,
+    EventType,
+    TaskEvent,
+)
+
+logger = logging.getLogger(__name__)
+Status = ConstellationAgentStatus
+DeviceInfoProvider = Callable[[], list[dict[str, Any]]]
+
+
+@AgentRegistry.register(agent_name="ConstellationAgent", processor_cls=ConstellationAgentProcessor)
+class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
+    """Weaves a request into a TaskConstellation, launches its orchestration and edits it as tasks end.
+
+    ``llm`` is an LLMClient; ``editor_dispatcher`` a command dispatcher whose action server is the
+    constellation MCP server; ``device_info_provider`` returns ``AgentProfile.to_dict()`` of every
+    device. ``continue_timeout`` bounds each wait for a completion event (seconds);
+    ``batch_window`` how long to wait after the first event for others to join its batch (0: only
+    those already queued); ``completion_check_timeout`` how long an edit of a finished DAG waits
+    for the orchestration's CONSTELLATION_COMPLETED; ``json_retries`` how often an answer that is
+    JSON but not a valid response is asked again (unparsable JSON is retried by the LLM layer itself).
+    """
+
+    state_manager_cls: ClassVar[type[ConstellationAgentStateManager]] = ConstellationAgentStateManager
+    status_enum = ConstellationAgentStatus
+    _constellation_creation_tool_name = "build_constellation"
+
+    def __init__(
+        self,
+        orchestrator: Any,
+        llm: Any,
+        editor_dispatcher: Any,
+        event_bus: EventBus,
+        device_info_provider: DeviceInfoProvider,
+        name: str = "constellation_agent",
+        synchronizer: Any = None,
+        json_retries: int = 3,
+        *,
+        continue_timeout: float = 1800.0,
+        completion_check_timeout: float = 1.0,
+        batch_window: float = 0.0,
+        tool_timeout: float = 60.0,
+        templates: dict[WeavingMode, tuple[str, str]] | None = None,
+    ) -> None:
+        super().__init__(name)
+        self._orchestrator = orchestrator
+        self.llm = llm
+        self.editor_dispatcher = editor_dispatcher
+        self.event_bus = event_bus
+        self.device_info_provider = device_info_provider
+        self.synchronizer = synchronizer
+        self.json_retries = max(1, json_retries)
+        self.continue_timeout = continue_timeout
+        self.completion_check_timeout = completion_check_timeout
+        self.batch_window = batch_window
+        self.tool_timeout = tool_timeout
+        self.templates = templates or {}
+        self._status = Status.START.value
+        self._current_constellation: TaskConstellation | None = None
+        self._task_completion_queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._constellation_completion_queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._orchestration_task: asyncio.Task[Any] | None = None
+        self._orchestration_runs = 0
+        self.editing_tools: list[dict[str, Any]] = []
+        self._tools_loaded = False
+        self.prompter: ConstellationPrompter | None = None
+        self.error_message = ""
+        self.last_edit_errors: list[str] = []
+        self.set_state(self.default_state)
+
+    # -- properties ---------------------------------------------------------------------------
+    @property
+    def default_state(self) -> AgentState:
+        """A new agent starts in START."""
+        return StartConstellationAgentState()
+
+    @property
+    def orchestrator(self) -> Any:
+        """The orchestrator that runs the constellation."""
+        return self._orchestrator
+
+    @property
+    def current_constellation(self) -> TaskConstellation | None:
+        """The agent's latest valid constellation."""
+        return self._current_constellation
+
+    @property
+    def task_completion_queue(self) -> asyncio.Queue[Event]:
+        """TASK_COMPLETED / TASK_FAILED events waiting for the CONTINUE state."""
+        return self._task_completion_queue
+
+    @property
+    def constellation_completion_queue(self) -> asyncio.Queue[Event]:
+        """CONSTELLATION_COMPLETED events."""
+        return self._constellation_completion_queue
+
+    @property
+    def orchestration_task(self) -> asyncio.Task[Any] | None:
+        """The running (or last) orchestration task; the session may await or cancel it."""
+        return self._orchestration_task
+
+    # -- running ------------------------------------------------------------------------------
+    async def run(self, context: Context, max_steps: int = 200) -> str:
+        """Run the FSM until FINISH or FAIL (at most ``max_steps`` state handlings); returns the status."""
+        for _ in range(max_steps):
+            if self.state.is_round_end():
+                break
+            await self.handle(context)
+            self.set_state(self.state.next_state(self))
+        else:
+            self.status = Status.FAIL.value
+            self.error_message = f"Stopped after {max_steps} agent steps without FINISH or FAIL"
+            self.set_state(self.state.next_state(self))
+        await self.state.handle(self, context)
+        return self.status
+
+    def launch_orchestration(self, timing_info: dict[str, Any] | None = None) -> asyncio.Task[Any]:
+        """Start orchestrating the current constellation in the background (at most one at a time)."""
+        if self._current_constellation is None:
+            raise AgentError("There is no constellation to orchestrate; create one first")
+        running = self._orchestration_task
+        if running is not None and not running.done():
+            return running
+        self._orchestration_runs += 1
+        self._orchestration_task = asyncio.create_task(
+            self._orchestrator.orchestrate_constellation(
+                self._current_constellation, metadata=timing_info or {}
+            ),
+            name=f"orchestration:{self._current_constellation.constellation_id}:{self._orchestration_runs}",
+        )
+        return self._orchestration_task
+
+    async def cancel_orchestration(self) -> None:
+        """Cancel the orchestration task (if running) and wait for it to end."""
+        task = self._orchestration_task
+        if task is None or task.done():
+            return
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    def orchestration_error(self) -> BaseException | None:
+        """The exception the last orchestration ended with, if any."""
+        task = self._orchestration_task
+        if task is None or not task.done() or task.cancelled():
+            return None
+        return task.exception()
+
+    # -- queues -------------------------------------------------------------------------------
+    async def add_task_completion_event(self, event: Event) -> None:
+        """Queue a TASK_COMPLETED / TASK_FAILED event for the CONTINUE state (TypeError otherwise)."""
+        if not isinstance(event, TaskEvent) or event.event_type not in (
+            EventType.TASK_COMPLETED,
+            EventType.TASK_FAILED,
+        ):
+            raise TypeError(f"Expected a TASK_COMPLETED or TASK_FAILED TaskEvent, got {event!r}")
+        await self._task_completion_queue.put(event)
+
+    async def add_constellation_completion_event(self, event: Event) -> None:
+        """Queue a CONSTELLATION_COMPLETED event (TypeError otherwise)."""
+        if (
+            not isinstance(event, ConstellationEvent)
+            or event.event_type is not EventType.CONSTELLATION_COMPLETED
+        ):
+            raise TypeError(f"Expected a CONSTELLATION_COMPLETED ConstellationEvent, got {event!r}")
+        await self._constellation_completion_queue.put(event)
+
+    async def wait_for_completion_events(self) -> list[Event]:
+        """The queued completion events: waits (at most ``continue_timeout``) for the first, drains the rest.
+
+        Returns [] when the orchestration ended and nothing is queued; raises TimeoutError when nothing
+        happened within the timeout.
+        """
+        queue = self._task_completion_queue
+        if queue.empty():
+            getter = asyncio.ensure_future(queue.get())
+            waiters: set[asyncio.Future[Any]] = {getter}
+            orchestration = self._orchestration_task
+            if orchestration is not None and not orchestration.done():
+                waiters.add(orchestration)
+            elif orchestration is not None:
+                getter.cancel()
+                return []
+            done, _ = await asyncio.wait(
+                waiters, timeout=self.continue_timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if getter.done():
+                events = [getter.result()]
+            else:
+                getter.cancel()
+                if not done:
+                    raise TimeoutError
+                events = []
+        else:
+            events = [queue.get_nowait()]
+        if events:
+            # Events published together (or within the window) join this batch: one LLM call for all.
+            await asyncio.sleep(self.batch_window)
+        while not queue.empty():
+            events.append(queue.get_nowait())
+        return events
+
+    def merged_constellation(self, events: list[Event]) -> TaskConstellation:
+        """The state to edit: the latest event's constellation merged by the synchronizer (or a copy)."""
+        latest: Any = None
+        for event in reversed(events):
+            latest = event.data.get("constellation")
+            if latest is not None:
+                break
+        if latest is None:  # TASK_FAILED from the exception path carries no constellation
+            latest = getattr(self._orchestrator, "current_constellation", None) or self._current_constellation
+        if latest is None:
+            raise AgentError("A task finished but no constellation is known to edit")
+        if isinstance(latest, dict):
+            latest = TaskConstellation.from_dict(latest)
+        if self.synchronizer is not None:
+            merged: TaskConstellation = self.synchronizer.merge_and_sync_constellation_states(latest)
+            return merged
+        return TaskConstellation.from_dict(latest.to_dict())
+
+    def handle_no_events(self, context: Context | None) -> None:
+        """The orchestration ended with no event left: finish, relaunch or fail instead of waiting."""
+        from starweave.galaxy.agent.states import fail
+
+        error = self.orchestration_error()
+        if error is not None:
+            fail(self, context, f"The orchestration stopped with an error: {error}")
+            return
+        constellation = self._current_constellation
+        if constellation is None:
+            fail(self, context, "The orchestration ended but there is no constellation")
+        elif not constellation.is_complete():
+            logger.info("Orchestration ended with tasks left; relaunching it")
+            self.status = Status.START.value
+        elif all_succeeded(constellation):
+            logger.warning("Every task completed but the model did not say FINISH; finishing")
+            self.status = Status.FINISH.value
+        else:
+            failed = [t.task_id for t in constellation.get_all_tasks() if t.status.value != "completed"]
+            fail(
+                self,
+                context,
+                f"The constellation ended with unfinished tasks {failed} and no edit to fix them",
+            )
+
+    # -- prompts ------------------------------------------------------------------------------
+    def get_prompter(self, mode: WeavingMode | str) -> ConstellationPrompter:
+        """The prompter of ``mode`` (templates from ``templates`` or the shipped ones)."""
+        weaving = WeavingMode(str(getattr(mode, "value", mode)).upper())
+        main, examples = self.templates.get(weaving, (None, None))
+        return ConstellationPrompterFactory.create_prompter(weaving, main, examples)
+
+    def message_constructor(
+        self,
+        request: str,
+        device_info: list[dict[str, Any]],
+        constellation: TaskConstellation | None = None,
+    ) -> list[dict[str, Any]]:
+        """``[system, user]`` for the current mode (ValueError when no prompter was set up)."""
+        if self.prompter is None:
+            raise ValueError("The prompter is not initialised; process_creation/process_editing set it")
+        notes = ""
+        if self.prompter.mode is WeavingMode.EDITING and self.last_edit_errors:
+            notes = "Edits refused last time: " + "; ".join(self.last_edit_errors)
+        user = self.prompter.user_prompt_construction(request, device_info, constellation, notes)
+        return self.prompter.prompt_construction(self.prompter.system_prompt_construction(), user)
+
+    async def context_provision(self, context: Context | None = None, mask_creation: bool = True) -> None:
+        """Load the editing tools from the MCP server once (``list_tools``) into the prompter."""
+        if not self._tools_loaded:
+            command = Command(tool_name="list_tools", parameters={"tool_type": "action"}, tool_type="action")
+            results = await self.editor_dispatcher.execute_commands([command], self.tool_timeout)
+            tools = results[0].result if results and results[0].ok else None
+            if isinstance(tools, list):
+                self.editing_tools = [
+                    t
+                    for t in tools
+                    if isinstance(t, dict)
+                    and not (mask_creation and t.get("tool_name") == self._constellation_creation_tool_name)
+                ]
+                self._tools_loaded = True
+            else:
+                reason = results[0].error if results else "no result"
+                logger.warning("list_tools failed on the constellation server: %s", reason)
+        if self.prompter is not None:
+            self.prompter.create_api_prompt_template(self.editing_tools)
+
+    # -- creation -----------------------------------------------------------------------------
+    def _prepare(self, context: Context, mode: WeavingMode, constellation: TaskConstellation | None) -> None:
+        self.prompter = self.get_prompter(mode)
+        context.set(ContextNames.WEAVING_MODE, mode.value)
+        context.set(ContextNames.DEVICE_INFO, list(self.device_info_provider()))
+        context.set(ContextNames.CONSTELLATION, constellation)
+
+    def _parsed(self) -> ConstellationAgentResponse:
+        processor = self.processor
+        parsed = processor.processing_context.get_local("parsed_response") if processor else None
+        if parsed is None:
+            raise AgentError("The ConstellationAgent step produced no response")
+        assert isinstance(parsed, ConstellationAgentResponse)
+        return parsed
+
+    def _edit_errors(self) -> list[str]:
+        processor = self.processor
+        errors = processor.processing_context.get_local("edit_errors") if processor else None
+        return list(errors or [])
+
+    async def process_creation(
+        self, context: Context | None = None
+    ) -> tuple[TaskConstellation | None, dict[str, float]]:
+        """Ask for a plan and build it; returns the (valid) constellation, or None with status FAIL/FINISH."""
+        context = context if context is not None else Context()
+        self._prepare(context, WeavingMode.CREATION, None)
+        start = time.time()
+        await self.process(context)
+        parsed = self._parsed()
+        end = time.time()
+        timing = {
+            "processing_start_time": start,
+            "processing_end_time": end,
+            "processing_duration": end - start,
+        }
+        self.step += 1
+        status = Status.CONTINUE.value if parsed.status == Status.START.value else parsed.status
+        built: TaskConstellation | None = context.get(ContextNames.CONSTELLATION)
+        if status != Status.CONTINUE.value:
+            self.status = status
+            if status == Status.FAIL.value:
+                self.error_message = f"The model gave up planning: {parsed.results or parsed.thought}"
+            return None, timing
+        errors = self._edit_errors()
+        if built is None:
+            self.status = Status.FAIL.value
+            reason = "; ".join(errors) or "the answer had no constellation"
+            self.error_message = f"The planned constellation could not be built: {reason}"
+            return None, timing
+        valid, problems = built.validate_dag()
+        if not valid:
+            self.status = Status.FAIL.value
+            self.error_message = f"The planned constellation is invalid: {'; '.join(problems)}"
+            return None, timing
+        self.status = status
+        self._current_constellation = built
+        return built, timing
+
+    # -- editing ------------------------------------------------------------------------------
+    async def _sync_to_server(self, constellation: TaskConstellation) -> bool:
+        """Mirror ``constellation`` into the MCP server (build_constellation, clear_existing=True)."""
+        config = constellation.to_basemodel().model_dump(mode="json")
+        command = Command(
+            tool_name=self._constellation_creation_tool_name,
+            parameters={"config": config, "clear_existing": True},
+            tool_type="action",
+        )
+        results = await self.editor_dispatcher.execute_commands([command], self.tool_timeout)
+        if results and results[0].ok:
+            return True
+        reason = results[0].error if results else "no result"
+        logger.warning(
+            "Could not sync the merged constellation into the MCP server (%s); editing on its last "
+            "state and re-applying the execution state afterwards",
+            reason,
+        )
+        return False
+
+    async def process_editing(
+        self,
+        context: Context | None = None,
+        task_ids: list[str] | None = None,
+        before_constellation: TaskConstellation | None = None,
+    ) -> TaskConstellation:
+        """One editing round over ``before_constellation``; returns the (valid) edited constellation."""
+        context = context if context is not None else Context()
+        before = before_constellation or self._current_constellation
+        if before is None:
+            raise AgentError("Nothing to edit: no constellation was created")
+        self._prepare(context, WeavingMode.EDITING, before)
+        await self.context_provision(context)
+        start = time.time()
+        await self._sync_to_server(before)
+        await self.process(context)
+        parsed = self._parsed()
+        self.step += 1
+        edited: TaskConstellation = context.get(ContextNames.CONSTELLATION) or before
+        after = carry_execution_state(before, edited) if edited is not before else before
+        valid, problems = after.validate_dag()
+        if not valid:
+            logger.error(
+                "Edited constellation is invalid (%s); keeping the previous one", "; ".join(problems)
+            )
+            after = before
+        self.last_edit_errors = self._edit_errors()
+        self.status = self._decide_status(parsed, after)
+        if self.status == Status.CONTINUE.value:
+            await self._handle_constellation_completion(before, after)
+        if self.status == Status.FAIL.value:
+            self.error_message = f"The model gave up: {parsed.results or parsed.thought}"
+        self._current_constellation = after
+        context.set(ContextNames.CONSTELLATION, after)
+        end = time.time()
+        timing = {
+            "processing_start_time": start,
+            "processing_end_time": end,
+            "processing_duration": end - start,
+        }
+        await self._publish_constellation_modified_event(before, after, task_ids or [], timing)
+        return after
+
+    def _decide_status(self, parsed: ConstellationAgentResponse, after: TaskConstellation) -> str:
+        status = parsed.status
+        running = self._orchestration_task is not None and not self._orchestration_task.done()
+        if status == Status.FINISH.value and after.get_running_tasks():
+            logger.warning("The model said FINISH while tasks are running; continuing instead")
+            return Status.CONTINUE.value
+        if status == Status.START.value and running:
+            return Status.CONTINUE.value  # never two orchestrations of one constellation
+        return status
+
+    async def _handle_constellation_completion(
+        self, before: TaskConstellation, after: TaskConstellation
+    ) -> None:
+        """If the orchestration already ended but the edit left work to do, go back to START (relaunch)."""
+        if after.is_complete():
+            return
+        completed = not self._constellation_completion_queue.empty()
+        task = self._orchestration_task
+        if not completed and task is not None and not task.done() and before.is_complete():
+            # Every task had ended: the orchestrator is about to report completion.
+            getter = asyncio.ensure_future(self._constellation_completion_queue.get())
+            await asyncio.wait({getter, task}, timeout=self.completion_check_timeout)
+            completed = getter.done()
+            getter.cancel()
+        while not self._constellation_completion_queue.empty():
+            self._constellation_completion_queue.get_nowait()
+        if completed or (task is not None and task.done()):
+            logger.info("The orchestration had completed; relaunching it on the edited constellation")
+            self.status = Status.START.value

@@ -1,0 +1,136 @@
+"""ConstellationAgentProcessor: LLM_INTERACTION → ACTION_EXECUTION (by weaving mode) → MEMORY_UPDATE."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from starweave.agent import (
+    LOGGED,
+    BasicProcessorContext,
+    ContextNames,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    ProcessorMiddleware,
+    ProcessorTemplate,
+)
+from starweave.commands import Result
+from starweave.galaxy.agent.strategies import ConstellationStrategyFactory
+from starweave.galaxy.constellation import TaskConstellation
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ConstellationProcessorContext(BasicProcessorContext):
+    """The local context of one ConstellationAgent step (spec E §6.3)."""
+
+    agent_type: str = field(default="ConstellationAgent", metadata=LOGGED)
+    agent_name: str = field(default="", metadata=LOGGED)
+    weaving_mode: str = field(default="CREATION", metadata=LOGGED)
+    device_info: list[dict[str, Any]] = field(default_factory=list, metadata=LOGGED)
+    constellation_before: Any = field(default=None, metadata=LOGGED)
+    constellation_after: Any = field(default=None, metadata=LOGGED)
+    status: str = field(default="", metadata=LOGGED)
+    llm_cost: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[str, Any]:
+    """The ``response.log`` line of one step: the answer, the calls and their outcome, both DAGs."""
+    ctx = processor.processing_context
+    local = ctx.local_context
+    parsed = ctx.get_local("parsed_response")
+    actions = ctx.get_local("action_info") or []
+    results: list[Result] = ctx.get_local("execution_result") or []
+    after = ctx.get_global(ContextNames.CONSTELLATION)
+    record: dict[str, Any] = parsed.model_dump(mode="json", exclude={"action"}) if parsed is not None else {}
+    record.update(
+        {
+            "step": local.session_step,
+            "round_step": local.round_step,
+            "round_num": local.round_num,
+            "agent_step": local.agent_step,
+            "request": local.request,
+            "agent_type": "ConstellationAgent",
+            "agent_name": processor.agent.name,
+            "weaving_mode": ctx.get_local("weaving_mode"),
+            "status": ctx.get_local("status") or processor.agent.status,
+            "action": [a.model_dump(mode="json", exclude={"result"}) for a in actions],
+            "function_call": [a.function for a in actions],
+            "arguments": [a.arguments for a in actions],
+            "action_representation": [a.to_representation() for a in actions],
+            "action_type": [r.namespace for r in results],
+            "results": [r.model_dump(mode="json") for r in results],
+            "edit_errors": ctx.get_local("edit_errors") or [],
+            "device_info": ctx.get_local("device_info") or [],
+            "constellation_before": ctx.get_local("constellation_before"),
+            "constellation_after": after.to_dict() if isinstance(after, TaskConstellation) else None,
+            "cost": ctx.get_local("llm_cost") or 0.0,
+            "tokens": ctx.get_local("tokens") or 0,
+            "total_time": total_time,
+            "execution_times": {phase.name: r.execution_time for phase, r in ctx.phase_results.items()},
+        }
+    )
+    return record
+
+
+class ConstellationLoggingMiddleware(ProcessorMiddleware):
+    """Logs each step and writes its record to the global LOGGER (a JSON-lines writer), if any."""
+
+    async def before_process(self, processor: ProcessorTemplate, context: ProcessingContext) -> None:
+        """Log the step's start."""
+        logger.info(
+            "ConstellationAgent step %s, weaving mode %s, request %r",
+            context.get("session_step"),
+            context.get_local("weaving_mode"),
+            str(context.get("request") or "")[:100],
+        )
+
+    async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
+        """Write the response-log record."""
+        writer = processor.global_context.get(ContextNames.LOGGER)
+        if writer is not None:
+            writer.write(_response_record(processor, result.execution_time))
+
+    async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
+        """Log the failure (the state turns it into FAIL)."""
+        logger.warning("ConstellationAgent step failed: %s", error)
+
+
+class ConstellationAgentProcessor(ProcessorTemplate):
+    """One ConstellationAgent step; the action strategy depends on the context's WEAVING_MODE."""
+
+    processor_context_class = ConstellationProcessorContext
+
+    def _setup_strategies(self) -> None:
+        mode = self.global_context.get(ContextNames.WEAVING_MODE)
+        if not mode:
+            raise ValueError("Weaving mode must be specified in global context")
+        factory = ConstellationStrategyFactory
+        self.strategies[ProcessingPhase.LLM_INTERACTION] = factory.create_llm_interaction_strategy(True)
+        self.strategies[ProcessingPhase.ACTION_EXECUTION] = factory.create_action_execution_strategy(
+            mode, False
+        )
+        self.strategies[ProcessingPhase.MEMORY_UPDATE] = factory.create_memory_update_strategy(False)
+
+    def _setup_middleware(self) -> None:
+        self.middleware_chain = [ConstellationLoggingMiddleware()]
+
+    def _seed_values(self) -> dict[str, Any]:
+        before = self.global_context.get(ContextNames.CONSTELLATION)
+        return {
+            **super()._seed_values(),
+            "agent_name": self.agent.name,
+            "weaving_mode": str(self.global_context.get(ContextNames.WEAVING_MODE)),
+            "device_info": self.global_context.get(ContextNames.DEVICE_INFO) or [],
+            "constellation_before": before.to_dict() if isinstance(before, TaskConstellation) else None,
+        }
+
+    def _finalize_processing_context(self) -> None:
+        results = self.processing_context.get_local("parsed_response")
+        if results is not None and results.results:
+            self.global_context.set(ContextNames.ROUND_RESULT, results.results)

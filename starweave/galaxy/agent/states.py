@@ -1,0 +1,185 @@
+"""The ConstellationAgent's FSM: START → CONTINUE ⇄ (START) → FINISH | FAIL (spec B §5.2, E §6.2).
+
+START builds the constellation (creation mode) and launches its orchestration as a background task;
+CONTINUE waits (with a timeout) for task completion events, batches all that are queued into one
+editing call and decides the next status; FINISH and FAIL are terminal. Unlike the reference, nothing
+waits without a bound, an invalid DAG is never orchestrated, and an orchestration that ended (or
+crashed) while the agent waits is noticed instead of blocking forever.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starweave.agent import AgentState, AgentStateManager, ContextNames
+from starweave.errors import StarweaveError
+from starweave.galaxy.agent.response import ConstellationAgentStatus, WeavingMode
+
+if TYPE_CHECKING:
+    from starweave.agent import BasicAgent, Context
+    from starweave.galaxy.agent.agent import ConstellationAgent
+
+logger = logging.getLogger(__name__)
+Status = ConstellationAgentStatus
+
+
+class ConstellationAgentStateManager(AgentStateManager):
+    """The registry of ConstellationAgent states; an unknown status falls back to START."""
+
+    @property
+    def none_state(self) -> AgentState:
+        """START, as in the reference."""
+        return StartConstellationAgentState()
+
+
+class ConstellationAgentState(AgentState):
+    """Shared behaviour: no handoff, next state from the agent's status."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Terminal states do nothing."""
+
+    def next_agent(self, agent: BasicAgent) -> BasicAgent:
+        """The ConstellationAgent never hands off."""
+        return agent
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """The state registered for the agent's status."""
+        return ConstellationAgentStateManager().get_state(agent.status)
+
+    def is_round_end(self) -> bool:
+        """Only FINISH and FAIL end the round."""
+        return False
+
+    def is_subtask_end(self) -> bool:
+        """Only FINISH and FAIL end the subtask."""
+        return False
+
+    @classmethod
+    def agent_class(cls) -> type[Any]:
+        """The ConstellationAgent class."""
+        from starweave.galaxy.agent.agent import ConstellationAgent
+
+        return ConstellationAgent
+
+
+def fail(agent: ConstellationAgent, context: Context | None, message: str) -> None:
+    """End in FAIL with ``message`` (also put in the context's ERROR_MESSAGE and ROUND_RESULT)."""
+    logger.error("ConstellationAgent failed: %s", message)
+    agent.status = Status.FAIL.value
+    agent.error_message = message
+    if context is not None:
+        context.set(ContextNames.ERROR_MESSAGE, message)
+        context.set(ContextNames.ROUND_RESULT, f"Failed: {message}")
+
+
+@ConstellationAgentStateManager.register
+class StartConstellationAgentState(ConstellationAgentState):
+    """Create the constellation if there is none, then launch its orchestration (non-blocking)."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Creation (first time) and orchestration launch; any error ends in FAIL."""
+        cagent: ConstellationAgent = agent  # type: ignore[assignment]
+        if cagent.status in (Status.FINISH.value, Status.FAIL.value):
+            return
+        try:
+            timing_info: dict[str, Any] = {}
+            if cagent.current_constellation is None:
+                if context is not None:
+                    context.set(ContextNames.WEAVING_MODE, WeavingMode.CREATION.value)
+                _, timing_info = await cagent.process_creation(context)
+            if cagent.status in (Status.FINISH.value, Status.FAIL.value):
+                return
+            if cagent.current_constellation is None:
+                fail(cagent, context, cagent.error_message or "The model planned no constellation to run")
+                return
+            cagent.launch_orchestration(timing_info)
+            cagent.status = Status.CONTINUE.value
+        except StarweaveError as exc:
+            fail(cagent, context, str(exc))
+        except Exception as exc:  # spec: any error in START ends in FAIL; keep the traceback
+            logger.exception("Unexpected error in the START state")
+            fail(cagent, context, f"Unexpected error while creating the constellation: {exc!r}")
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return Status.START.value
+
+
+@ConstellationAgentStateManager.register
+class ContinueConstellationAgentState(ConstellationAgentState):
+    """Wait for completion events (bounded), edit once for the whole batch, decide the next status."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """One editing round; an error or a timeout ends in FAIL with its reason."""
+        cagent: ConstellationAgent = agent  # type: ignore[assignment]
+        if context is not None:
+            context.set(ContextNames.WEAVING_MODE, WeavingMode.EDITING.value)
+        try:
+            events = await cagent.wait_for_completion_events()
+            if not events:
+                cagent.handle_no_events(context)
+                return
+            task_ids = [str(getattr(e, "task_id", "")) for e in events]
+            merged = cagent.merged_constellation(events)
+            logger.info("Merged constellation for editing after %s. Tasks: %d", task_ids, merged.task_count)
+            await cagent.process_editing(context, task_ids=task_ids, before_constellation=merged)
+        except TimeoutError:
+            fail(
+                cagent,
+                context,
+                f"No task finished within {cagent.continue_timeout:g} s while the constellation was "
+                "running; the devices or the orchestration may be stuck. Check the devices, or raise "
+                "the ConstellationAgent's continue_timeout for long tasks.",
+            )
+        except StarweaveError as exc:
+            fail(cagent, context, str(exc))
+        except Exception as exc:  # spec: any error in CONTINUE ends in FAIL; keep the traceback
+            logger.exception("Unexpected error in the CONTINUE state")
+            fail(cagent, context, f"Unexpected error while editing the constellation: {exc!r}")
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return Status.CONTINUE.value
+
+
+@ConstellationAgentStateManager.register
+class FinishConstellationAgentState(ConstellationAgentState):
+    """Terminal: the request is done."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Log the outcome."""
+        logger.info("Galaxy task completed successfully")
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """Absorbing."""
+        return self
+
+    def is_round_end(self) -> bool:
+        """The round ends."""
+        return True
+
+    def is_subtask_end(self) -> bool:
+        """The subtask ends."""
+        return True
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return Status.FINISH.value
+
+
+@ConstellationAgentStateManager.register
+class FailConstellationAgentState(FinishConstellationAgentState):
+    """Terminal: the request failed."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Log the outcome."""
+        logger.info("Galaxy task failed")
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return Status.FAIL.value

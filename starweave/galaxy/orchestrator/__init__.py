@@ -1,0 +1,27 @@
+"""Galaxy orchestration: run a TaskConstellation across devices, merge the agent's edits as it runs.
+
+Public names: TaskConstellationOrchestrator, ConstellationManager, ConstellationModificationSynchronizer,
+DeviceExecutor, build_task_request, merge_constellation_states.
+"""
+
+from .assignment import STRATEGIES, ConstellationManager
+from .executor import DeviceExecutor
+from .merge import is_state_more_advanced, merge_constellation_states
+from .orchestrator import TaskConstellationOrchestrator
+from .requests import RESULTS_HEADER, build_task_request, result_payload, result_text
+from .synchronizer import SYNC_EVENT_TYPES, ConstellationModificationSynchronizer
+
+__all__ = [
+    "RESULTS_HEADER",
+    "STRATEGIES",
+    "SYNC_EVENT_TYPES",
+    "ConstellationManager",
+    "ConstellationModificationSynchronizer",
+    "DeviceExecutor",
+    "TaskConstellationOrchestrator",
+    "build_task_request",
+    "is_state_more_advanced",
+    "merge_constellation_states",
+    "result_payload",
+    "result_text",
+]

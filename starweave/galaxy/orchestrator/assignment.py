@@ -1,0 +1,238 @@
+"""ConstellationManager: device assignment strategies and a registry of running constellations
+(spec B §6.3, E §8.3).
+
+Differences from the reference, on purpose: available devices come from ``get_device_info`` (the
+reference called a method that does not exist and so never saw a device); a task's existing
+``target_device_id`` counts as a preference; ``capability_match`` spreads tasks over the matching
+devices by load instead of always taking the first match; tasks that already ran are never
+reassigned (their device is frozen, invariant I1).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starweave.galaxy.constellation import TaskConstellation, TaskStar
+
+from .executor import DeviceExecutor
+
+log = logging.getLogger("starweave.galaxy.orchestrator")
+
+STRATEGIES = ("round_robin", "capability_match", "load_balance")
+
+
+def _matches(task: TaskStar, device: dict[str, Any]) -> bool:
+    wanted = task.device_type.value if task.device_type is not None else None
+    if wanted is None:
+        return True
+    capabilities = [str(c).lower() for c in device.get("capabilities") or []]
+    return device.get("device_type") == wanted or wanted in capabilities
+
+
+class ConstellationManager:
+    """Assigns devices to tasks and keeps track of the constellations being orchestrated."""
+
+    def __init__(self, device_manager: DeviceExecutor | None = None) -> None:
+        self.device_manager = device_manager
+        self._managed_constellations: dict[str, TaskConstellation] = {}
+        self._constellation_metadata: dict[str, dict[str, Any]] = {}
+
+    # ----------------------------------------------------------------- devices
+    async def get_available_devices(self) -> list[dict[str, Any]]:
+        """``[{device_id, device_type, capabilities, status: "connected", metadata}]`` (connected only)."""
+        return self.available_devices()
+
+    def available_devices(self) -> list[dict[str, Any]]:
+        """Synchronous form of :meth:`get_available_devices`."""
+        if self.device_manager is None:
+            return []
+        devices = []
+        for device_id in self.device_manager.get_connected_devices():
+            profile = self.device_manager.get_device_info(device_id)
+            devices.append(
+                {
+                    "device_id": device_id,
+                    "device_type": profile.device_type if profile is not None else "unknown",
+                    "capabilities": list(profile.capabilities) if profile is not None else [],
+                    "status": "connected",
+                    "metadata": dict(profile.metadata) if profile is not None else {},
+                }
+            )
+        return devices
+
+    # ----------------------------------------------------------------- assignment
+    async def assign_devices_automatically(
+        self,
+        constellation: TaskConstellation,
+        strategy: str = "round_robin",
+        device_preferences: dict[str, str] | None = None,
+    ) -> dict[str, str]:
+        """Assign a device to every not-yet-run task; returns ``{task_id: device_id}``.
+
+        A preference (``device_preferences`` first, then the task's own ``target_device_id``) is
+        kept when that device is available. ValueError without a device manager, without
+        devices, or for an unknown strategy.
+        """
+        if self.device_manager is None:
+            raise ValueError("Device manager not available for device assignment")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"Unknown assignment strategy: {strategy}; use one of {', '.join(STRATEGIES)}")
+        devices = self.available_devices()
+        if not devices:
+            raise ValueError("No available devices for assignment; connect at least one device first")
+        log.info("Assigning devices to constellation '%s' using strategy '%s'", constellation.name, strategy)
+        assignments = self.plan_assignments(
+            constellation.get_modifiable_tasks(), devices, strategy, device_preferences or {}
+        )
+        for task_id, device_id in assignments.items():
+            task = constellation.get_task(task_id)
+            if task is not None and task.target_device_id != device_id:
+                task.target_device_id = device_id
+        log.info("Assigned %d tasks to devices", len(assignments))
+        return assignments
+
+    @staticmethod
+    def plan_assignments(
+        tasks: list[TaskStar],
+        devices: list[dict[str, Any]],
+        strategy: str,
+        preferences: dict[str, str],
+    ) -> dict[str, str]:
+        """Pure assignment plan for ``tasks`` (in order) over ``devices`` (in order)."""
+        ids = [d["device_id"] for d in devices]
+        available = set(ids)
+        load = dict.fromkeys(ids, 0)
+        plan: dict[str, str] = {}
+        free: list[TaskStar] = []
+        for task in tasks:
+            preferred = preferences.get(task.task_id) or task.target_device_id
+            if preferred is not None and preferred in available:
+                plan[task.task_id] = preferred
+                load[preferred] += 1
+            else:
+                free.append(task)
+        for index, task in enumerate(free):
+            if strategy == "round_robin":
+                choice = ids[index % len(ids)]
+            else:
+                candidates = ids
+                if strategy == "capability_match":
+                    candidates = [d["device_id"] for d in devices if _matches(task, d)] or ids
+                choice = min(candidates, key=lambda d: load[d])  # first on ties
+            plan[task.task_id] = choice
+            load[choice] += 1
+        return plan
+
+    def validate_constellation_assignments(self, constellation: TaskConstellation) -> tuple[bool, list[str]]:
+        """Every task that has not ended must have a device: ``(ok, errors)``."""
+        errors = [
+            f"Task '{task.task_id}' has no device assignment"
+            for task in constellation.get_all_tasks()
+            if not task.is_terminal and not task.target_device_id
+        ]
+        if errors:
+            log.warning(
+                "Constellation %s has %d unassigned tasks", constellation.constellation_id, len(errors)
+            )
+        return not errors, errors
+
+    def reassign_task_device(
+        self, constellation: TaskConstellation, task_id: str, new_device_id: str
+    ) -> bool:
+        """Move a not-yet-run task to another device; False when the task does not exist."""
+        task = constellation.get_task(task_id)
+        if task is None:
+            return False
+        old = task.target_device_id
+        task.target_device_id = new_device_id
+        log.info("Reassigned task '%s' from device '%s' to '%s'", task_id, old, new_device_id)
+        return True
+
+    def clear_device_assignments(self, constellation: TaskConstellation) -> int:
+        """Remove the device of every modifiable task; returns how many were cleared."""
+        cleared = 0
+        for task in constellation.get_modifiable_tasks():
+            if task.target_device_id:
+                task.target_device_id = None
+                cleared += 1
+        return cleared
+
+    def get_device_utilization(self, constellation: TaskConstellation) -> dict[str, int]:
+        """``{device_id: number of tasks assigned}``."""
+        usage: dict[str, int] = {}
+        for task in constellation.get_all_tasks():
+            if task.target_device_id:
+                usage[task.target_device_id] = usage.get(task.target_device_id, 0) + 1
+        return usage
+
+    def get_task_device_info(self, constellation: TaskConstellation, task_id: str) -> dict[str, Any] | None:
+        """``{device_id, device_type, capabilities, metadata}`` of the task's device, or None."""
+        task = constellation.get_task(task_id)
+        if task is None or not task.target_device_id or self.device_manager is None:
+            return None
+        profile = self.device_manager.get_device_info(task.target_device_id)
+        if profile is None:
+            return None
+        return {
+            "device_id": profile.device_id,
+            "device_type": profile.device_type,
+            "capabilities": list(profile.capabilities),
+            "metadata": dict(profile.metadata),
+        }
+
+    # ----------------------------------------------------------------- registry
+    def register_constellation(
+        self, constellation: TaskConstellation, metadata: dict[str, Any] | None = None
+    ) -> str:
+        """Track ``constellation``; returns its id."""
+        cid = constellation.constellation_id
+        self._managed_constellations[cid] = constellation
+        self._constellation_metadata[cid] = dict(metadata or {})
+        log.info("Registered constellation '%s' (%s)", constellation.name, cid)
+        return cid
+
+    def replace_constellation(self, constellation: TaskConstellation) -> None:
+        """Track a merged copy in place of the one registered under the same id."""
+        if constellation.constellation_id in self._managed_constellations:
+            self._managed_constellations[constellation.constellation_id] = constellation
+
+    def unregister_constellation(self, constellation_id: str) -> bool:
+        """Stop tracking; False when it was not tracked."""
+        self._constellation_metadata.pop(constellation_id, None)
+        return self._managed_constellations.pop(constellation_id, None) is not None
+
+    def get_constellation(self, constellation_id: str) -> TaskConstellation | None:
+        """The tracked constellation, or None."""
+        return self._managed_constellations.get(constellation_id)
+
+    def list_constellations(self) -> list[dict[str, Any]]:
+        """A summary of every tracked constellation."""
+        return [
+            {
+                "constellation_id": cid,
+                "name": c.name,
+                "state": c.state.value,
+                "task_count": c.task_count,
+                "dependency_count": c.dependency_count,
+                "metadata": self._constellation_metadata.get(cid, {}),
+            }
+            for cid, c in self._managed_constellations.items()
+        ]
+
+    async def get_constellation_status(self, constellation_id: str) -> dict[str, Any] | None:
+        """Statistics and task ids per state of a tracked constellation, or None."""
+        c = self._managed_constellations.get(constellation_id)
+        if c is None:
+            return None
+        return {
+            "constellation_id": constellation_id,
+            "name": c.name,
+            "state": c.state.value,
+            "statistics": c.get_statistics(),
+            "ready_tasks": [t.task_id for t in c.get_ready_tasks()],
+            "running_tasks": [t.task_id for t in c.get_running_tasks()],
+            "completed_tasks": [t.task_id for t in c.get_completed_tasks()],
+            "failed_tasks": [t.task_id for t in c.get_failed_tasks()],
+            "metadata": self._constellation_metadata.get(constellation_id, {}),
+        }
