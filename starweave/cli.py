@@ -267,6 +267,87 @@ def client(
 
 
 @app.command()
+def galaxy(
+    request: Annotated[list[str] | None, typer.Argument(help="The request (words are joined).")] = None,
+    devices: Annotated[
+        Path | None,
+        typer.Option("--devices", help="devices.yaml (or constellation.yaml) listing the devices."),
+    ] = None,
+    local: Annotated[
+        int, typer.Option("--local", help="Start N local Linux devices on loopback instead of --devices.")
+    ] = 0,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", "-i", help="Take requests one after another.")
+    ] = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="The ConstellationAgent's model provider (as for run).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    replay_file: Annotated[
+        Path | None, typer.Option("--replay-file", help="Recorded ConstellationAgent answers (replay).")
+    ] = None,
+    device_provider: Annotated[
+        str | None,
+        typer.Option("--device-provider", help="Model provider of --local devices (default: --provider)."),
+    ] = None,
+    device_replay_file: Annotated[
+        Path | None,
+        typer.Option("--device-replay-file", help="Recorded answers of the --local devices' agents."),
+    ] = None,
+    workspace: Annotated[
+        Path, typer.Option("--workspace", help="Folder holding each --local device's workspace.")
+    ] = Path("galaxy_workspace"),
+    log_dir: Annotated[Path, typer.Option("--log-dir", help="Where session logs go.")] = Path("logs/galaxy"),
+    task_name: Annotated[
+        str | None, typer.Option("--task-name", help="Log folder name of the request.")
+    ] = None,
+    live: Annotated[
+        bool | None, typer.Option("--live/--no-live", help="Live terminal view (default: on a terminal).")
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="--local devices run dangerous commands without asking.")
+    ] = False,
+    config_dir: ConfigDirOption = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+) -> None:
+    """Plan a request as a task DAG and run it across devices (the ConstellationAgent and orchestrator)."""
+    from starweave.galaxy.client import GalaxyOptions, run_galaxy
+
+    _setup_logging(log_level)
+    text = " ".join(request or []).strip()
+    if not text and not interactive:
+        _fail('give a request, e.g. starweave galaxy "count the files in each device\'s workspace" --local 2')
+    if local < 0:
+        _fail("--local takes a number of devices (1 or more)")
+    if local and devices:
+        _fail("use either --devices FILE or --local N, not both")
+    options = GalaxyOptions(
+        requests=[text] if text else [],
+        interactive=interactive,
+        devices_file=devices,
+        local=local,
+        config_dir=config_dir,
+        provider=provider,
+        model=model,
+        replay_file=replay_file,
+        device_provider=device_provider,
+        device_replay_file=device_replay_file,
+        log_dir=log_dir,
+        workspace=workspace,
+        task_name=task_name,
+        live=live,
+        yes=yes,
+    )
+    try:
+        code = asyncio.run(run_galaxy(options))
+    except StarweaveError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)
+
+
+@app.command()
 def doctor(
     config_dir: ConfigDirOption = None,
     verify: Annotated[bool, typer.Option("--verify", help="Hash the embedded model file again.")] = False,

@@ -1,0 +1,247 @@
+"""GalaxySession: one request carried out across the device fleet (spec E §11).
+
+A session wires, for one request, the ConstellationAgent, the orchestrator with its modification
+synchronizer, the constellation MCP server the agent edits through, and the observers (agent
+progress, metrics, event log, optional live view) on the run's event bus. It runs the agent's
+state machine to FINISH or FAIL, stops any orchestration still running, and leaves in its log
+folder ``response.log``, ``request.log``, ``events.log``, ``result.json``, ``constellation.json``
+and the ``output.md`` trajectory report. The device manager (and its connections) outlives the
+session, so interactive mode reuses the fleet for the next request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from starweave.agent import Context, ContextNames
+from starweave.commands.local import LocalCommandDispatcher
+from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig
+from starweave.galaxy.agent import ConstellationAgent
+from starweave.galaxy.constellation import ConstellationEditor
+from starweave.galaxy.constellation.mcp_server import create_constellation_server
+from starweave.galaxy.devices import ConstellationDeviceManager
+from starweave.galaxy.events import EventBus, IEventObserver
+from starweave.galaxy.observers import (
+    ConstellationProgressObserver,
+    LiveViewObserver,
+    SessionLogObserver,
+    SessionMetricsObserver,
+)
+from starweave.galaxy.orchestrator import (
+    SYNC_EVENT_TYPES,
+    ConstellationModificationSynchronizer,
+    TaskConstellationOrchestrator,
+)
+from starweave.galaxy.reports import SessionSummary, write_reports_async
+from starweave.galaxy.settings import ConstellationSettings
+from starweave.llm.base import LLMClient
+from starweave.session.logs import JsonLinesWriter
+from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
+
+log = logging.getLogger("starweave.galaxy.session")
+
+AGENT_NAME = "ConstellationAgent"
+EDITOR_NAMESPACE = "ConstellationEditor"
+
+
+def safe_task_name(task: str, fallback: str) -> str:
+    """A folder name from ``task``: letters, digits, space, ``-`` and ``_``; at most 50 characters."""
+    cleaned = re.sub(r"[^\w \-]", "", task, flags=re.ASCII).strip()[:50].rstrip()
+    return cleaned or fallback
+
+
+@dataclass
+class GalaxyOutcome:
+    """What a finished session reports to its caller."""
+
+    status: str  # "completed" | "failed" | "cancelled"
+    agent_status: str
+    log_path: Path
+    error: str = ""
+    task_count: int = 0
+    execution_time: float = 0.0
+    reports: dict[str, str] = field(default_factory=dict)
+
+
+class GalaxySession:
+    """One request on the fleet behind ``device_manager``; ``run()`` returns a GalaxyOutcome."""
+
+    def __init__(
+        self,
+        request: str,
+        task_name: str,
+        log_root: Path,
+        device_manager: ConstellationDeviceManager,
+        llm: LLMClient,
+        settings: ConstellationSettings,
+        event_bus: EventBus,
+        console: Console | None = None,
+        live: bool = False,
+        secrets: list[str] | None = None,
+        session_name: str | None = None,
+    ) -> None:
+        self.request = request
+        self.task_name = task_name
+        self.session_name = session_name or f"galaxy_session_{task_name}"
+        self.log_path = Path(log_root) / safe_task_name(task_name, f"galaxy_session_{int(time.time())}")
+        self.log_path.mkdir(parents=True, exist_ok=True)
+        self.device_manager = device_manager
+        self.llm = llm
+        self.settings = settings
+        self.bus = event_bus
+        self.console = console
+        self.live = live
+        self.secrets = [s for s in (secrets or []) if s]
+        self.editor = ConstellationEditor()
+        self.orchestrator = TaskConstellationOrchestrator(
+            device_manager, event_bus, task_timeout=settings.task_timeout
+        )
+        self.synchronizer = ConstellationModificationSynchronizer(
+            self.orchestrator, modification_timeout=settings.modification_timeout
+        )
+        self.orchestrator.set_modification_synchronizer(self.synchronizer)
+        self.metrics = SessionMetricsObserver(f"galaxy_session_{self.session_name}_{task_name}")
+        self.agent: ConstellationAgent | None = None
+
+    def known_device_ids(self) -> set[str]:
+        """Every registered device id (the MCP server refuses assignments to any other)."""
+        return set(self.device_manager.get_all_devices())
+
+    def device_info(self) -> list[dict[str, Any]]:
+        """The AgentProfiles the ConstellationAgent plans with."""
+        return [profile.to_dict() for profile in self.device_manager.get_all_devices().values()]
+
+    def _editor_tools(self) -> tuple[MCPServerManager, ComputerManager]:
+        registry = MCPRegistry()
+        registry.register_factory(
+            EDITOR_NAMESPACE,
+            lambda _shell: create_constellation_server(self.editor, known_devices=self.known_device_ids),
+        )
+        servers = MCPServerManager(
+            ShellConfig.model_validate({"workspace": str(self.log_path)}), registry=registry
+        )
+        mcp = {
+            AGENT_NAME: {
+                "default": McpServerSet(action=[McpServerConfig(namespace=EDITOR_NAMESPACE, type="local")])
+            }
+        }
+        return servers, ComputerManager(mcp, servers, tool_timeout=60)
+
+    async def run(self) -> GalaxyOutcome:
+        """Plan, execute and edit until the agent finishes or fails; then write every output."""
+        start = time.time()
+        servers, computers = self._editor_tools()
+        dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
+        agent = ConstellationAgent(
+            self.orchestrator,
+            self.llm,
+            dispatcher,
+            self.bus,
+            self.device_info,
+            synchronizer=self.synchronizer,
+            continue_timeout=self.settings.event_timeout,
+        )
+        self.agent = agent
+        observers: list[tuple[IEventObserver, Any]] = [
+            (self.synchronizer, SYNC_EVENT_TYPES),
+            (ConstellationProgressObserver(agent), None),
+            (self.metrics, None),
+            (SessionLogObserver(self.log_path, secrets=self.secrets), None),
+        ]
+        live = (
+            LiveViewObserver(console=self.console, title=f"starweave galaxy: {self.task_name}")
+            if self.live
+            else None
+        )
+        if live is not None:
+            observers.append((live, None))
+        for observer, types in observers:
+            self.bus.subscribe(observer, types)
+        context = Context()
+        context.set(ContextNames.REQUEST, self.request)
+        context.set(ContextNames.LOGGER, JsonLinesWriter(self.log_path / "response.log", self.secrets))
+        context.set(ContextNames.REQUEST_LOGGER, JsonLinesWriter(self.log_path / "request.log", self.secrets))
+        agent_status = "FAIL"
+        cancelled = False
+        try:
+            if live is not None:
+                live.start()
+            agent_status = await agent.run(context, max_steps=self.settings.max_step * 4)
+        except BaseException:
+            cancelled = True
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                await agent.cancel_orchestration()
+            if live is not None:
+                live.stop()
+            for observer, _ in observers:
+                self.bus.unsubscribe(observer)
+            await computers.aclose()
+            await servers.aclose()
+            outcome = await self._finish(agent, agent_status, start, cancelled)
+        return outcome
+
+    async def _finish(
+        self, agent: ConstellationAgent, agent_status: str, start: float, cancelled: bool
+    ) -> GalaxyOutcome:
+        constellation = agent.current_constellation
+        status = "cancelled" if cancelled else ("completed" if agent_status == "FINISH" else "failed")
+        end = time.time()
+        summary = SessionSummary(
+            session_name=self.session_name,
+            request=self.request,
+            task_name=self.task_name,
+            status=status,
+            start_time=start,
+            end_time=end,
+            trajectory_path=str(self.log_path),
+            agent_status=agent_status,
+            final_results=[{"request": self.request, "result": _final_result(constellation)}],
+            metrics=self.metrics.get_metrics(),
+            final_constellation=constellation,
+            extra={"error": agent.error_message} if agent.error_message else {},
+        )
+        paths = await write_reports_async(self.log_path, summary, self.secrets)
+        return GalaxyOutcome(
+            status=status,
+            agent_status=agent_status,
+            log_path=self.log_path,
+            error=agent.error_message,
+            task_count=constellation.task_count if constellation is not None else 0,
+            execution_time=end - start,
+            reports={
+                name: str(path)
+                for name, path in (
+                    ("output_md", paths.output_md),
+                    ("result_json", paths.result_json),
+                    ("constellation_json", paths.constellation_json),
+                )
+                if path is not None
+            },
+        )
+
+
+def _final_result(constellation: Any) -> dict[str, Any]:
+    """Each task's outcome, for ``final_results`` in result.json."""
+    if constellation is None:
+        return {}
+    out: dict[str, Any] = {}
+    for task in constellation.get_all_tasks():
+        result = task.result
+        answer = getattr(result, "result", result)
+        out[task.task_id] = {
+            "status": task.status.value,
+            "device": task.target_device_id,
+            "result": answer if isinstance(answer, str | int | float | bool | type(None)) else str(answer),
+            "error": str(task.error) if task.error is not None else None,
+        }
+    return out

@@ -1,0 +1,144 @@
+"""A Galaxy request end to end in one process: real agent server, real device clients over
+WebSockets, the ConstellationAgent and device agents on the replay provider."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from starweave.galaxy.client import GalaxyClient, GalaxyOptions
+
+DEV = ["local_linux_1", "local_linux_2", "local_linux_3"]
+
+
+def task(task_id: str, device: str, description: str) -> dict[str, Any]:
+    return {
+        "task_id": task_id,
+        "name": f"step {task_id}",
+        "description": description,
+        "target_device_id": device,
+        "tips": [],
+    }
+
+
+def line(line_id: str, src: str, dst: str) -> dict[str, Any]:
+    return {
+        "line_id": line_id,
+        "from_task_id": src,
+        "to_task_id": dst,
+        "condition_description": f"{src} done",
+    }
+
+
+PLAN = {
+    "thought": "Two measurements in parallel, combine them, then report.",
+    "status": "CONTINUE",
+    "constellation": {
+        "tasks": [
+            task("t1", DEV[0], "Write the word alpha to out.txt."),
+            task("t2", DEV[1], "Write the word beta to out.txt."),
+            task("t3", DEV[2], "Combine the results of t1 and t2."),
+            task("t4", DEV[0], "Report the combined result."),
+        ],
+        "dependencies": [line("l1", "t1", "t3"), line("l2", "t2", "t3"), line("l3", "t3", "t4")],
+    },
+}
+EDIT = {
+    "thought": "A first result arrived; add a check after t3.",
+    "status": "CONTINUE",
+    "action": [
+        {
+            "function": "add_task",
+            "arguments": {
+                "task_id": "t5",
+                "name": "check",
+                "description": "Check the combination.",
+                "target_device_id": DEV[1],
+            },
+        },
+        {
+            "function": "add_dependency",
+            "arguments": {"dependency_id": "l4", "from_task_id": "t3", "to_task_id": "t5"},
+        },
+    ],
+}
+NO_EDIT = {"thought": "Nothing to change.", "status": "CONTINUE", "action": []}
+
+
+def device_step(command: str | None, status: str = "CONTINUE", result: str = "") -> dict[str, Any]:
+    action = (
+        {"function": "execute_command", "arguments": {"command": command}, "status": status}
+        if command
+        else {
+            "function": "",
+            "arguments": {},
+            "status": status,
+        }
+    )
+    return {"observation": "o", "thought": "t", "action": action, "result": result}
+
+
+def write(path: Path, answers: list[Any]) -> Path:
+    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
+    return path
+
+
+async def test_request_becomes_a_dag_over_three_devices_and_completes(tmp_path: Path) -> None:
+    planner = write(tmp_path / "planner.jsonl", [PLAN, EDIT, *[NO_EDIT] * 10])
+    devices = write(
+        tmp_path / "devices.jsonl",
+        [device_step("echo done >> out.txt"), device_step(None, "FINISH", "wrote out.txt")],
+    )
+    options = GalaxyOptions(
+        requests=["measure, combine, report"],
+        local=3,
+        provider="replay",
+        replay_file=planner,
+        device_replay_file=devices,
+        log_dir=tmp_path / "logs",
+        workspace=tmp_path / "ws",
+        task_name="galaxy_it",
+        live=False,
+        yes=True,
+    )
+    console = Console(record=True, width=150, color_system=None)
+    client = GalaxyClient(options, console)
+    try:
+        async with asyncio.timeout(90):
+            await client.initialize()
+            outcome = await client.process_request(options.requests[0])
+    finally:
+        await client.shutdown()
+    assert outcome.status == "completed", (outcome.error, console.export_text())
+    assert outcome.task_count == 5
+    folder = tmp_path / "logs" / "galaxy_it"
+    result = json.loads((folder / "result.json").read_text())
+    assert result["status"] == "completed" and result["constellation"]["task_count"] == 5
+    assert result["session_results"]["metrics"]["completed_tasks"] == 5
+    final = json.loads((folder / "constellation.json").read_text())
+    assert {t["task_id"]: t["status"] for t in final["tasks"].values()} == dict.fromkeys(
+        ["t1", "t2", "t3", "t4", "t5"], "completed"
+    )
+    assert {t["target_device_id"] for t in final["tasks"].values()} == set(DEV)
+    # t1 and t2 ran in parallel on two devices.
+    t1, t2 = final["tasks"]["t1"], final["tasks"]["t2"]
+    assert (
+        t1["execution_start_time"] < t2["execution_end_time"]
+        and t2["execution_start_time"] < t1["execution_end_time"]
+    )
+    report = (folder / "output.md").read_text()
+    assert "```mermaid" in report and "gantt" in report
+    for name in ("response.log", "request.log", "events.log"):
+        assert (folder / name).stat().st_size > 0, name
+    steps = [json.loads(x) for x in (folder / "response.log").read_text().splitlines()]
+    assert any(a.get("function") == "add_task" for s in steps for a in s.get("action") or [])
+    # Predecessors' results travel into the successor's request.
+    requests = "".join(p.read_text() for p in (tmp_path / "logs" / "devices").rglob("request.log"))
+    assert "Results of prerequisite tasks" in requests
+    for device in DEV:
+        assert (tmp_path / "ws" / device / "out.txt").read_text().count("done") >= 1
+    assert "COMPLETED" in console.export_text()
