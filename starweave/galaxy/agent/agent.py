@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, ContextNames
 from starweave.commands import Command
 from starweave.errors import AgentError
-from starweave.galaxy.agent.merge import all_succeeded, carry_execution_state
+from starweave.galaxy.agent.merge import carry_execution_state
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
 from starweave.galaxy.agent.prompter import ConstellationPrompter, ConstellationPrompterFactory
 from starweave.galaxy.agent.publishing import ConstellationEventsMixin
@@ -250,31 +250,6 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
             merged: TaskConstellation = self.synchronizer.merge_and_sync_constellation_states(latest)
             return merged
         return TaskConstellation.from_dict(latest.to_dict())
-
-    def handle_no_events(self, context: Context | None) -> None:
-        """The orchestration ended with no event left: finish, relaunch or fail instead of waiting."""
-        from starweave.galaxy.agent.states import fail
-
-        error = self.orchestration_error()
-        if error is not None:
-            fail(self, context, f"The orchestration stopped with an error: {error}")
-            return
-        constellation = self._current_constellation
-        if constellation is None:
-            fail(self, context, "The orchestration ended but there is no constellation")
-        elif not constellation.is_complete():
-            logger.info("Orchestration ended with tasks left; relaunching it")
-            self.status = Status.START.value
-        elif all_succeeded(constellation):
-            logger.warning("Every task completed but the model did not say FINISH; finishing")
-            self.status = Status.FINISH.value
-        else:
-            failed = [t.task_id for t in constellation.get_all_tasks() if t.status.value != "completed"]
-            fail(
-                self,
-                context,
-                f"The constellation ended with unfinished tasks {failed} and no edit to fix them",
-            )
 
     # -- prompts ------------------------------------------------------------------------------
     def get_prompter(self, mode: WeavingMode | str) -> ConstellationPrompter:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from starweave.agent import AgentState, AgentStateManager, ContextNames
 from starweave.errors import StarweaveError
+from starweave.galaxy.agent.merge import all_succeeded
 from starweave.galaxy.agent.response import ConstellationAgentStatus, WeavingMode
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class ContinueConstellationAgentState(ConstellationAgentState):
         try:
             events = await cagent.wait_for_completion_events()
             if not events:
-                cagent.handle_no_events(context)
+                handle_no_events(cagent, context)
                 return
             task_ids = [str(getattr(e, "task_id", "")) for e in events]
             merged = cagent.merged_constellation(events)
@@ -183,3 +184,27 @@ class FailConstellationAgentState(FinishConstellationAgentState):
     def name(cls) -> str:
         """Registry key."""
         return Status.FAIL.value
+
+
+def handle_no_events(agent: ConstellationAgent, context: Context | None) -> None:
+    """The orchestration ended with no event left: finish, relaunch or fail instead of waiting."""
+    error = agent.orchestration_error()
+    if error is not None:
+        fail(agent, context, f"The orchestration stopped with an error: {error}")
+        return
+    constellation = agent.current_constellation
+    if constellation is None:
+        fail(agent, context, "The orchestration ended but there is no constellation")
+    elif not constellation.is_complete():
+        logger.info("Orchestration ended with tasks left; relaunching it")
+        agent.status = Status.START.value
+    elif all_succeeded(constellation):
+        logger.warning("Every task completed but the model did not say FINISH; finishing")
+        agent.status = Status.FINISH.value
+    else:
+        failed = [t.task_id for t in constellation.get_all_tasks() if t.status.value != "completed"]
+        fail(
+            agent,
+            context,
+            f"The constellation ended with unfinished tasks {failed} and no edit to fix them",
+        )

@@ -213,7 +213,8 @@ class TaskConstellationOrchestrator:
                 raise ValueError(f"device_assignments names unknown task '{task_id}'")
         if strategy is not None:
             await self._constellation_manager.assign_devices_automatically(constellation, strategy)
-        errors = self._assignment_errors(constellation)
+        assert self.device_manager is not None
+        errors = assignment_errors(self._constellation_manager, self.device_manager, constellation)
         if errors:
             known = [d["device_id"] for d in self._constellation_manager.available_devices()]
             raise ValueError(
@@ -221,15 +222,6 @@ class TaskConstellationOrchestrator:
                 "Set target_device_id on every task, or provide either 'device_assignments' or "
                 "'assignment_strategy'"
             )
-
-    def _assignment_errors(self, constellation: TaskConstellation) -> list[str]:
-        _, errors = self._constellation_manager.validate_constellation_assignments(constellation)
-        assert self.device_manager is not None
-        for task in constellation.get_all_tasks():
-            device_id = task.target_device_id
-            if not task.is_terminal and device_id and self.device_manager.get_device_info(device_id) is None:
-                errors.append(f"Task '{task.task_id}' is assigned to unknown device '{device_id}'")
-        return errors
 
     # ----------------------------------------------------------------- the loop
     async def _run_execution_loop(self, run: _Run) -> None:
@@ -455,3 +447,15 @@ class TaskConstellationOrchestrator:
             "total_tasks": c.task_count,
             "statistics": statistics,
         }
+
+
+def assignment_errors(
+    manager: ConstellationManager, devices: DeviceExecutor, constellation: TaskConstellation
+) -> list[str]:
+    """Tasks without a device, and unfinished tasks assigned to a device nobody registered."""
+    _, errors = manager.validate_constellation_assignments(constellation)
+    for task in constellation.get_all_tasks():
+        device_id = task.target_device_id
+        if not task.is_terminal and device_id and devices.get_device_info(device_id) is None:
+            errors.append(f"Task '{task.task_id}' is assigned to unknown device '{device_id}'")
+    return errors
