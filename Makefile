@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 DEMO_WORKSPACE ?= demo-workspace
 DEMO_REQUEST ?= Create a folder named demo and write the text hello into the file demo/a.txt.
+GALAXY_DEMO_DIR ?= demo-galaxy
+GALAXY_REQUEST ?= On each of the two devices, create a file named hello.txt containing the word hello.
 PYTEST_ARGS ?=
 
 .PHONY: demo test lint bench venv install install-dev system-deps clean
@@ -35,9 +37,12 @@ system-deps:
 	  fi; \
 	fi
 
+# The single-device job, then the multi-device one: a local fleet of two Linux devices on loopback.
 demo: install
 	rm -rf $(DEMO_WORKSPACE) && mkdir -p $(DEMO_WORKSPACE)
 	$(BIN)/starweave run "$(DEMO_REQUEST)" --workspace $(DEMO_WORKSPACE) --yes
+	rm -rf $(GALAXY_DEMO_DIR) && mkdir -p $(GALAXY_DEMO_DIR)
+	cd $(GALAXY_DEMO_DIR) && ../$(BIN)/starweave galaxy "$(GALAXY_REQUEST)" --local 2 --yes --task-name demo
 
 test: install-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -51,6 +56,7 @@ bench: install-dev
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/aip_bench.py
 	$(BIN)/python benchmarks/constellation_bench.py
+	$(BIN)/python benchmarks/orchestrator_bench.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache $(DEMO_WORKSPACE)
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache $(DEMO_WORKSPACE) $(GALAXY_DEMO_DIR)

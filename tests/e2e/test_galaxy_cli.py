@@ -1,0 +1,157 @@
+"""`starweave galaxy` as a user runs it: a real process that starts its own local fleet."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+STARWEAVE = [sys.executable, "-m", "starweave.cli"]
+
+
+def galaxy(
+    *args: str, cwd: Path, timeout: float = 120, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STARWEAVE_")}
+    return subprocess.run(
+        [*STARWEAVE, "galaxy", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+
+
+def write(path: Path, answers: list[Any]) -> Path:
+    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n")
+    return path
+
+
+def planner_answers(count: int) -> list[dict[str, Any]]:
+    tasks = [
+        {
+            "task_id": f"t{i}",
+            "name": f"greet {i}",
+            "description": "Write hello to hello.txt.",
+            "target_device_id": f"local_linux_{i}",
+            "tips": [],
+        }
+        for i in (1, 2)
+    ]
+    plan = {
+        "thought": "one task per device",
+        "status": "CONTINUE",
+        "constellation": {"tasks": tasks, "dependencies": []},
+    }
+    return [plan, *[{"thought": "ok", "status": "CONTINUE", "action": []}] * count]
+
+
+DEVICE = [
+    {
+        "observation": "o",
+        "thought": "t",
+        "action": {
+            "function": "execute_command",
+            "arguments": {"command": "echo hello > hello.txt"},
+            "status": "CONTINUE",
+        },
+        "result": "",
+    },
+    {
+        "observation": "o",
+        "thought": "t",
+        "action": {"function": "", "arguments": {}, "status": "FINISH"},
+        "result": "done",
+    },
+]
+
+
+def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
+    proc = galaxy(
+        "say hello on both devices",
+        "--local",
+        "2",
+        "--provider",
+        "replay",
+        "--replay-file",
+        str(write(tmp_path / "planner.jsonl", planner_answers(6))),
+        "--device-replay-file",
+        str(write(tmp_path / "device.jsonl", DEVICE)),
+        "--task-name",
+        "hello",
+        "--yes",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Devices online: local_linux_1, local_linux_2" in proc.stdout
+    assert "COMPLETED" in proc.stdout and "logs/galaxy/hello" in proc.stdout
+    for device in ("local_linux_1", "local_linux_2"):
+        assert (tmp_path / "galaxy_workspace" / device / "hello.txt").read_text() == "hello\n"
+    result = json.loads((tmp_path / "logs" / "galaxy" / "hello" / "result.json").read_text())
+    assert result["status"] == "completed" and result["constellation"]["task_count"] == 2
+    assert "Traceback" not in proc.stderr
+
+
+def test_galaxy_interactive_takes_requests_until_quit(tmp_path: Path) -> None:
+    proc = galaxy(
+        "--interactive",
+        "--local",
+        "2",
+        "--provider",
+        "replay",
+        "--replay-file",
+        str(write(tmp_path / "planner.jsonl", planner_answers(6))),
+        "--device-replay-file",
+        str(write(tmp_path / "device.jsonl", DEVICE)),
+        "--task-name",
+        "chat",
+        "--yes",
+        cwd=tmp_path,
+        stdin="say hello\nquit\n",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (
+        proc.stdout.count("Request:") == 1 and (tmp_path / "logs" / "galaxy" / "chat" / "output.md").is_file()
+    )
+
+
+def test_galaxy_usage_errors_are_clear(tmp_path: Path) -> None:
+    proc = galaxy(cwd=tmp_path)
+    assert proc.returncode == 2 and "give a request" in proc.stderr
+    proc = galaxy("x", "--local", "1", "--devices", "d.yaml", cwd=tmp_path)
+    assert proc.returncode == 2 and "either --devices FILE or --local N" in proc.stderr
+    proc = galaxy("x", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "no devices: pass --devices" in proc.stderr
+    (tmp_path / "d.yaml").write_text("devices:\n  - device_id: a\n")
+    proc = galaxy("x", "--devices", "d.yaml", cwd=tmp_path)
+    assert proc.returncode == 2 and "d.yaml" in proc.stderr and "server_url" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_galaxy_local_2_on_the_embedded_model(tmp_path: Path) -> None:
+    proc = galaxy(
+        "On each of the two devices, create a file named hello.txt containing the word hello.",
+        "--local",
+        "2",
+        "--task-name",
+        "embedded",
+        "--yes",
+        cwd=tmp_path,
+        timeout=1500,
+    )
+    folder = tmp_path / "logs" / "galaxy" / "embedded"
+    assert (folder / "result.json").is_file(), proc.stdout + proc.stderr
+    result = json.loads((folder / "result.json").read_text())
+    assert result["constellation"] is not None and result["constellation"]["task_count"] >= 1, result
+    assert (folder / "output.md").is_file()
+    assert "Traceback" not in proc.stderr
