@@ -142,3 +142,10 @@ async def test_request_becomes_a_dag_over_three_devices_and_completes(tmp_path: 
     for device in DEV:
         assert (tmp_path / "ws" / device / "out.txt").read_text().count("done") >= 1
     assert "COMPLETED" in console.export_text()
+    # The agent's answers carry their token counts and cost (the live view sums them).
+    responses = [
+        json.loads(x) for x in (folder / "events.log").read_text().splitlines() if "agent_response" in x
+    ]
+    assert responses and all(
+        "prompt_tokens" in r["output_data"] and "cost" in r["output_data"] for r in responses
+    )

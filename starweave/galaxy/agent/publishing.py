@@ -18,10 +18,17 @@ class ConstellationEventsMixin:
     last_edit_errors: list[str]
 
     # -- events -------------------------------------------------------------------------------
-    async def print_response(self, response: ConstellationAgentResponse, print_action: bool = False) -> None:
-        """Publish the answer as AGENT_RESPONSE (the observers show it)."""
+    async def print_response(
+        self,
+        response: ConstellationAgentResponse,
+        print_action: bool = False,
+        usage: dict[str, float] | None = None,
+    ) -> None:
+        """Publish the answer as AGENT_RESPONSE (the observers show it), with the call's token
+        counts and cost (``prompt_tokens``, ``completion_tokens``, ``cost``) when given."""
         data = response.model_dump(mode="json")
         data["print_action"] = print_action
+        data.update(usage or {})
         await self.event_bus.publish_event(
             AgentEvent(
                 event_type=EventType.AGENT_RESPONSE,

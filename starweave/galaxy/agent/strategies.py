@@ -134,7 +134,14 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
                     {"role": "user", "content": f"Your answer could not be used: {last_error}. Reply again."},
                 ]
                 continue
-            await agent.print_response(parsed)
+            await agent.print_response(
+                parsed,
+                usage={
+                    "prompt_tokens": completion.usage.prompt_tokens,
+                    "completion_tokens": completion.usage.completion_tokens,
+                    "cost": completion.cost,
+                },
+            )
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.LLM_INTERACTION,
