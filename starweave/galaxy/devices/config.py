@@ -46,6 +46,9 @@ LOWER_KEYS = (
     "api_key",
     "devices",
 )
+# Session timeouts that share constellation.yaml; starweave.galaxy.settings reads them.
+SESSION_KEYS = ("TASK_TIMEOUT", "MODIFICATION_TIMEOUT", "EVENT_TIMEOUT", "CONNECT_TIMEOUT")
+
 UPPER_KEYS = {
     "CONSTELLATION_ID": "task_name",
     "HEARTBEAT_INTERVAL": "heartbeat_interval",
@@ -125,7 +128,7 @@ def _load_lower(file: Path, data: dict[str, Any], env: Mapping[str, str]) -> Con
 
 
 def _load_upper(file: Path, data: dict[str, Any], env: Mapping[str, str]) -> ConstellationConfig:
-    _check_keys(file, "", data, tuple(UPPER_KEYS))
+    _check_keys(file, "", data, (*UPPER_KEYS, *SESSION_KEYS))
     if "DEVICE_INFO" not in data:
         raise ConfigError(f"{file}: DEVICE_INFO: missing (the path of the devices file, e.g. devices.yaml)")
     devices_ref = _expand(file, "DEVICE_INFO", data["DEVICE_INFO"], env)

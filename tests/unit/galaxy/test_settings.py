@@ -1,0 +1,56 @@
+"""Galaxy settings: config/galaxy/agent.yaml and constellation.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from starweave.errors import ConfigError
+from starweave.galaxy.devices import load_devices_config
+from starweave.galaxy.settings import load_galaxy_config
+
+
+def folder(tmp_path: Path, **files: str) -> Path:
+    (tmp_path / "ufo").mkdir()
+    (tmp_path / "galaxy").mkdir()
+    for name, text in files.items():
+        (tmp_path / "galaxy" / f"{name}.yaml").write_text(text)
+    return tmp_path
+
+
+def test_defaults_without_files(tmp_path: Path) -> None:
+    config = load_galaxy_config(folder(tmp_path), env={})
+    assert config.constellation_agent.api_type == "local"
+    assert (config.constellation.max_step, config.constellation.task_timeout) == (15, 1800.0)
+
+
+def test_files_env_and_overrides(tmp_path: Path) -> None:
+    root = folder(
+        tmp_path,
+        agent="CONSTELLATION_AGENT:\n  API_TYPE: openai\n  API_KEY: ${GALAXY_KEY}\n",
+        constellation="MAX_STEP: 4\nTASK_TIMEOUT: 60\nDEVICE_INFO: devices.yaml\n",
+    )
+    config = load_galaxy_config(root, {"CONSTELLATION_AGENT": {"API_MODEL": "m"}}, env={"GALAXY_KEY": "sk-1"})
+    assert config.constellation_agent.api_type == "openai" and config.constellation_agent.api_model == "m"
+    assert config.constellation_agent.api_key.get_secret_value() == "sk-1"
+    assert (config.constellation.max_step, config.constellation.task_timeout) == (4, 60.0)
+
+
+def test_invalid_values_name_file_and_key(tmp_path: Path) -> None:
+    root = folder(tmp_path, constellation="MAX_STEP: 0\n")
+    with pytest.raises(
+        ConfigError, match=r"constellation\.yaml: MAX_STEP: Input should be greater than or equal to 1"
+    ):
+        load_galaxy_config(root, env={})
+    (root / "galaxy" / "constellation.yaml").write_text("MAX_STEP: [\n")
+    with pytest.raises(ConfigError, match=r"constellation\.yaml: line"):
+        load_galaxy_config(root, env={})
+
+
+def test_shipped_example_files_load(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[3]
+    config = load_galaxy_config(repo / "config", env={})
+    assert config.constellation.device_info == "config/galaxy/devices.yaml"
+    devices = load_devices_config(repo / "config" / "galaxy" / "constellation.yaml")
+    assert devices.device_ids == ["linux_dev_1", "linux_dev_2"]
