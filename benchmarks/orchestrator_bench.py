@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import gc
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starweave.galaxy.constellation import TaskConstellation, TaskStar, TaskStarLine
@@ -47,7 +48,10 @@ class InstantDevices:
         task_description: str,
         task_data: dict[str, Any] | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - DeviceExecutor protocol
+        on_started: Callable[[], Awaitable[None]] | None = None,
     ) -> ExecutionResult:
+        if on_started is not None:
+            await on_started()
         now = time.time()
         return ExecutionResult(
             task_id, "completed", result="ok", device_id=device_id, start_time=now, end_time=now

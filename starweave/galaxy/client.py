@@ -9,6 +9,7 @@ that fail to connect are reported by id with the reason; the run goes on with th
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,6 +72,33 @@ def agent_overrides(provider: str | None, model: str | None, replay_file: Path |
     return {"CONSTELLATION_AGENT": agent} if agent else {}
 
 
+async def read_line(read: Callable[[str], str], prompt: str) -> str:
+    """``read(prompt)`` on a daemon thread: Ctrl+C at the prompt must not wait for a line of input
+    (a thread of the default executor would keep ``asyncio.run`` from returning)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def work() -> None:
+        try:
+            line = read(prompt)
+        except BaseException as exc:  # handed to the awaiting coroutine (EOFError ends the loop)
+            loop.call_soon_threadsafe(_settle, future, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, future, line, None)
+
+    threading.Thread(target=work, name="galaxy-input", daemon=True).start()
+    return await future
+
+
+def _settle(future: asyncio.Future[str], line: str | None, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(line or "")
+
+
 class GalaxyClient:
     """Connects the fleet once and runs sessions on it."""
 
@@ -88,6 +116,8 @@ class GalaxyClient:
         self.llm: LLMClient | None = None
         self.fleet: LocalFleet | None = None
         self.device_manager: ConstellationDeviceManager | None = None
+        self._connecting: asyncio.Task[dict[str, bool]] | None = None
+        self.secrets = list(secret_values(self.galaxy.constellation_agent))
         self.sessions = 0
 
     def say(self, message: str) -> None:
@@ -154,12 +184,18 @@ class GalaxyClient:
             api_key=config.api_key,
             task_timeout=settings.task_timeout,
         )
+        if config.api_key:
+            self.secrets.append(config.api_key)
         self.say(f"Connecting {len(config.devices)} device(s): {', '.join(config.device_ids)}")
-        try:
-            async with asyncio.timeout(settings.connect_timeout):
-                outcomes = await self.device_manager.register_from_config(config)
-        except TimeoutError:
-            outcomes = {d: d in self.device_manager.get_connected_devices() for d in config.device_ids}
+        # Connections are not cancelled at the deadline (that would strand them half-open): devices
+        # still connecting keep trying in the background and join when they are ready.
+        self._connecting = asyncio.create_task(self.device_manager.register_from_config(config))
+        done, _ = await asyncio.wait({self._connecting}, timeout=settings.connect_timeout)
+        if done:
+            outcomes = self._connecting.result()
+        else:
+            online_now = set(self.device_manager.get_connected_devices())
+            outcomes = {d: d in online_now for d in config.device_ids}
         for device_id, ok in outcomes.items():
             if not ok:
                 reason = self.device_manager.last_error(device_id) or "not connected"
@@ -192,7 +228,7 @@ class GalaxyClient:
             self.bus,
             console=self.console,
             live=live,
-            secrets=secret_values(self.galaxy.constellation_agent),
+            secrets=self.secrets,
         )
         self.say(f"[bold]Request:[/bold] {request}")
         outcome = await session.run()
@@ -211,7 +247,7 @@ class GalaxyClient:
         self.say("Interactive Galaxy: type a request, or quit to stop.")
         while True:
             try:
-                line = (await asyncio.to_thread(read, f"galaxy[{len(outcomes) + 1}]> ")).strip()
+                line = (await read_line(read, f"galaxy[{len(outcomes) + 1}]> ")).strip()
             except EOFError:
                 break
             if line.lower() in ("quit", "exit", "q"):
@@ -222,6 +258,9 @@ class GalaxyClient:
 
     async def shutdown(self) -> None:
         """Disconnect the devices, stop a local fleet and close the model client."""
+        if self._connecting is not None and not self._connecting.done():
+            self._connecting.cancel()
+            await asyncio.wait({self._connecting}, timeout=5)
         if self.device_manager is not None:
             await self.device_manager.shutdown()
         if self.fleet is not None:
@@ -235,10 +274,9 @@ async def run_galaxy(options: GalaxyOptions, console: Console | None = None) -> 
     client = GalaxyClient(options, console)
     try:
         await client.initialize()
+        outcomes = [await client.process_request(request) for request in options.requests]
         if options.interactive:
-            outcomes = await client.interactive_mode()
-        else:
-            outcomes = [await client.process_request(request) for request in options.requests]
+            outcomes += await client.interactive_mode()
     finally:
         await client.shutdown()
     return 0 if outcomes and all(o.status == "completed" for o in outcomes) else 1

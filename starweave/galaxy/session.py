@@ -11,7 +11,7 @@ session, so interactive mode reuses the fleet for the next request.
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import logging
 import re
 import time
@@ -24,6 +24,7 @@ from rich.console import Console
 from starweave.agent import Context, ContextNames
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig
+from starweave.errors import StarweaveError
 from starweave.galaxy.agent import ConstellationAgent
 from starweave.galaxy.constellation import ConstellationEditor
 from starweave.galaxy.constellation.mcp_server import create_constellation_server
@@ -49,6 +50,8 @@ from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServ
 log = logging.getLogger("starweave.galaxy.session")
 
 AGENT_NAME = "ConstellationAgent"
+# After the agent says FINISH, how long the orchestration may take to wrap up (publish its end).
+FINISH_GRACE = 10.0
 EDITOR_NAMESPACE = "ConstellationEditor"
 
 
@@ -56,6 +59,17 @@ def safe_task_name(task: str, fallback: str) -> str:
     """A folder name from ``task``: letters, digits, space, ``-`` and ``_``; at most 50 characters."""
     cleaned = re.sub(r"[^\w \-]", "", task, flags=re.ASCII).strip()[:50].rstrip()
     return cleaned or fallback
+
+
+def unique_folder(path: Path) -> Path:
+    """``path``, or ``path_2``, ``path_3``... when a previous run already wrote there (runs with the
+    same task name must not mix their logs), created."""
+    candidate, number = path, 1
+    while candidate.exists() and any(candidate.iterdir()):
+        number += 1
+        candidate = path.with_name(f"{path.name}_{number}")
+    candidate.mkdir(parents=True, exist_ok=True)
+    return candidate
 
 
 @dataclass
@@ -91,8 +105,9 @@ class GalaxySession:
         self.request = request
         self.task_name = task_name
         self.session_name = session_name or f"galaxy_session_{task_name}"
-        self.log_path = Path(log_root) / safe_task_name(task_name, f"galaxy_session_{int(time.time())}")
-        self.log_path.mkdir(parents=True, exist_ok=True)
+        self.log_path = unique_folder(
+            Path(log_root) / safe_task_name(task_name, f"galaxy_session_{int(time.time())}")
+        )
         self.device_manager = device_manager
         self.llm = llm
         self.settings = settings
@@ -173,22 +188,35 @@ class GalaxySession:
         cancelled = False
         try:
             if live is not None:
+                live.seed_devices(self.device_info())
                 live.start()
             agent_status = await agent.run(context, max_steps=self.settings.max_step * 4)
-        except BaseException:
+        except asyncio.CancelledError:
             cancelled = True
             raise
+        except StarweaveError as exc:
+            agent.error_message = agent.error_message or str(exc)
+            log.error("Galaxy session failed: %s", exc)
         finally:
-            with contextlib.suppress(Exception):
-                await agent.cancel_orchestration()
+            await self._stop_orchestration(agent, agent_status)
             if live is not None:
                 live.stop()
             for observer, _ in observers:
                 self.bus.unsubscribe(observer)
-            await computers.aclose()
-            await servers.aclose()
+            for closer in (computers, servers):
+                try:
+                    await closer.aclose()
+                except (OSError, RuntimeError) as exc:  # reports must still be written
+                    log.warning("Closing the constellation MCP server failed: %s", exc)
             outcome = await self._finish(agent, agent_status, start, cancelled)
         return outcome
+
+    async def _stop_orchestration(self, agent: ConstellationAgent, agent_status: str) -> None:
+        """After FINISH the orchestrator still publishes its completion (bounded); then stop it."""
+        task = agent.orchestration_task
+        if task is not None and not task.done() and agent_status == "FINISH":
+            await asyncio.wait({task}, timeout=FINISH_GRACE)
+        await agent.cancel_orchestration()
 
     async def _finish(
         self, agent: ConstellationAgent, agent_status: str, start: float, cancelled: bool

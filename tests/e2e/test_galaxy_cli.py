@@ -102,13 +102,16 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
 
 def test_galaxy_interactive_takes_requests_until_quit(tmp_path: Path) -> None:
     proc = galaxy(
+        "first request",
         "--interactive",
         "--local",
         "2",
         "--provider",
         "replay",
         "--replay-file",
-        str(write(tmp_path / "planner.jsonl", planner_answers(6))),
+        # The first request takes one or two review calls (the two results may arrive together); an
+        # unused review answer is then refused by the second plan's schema and the retry reads the plan.
+        str(write(tmp_path / "planner.jsonl", planner_answers(2) + planner_answers(4))),
         "--device-replay-file",
         str(write(tmp_path / "device.jsonl", DEVICE)),
         "--task-name",
@@ -118,9 +121,11 @@ def test_galaxy_interactive_takes_requests_until_quit(tmp_path: Path) -> None:
         stdin="say hello\nquit\n",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (
-        proc.stdout.count("Request:") == 1 and (tmp_path / "logs" / "galaxy" / "chat" / "output.md").is_file()
-    )
+    # The request on the command line runs first, then the typed one; each has its own folder.
+    assert proc.stdout.count("Request:") == 2, proc.stdout
+    assert proc.stdout.count("COMPLETED") == 2, proc.stdout
+    assert (tmp_path / "logs" / "galaxy" / "chat" / "output.md").is_file()
+    assert (tmp_path / "logs" / "galaxy" / "chat_2" / "output.md").is_file()
 
 
 def test_galaxy_usage_errors_are_clear(tmp_path: Path) -> None:

@@ -119,6 +119,8 @@ async def test_request_becomes_a_dag_over_three_devices_and_completes(tmp_path: 
     result = json.loads((folder / "result.json").read_text())
     assert result["status"] == "completed" and result["constellation"]["task_count"] == 5
     assert result["session_results"]["metrics"]["completed_tasks"] == 5
+    # The orchestration wrapped up (CONSTELLATION_COMPLETED) before the session ended.
+    assert result["session_results"]["metrics"]["completed_constellations"] == 1
     final = json.loads((folder / "constellation.json").read_text())
     assert {t["task_id"]: t["status"] for t in final["tasks"].values()} == dict.fromkeys(
         ["t1", "t2", "t3", "t4", "t5"], "completed"
@@ -149,3 +151,47 @@ async def test_request_becomes_a_dag_over_three_devices_and_completes(tmp_path: 
     assert responses and all(
         "prompt_tokens" in r["output_data"] and "cost" in r["output_data"] for r in responses
     )
+
+
+async def test_tasks_queued_on_one_device_start_when_the_device_takes_them(tmp_path: Path) -> None:
+    both = {
+        "thought": "two independent tasks on the same device",
+        "status": "CONTINUE",
+        "constellation": {
+            "tasks": [task("a", DEV[0], "first"), task("b", DEV[0], "second")],
+            "dependencies": [],
+        },
+    }
+    options = GalaxyOptions(
+        requests=["two things on one device"],
+        local=1,
+        provider="replay",
+        replay_file=write(tmp_path / "planner.jsonl", [both, *[NO_EDIT] * 6]),
+        device_replay_file=write(
+            tmp_path / "devices.jsonl", [device_step("sleep 0.5"), device_step(None, "FINISH", "slept")]
+        ),
+        log_dir=tmp_path / "logs",
+        workspace=tmp_path / "ws",
+        task_name="queued",
+        live=False,
+        yes=True,
+    )
+    client = GalaxyClient(options, Console(record=True, width=150, color_system=None))
+    try:
+        async with asyncio.timeout(60):
+            await client.initialize()
+            outcome = await client.process_request(options.requests[0])
+    finally:
+        await client.shutdown()
+    assert outcome.status == "completed", outcome.error
+    tasks = json.loads((tmp_path / "logs" / "queued" / "constellation.json").read_text())["tasks"]
+    first, second = sorted(tasks.values(), key=lambda t: t["execution_start_time"])
+    assert second["execution_start_time"] >= first["execution_end_time"]  # never two at once on one device
+    events = [json.loads(x) for x in (tmp_path / "logs" / "queued" / "events.log").read_text().splitlines()]
+    kinds = [
+        (e["event_type"], e.get("task_id"))
+        for e in events
+        if e["event_type"] in ("task_started", "task_completed")
+    ]
+    assert kinds[0][0] == "task_started" and kinds[1][0] == "task_completed"  # start, end, start, end
+    assert [k for k, _ in kinds] == ["task_started", "task_completed", "task_started", "task_completed"]

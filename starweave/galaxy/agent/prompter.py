@@ -30,9 +30,13 @@ def _status_text(value: Any) -> str:
     return str(getattr(value, "value", value) or "unknown").lower()
 
 
+ONLINE = frozenset({"connected", "idle", "busy"})
+
+
 def online_devices(devices: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
-    """The devices a task may be given to: every device not DISCONNECTED (as the reference)."""
-    return [d for d in devices if _status_text(d.get("status")) != "disconnected"]
+    """The devices a task may be given to: connected ones (idle or busy). Unlike the reference,
+    FAILED and CONNECTING devices are left out too: a task planned onto them would only fail."""
+    return [d for d in devices if _status_text(d.get("status")) in ONLINE]
 
 
 def format_device_info(devices: Sequence[Mapping[str, Any]]) -> str:

@@ -363,6 +363,14 @@ class TaskStar:
         self._execution_start_time = utc_now()
         self._transition(TaskStatus.RUNNING)
 
+    def mark_started(self) -> None:
+        """Record now as the start of a RUNNING task: the moment its device took it, which may be
+        after a wait in the device's queue."""
+        if self._status is not TaskStatus.RUNNING:
+            raise InvalidTransitionError(f"Cannot mark task started in status {self._status.name}")
+        self._execution_start_time = utc_now()
+        self._touch()
+
     def complete_with_success(self, result: Any = None) -> None:
         """RUNNING -> COMPLETED, recording ``result``."""
         if self._status is not TaskStatus.RUNNING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -153,6 +153,7 @@ class ConstellationDeviceManager(DeviceConnector):
         task_description: str,
         task_data: dict[str, Any] | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 (the spec's API; bounds the device's run)
+        on_started: Callable[[], Awaitable[None]] | None = None,
     ) -> ExecutionResult:
         """Run a task on ``device_id`` (after the tasks queued before it) and return its outcome.
 
@@ -160,6 +161,7 @@ class ConstellationDeviceManager(DeviceConnector):
         problems come back as a result with status "failed" or "timeout", never as an exception.
         Cancelling the caller withdraws the task: a queued task leaves the queue; a running one is
         stopped by restarting the device's connection (the server then cancels its session).
+        ``on_started`` is awaited when the device really starts the task (after any queue wait).
         """
         queued = QueuedTask(
             task_id=task_id,
@@ -167,6 +169,7 @@ class ConstellationDeviceManager(DeviceConnector):
             description=task_description,
             task_data=dict(task_data or {}),
             timeout=self.task_timeout if timeout is None else timeout,
+            on_started=on_started,
         )
         refusal = self._refusal(device_id, task_description)
         if refusal is not None:
@@ -230,6 +233,8 @@ class ConstellationDeviceManager(DeviceConnector):
                 device_id,
                 {"previous_status": DeviceStatus.IDLE.value, "reason": f"running task {queued.task_id}"},
             )
+            if queued.on_started is not None:
+                await queued.on_started()
             result = await self._execute(device_id, queued)
         finally:
             runtime.current = None

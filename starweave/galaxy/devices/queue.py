@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,8 @@ class QueuedTask:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     enqueued_at: float = field(default_factory=now)
+    # Awaited when the device starts the task (the orchestrator publishes TASK_STARTED then).
+    on_started: Callable[[], Awaitable[None]] | None = None
     rejections: int = 0
 
     def resolve(self, result: ExecutionResult) -> None:

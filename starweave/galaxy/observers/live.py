@@ -73,6 +73,11 @@ class LiveViewObserver:
         """Seconds since the view was created or last started."""
         return self._clock() - self._started_at
 
+    def seed_devices(self, devices: list[dict[str, Any]]) -> None:
+        """Show devices known before the view started (their connect events were published earlier)."""
+        for info in devices:
+            self.devices[str(info.get("device_id"))] = dict(info)
+
     def start(self) -> None:
         """Reset the clock and, on a terminal, open the Live display (and its ticker when a loop runs)."""
         self._started_at = self._clock()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from starweave.galaxy.devices.profile import AgentProfile
 from starweave.galaxy.types import ExecutionResult
+
+StartedCallback = Callable[[], Awaitable[None]]
 
 
 @runtime_checkable
@@ -23,8 +26,10 @@ class DeviceExecutor(Protocol):
         task_description: str,
         task_data: dict[str, Any] | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - the device manager's contract
+        on_started: StartedCallback | None = None,
     ) -> ExecutionResult:
-        """Run ``task_description`` on ``device_id`` and return the outcome."""
+        """Run ``task_description`` on ``device_id`` and return the outcome; ``on_started`` is
+        awaited when the device actually starts the task (after any queue wait)."""
         ...
 
     def get_connected_devices(self) -> list[str]:

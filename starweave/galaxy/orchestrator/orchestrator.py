@@ -22,7 +22,7 @@ from starweave.galaxy.events import EventBus, get_event_bus
 from starweave.galaxy.types import ExecutionResult
 
 from .assignment import ConstellationManager
-from .executor import DeviceExecutor
+from .executor import DeviceExecutor, StartedCallback
 from .publishing import OrchestratorEvents
 from .requests import build_task_request, result_payload
 from .synchronizer import ConstellationModificationSynchronizer
@@ -342,10 +342,21 @@ class TaskConstellationOrchestrator:
         task_data: dict[str, Any],
         task_timeout: float | None,
     ) -> None:
-        try:
+        started = False
+
+        async def on_started() -> None:
+            # The device's real start (after its queue): the start time and TASK_STARTED follow it.
+            nonlocal started
+            started = True
+            task = run.constellation.get_task(task_id)
+            if task is not None and task.status is TaskStatus.RUNNING:
+                task.mark_started()
             await self._events.task_started(run.constellation, task_id, device_id)
+
+        try:
             start = time.time()
             if not device_id:
+                await on_started()
                 result = ExecutionResult(
                     task_id,
                     "failed",
@@ -355,8 +366,10 @@ class TaskConstellationOrchestrator:
                 )
             else:
                 result = await self._call_device(
-                    task_id, device_id, request, task_data, task_timeout or self.task_timeout
+                    task_id, device_id, request, task_data, task_timeout or self.task_timeout, on_started
                 )
+                if not started:  # refused before the device took it: still a started-and-ended pair
+                    await self._events.task_started(run.constellation, task_id, device_id)
             await self._record(run, result)
         finally:
             run.finished.append(task_id)
@@ -369,12 +382,13 @@ class TaskConstellationOrchestrator:
         request: str,
         task_data: dict[str, Any],
         task_timeout: float | None,
+        on_started: StartedCallback,
     ) -> ExecutionResult:
         assert self.device_manager is not None
         start = time.time()
         try:
             return await self.device_manager.assign_task_to_device(
-                task_id, device_id, request, task_data, task_timeout
+                task_id, device_id, request, task_data, task_timeout, on_started=on_started
             )
         except (OSError, RuntimeError, ValueError, LookupError, TypeError) as exc:
             # The executor broke its "never raise" contract; the task fails, the run goes on.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +50,10 @@ class FakeDevices:
         task_description: str,
         task_data: dict[str, Any] | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - DeviceExecutor protocol
+        on_started: Callable[[], Awaitable[None]] | None = None,
     ) -> ExecutionResult:
+        if on_started is not None:
+            await on_started()
         call = Call(task_id, device_id, task_description, time.monotonic())
         self.calls.append(call)
         self.running += 1

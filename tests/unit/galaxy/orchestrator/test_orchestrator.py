@@ -236,6 +236,7 @@ async def test_task_timeout_is_passed_to_the_device() -> None:
             task_description,
             task_data=None,
             timeout=None,  # noqa: ASYNC109
+            on_started=None,
         ):  # type: ignore[no-untyped-def]
             seen.append(timeout)
             return await super().assign_task_to_device(
