@@ -100,6 +100,15 @@ async def test_multi_step_task_creates_files_and_logs(tmp_path: Path) -> None:
     assert "Step 1" in console and "FINISH" in console
 
 
+async def test_a_failing_command_is_retried_once_then_the_task_fails(tmp_path: Path) -> None:
+    answers = [answer("cat missing.txt")] * 4
+    result = await run(tmp_path, answers)
+    assert result["status"] == "FAIL"
+    assert "failed 2 times in a row" in result["result"], result
+    responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    assert len(responses) == 3  # ran twice, refused the third time
+
+
 async def test_repeated_command_is_not_rerun_and_then_fails(tmp_path: Path) -> None:
     answers = [answer("echo x >> log.txt")] * 3
     result = await run(tmp_path, answers)

@@ -48,6 +48,7 @@ class LinuxAgent(BasicAgent):
         self.last_call = ""
         self.last_call_ok = False
         self.repeats = 0
+        self.failed_retries = 0
         self.idle_steps = 0
         # A dangerous call waiting for the user (status CONFIRM), and the prompt's size budget.
         self.pending_action: PendingAction | None = None

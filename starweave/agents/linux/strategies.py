@@ -1,11 +1,12 @@
 """The LinuxAgent's three phase strategies: ask the model, run its tool call, remember the step.
 
 There is no DATA_COLLECTION phase: the agent gathers information by running commands
-(spec C §4.3). Two guards make the small embedded model usable: a call identical to the one the
+(spec C §4.3). Three guards make the small embedded model usable: a call identical to the one the
 previous step ran successfully is not run again (the model is told its output is above; a second
-such repeat fails the task), and an answer with CONTINUE but no action gets a reminder (twice in
-a row fails the task). A dangerous command (``dangerous_reason``) is not run here: the status
-becomes CONFIRM and ConfirmLinuxAgentState asks the user, unless ``--yes`` approved it already.
+such repeat fails the task); a failing call repeated as it is a third time fails the task; and an
+answer with CONTINUE but no action gets a reminder (twice in a row fails the task). A dangerous
+command (``dangerous_reason``) is not run here: the status becomes CONFIRM and
+ConfirmLinuxAgentState asks the user, unless ``--yes`` approved it already.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from starweave.agents.linux.agent import LinuxAgent
 
 MAX_REPEATS = 2
+# A call that failed may be retried once as it is; the same failing call a third time ends the task
+# (the small model otherwise retries a refused command until the step cap).
+MAX_FAILED_RETRIES = 1
 MAX_IDLE_STEPS = 2
 # Enough for the longest answer the response schema allows (its strings are capped).
 ANSWER_TOKENS = 700
@@ -179,6 +183,16 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
             )
             return LinuxAgentStatus.CONTINUE.value, note, []
         agent.repeats = 0
+        if signature == agent.last_call and not agent.last_call_ok:
+            agent.failed_retries += 1
+            if agent.failed_retries > MAX_FAILED_RETRIES:
+                note = (
+                    f"Stopped: {parsed.call_string()} failed {agent.failed_retries} times in a row; "
+                    "the task needs another approach."
+                )
+                return LinuxAgentStatus.FAIL.value, note, []
+        else:
+            agent.failed_retries = 0
 
         command = Command(
             tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action"
