@@ -244,6 +244,9 @@ class ConstellationDeviceManager(DeviceConnector):
                 queued.resolve(result)
             elif not queued.future.done() and self._closing:
                 queued.resolve(failed_result(queued, "the device manager shut down", "cancelled"))
+            elif not queued.future.done() and not self.task_queue_manager.contains(device_id, queued):
+                # An unexpected error ended the run: the caller must still get an answer.
+                queued.resolve(failed_result(queued, f"running task '{queued.task_id}' broke off", "failed"))
             self._kick(device_id)
 
     async def _execute(self, device_id: str, queued: QueuedTask) -> ExecutionResult | None:

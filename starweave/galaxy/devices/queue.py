@@ -81,6 +81,10 @@ class TaskQueueManager:
         queue.remove(task)
         return True
 
+    def contains(self, device_id: str, task: QueuedTask) -> bool:
+        """True while ``task`` waits in the queue of ``device_id``."""
+        return task in self._queues.get(device_id, ())
+
     def get_queue_size(self, device_id: str) -> int:
         """How many tasks wait for ``device_id``."""
         return sum(1 for t in self._queues.get(device_id, ()) if not t.future.done())

@@ -58,3 +58,12 @@ async def test_clearing_resolves_every_waiter() -> None:
     assert (await late.future).error == "shutdown of d1"
     late.resolve(ExecutionResult("c", "completed"))  # resolving twice is a no-op
     assert (await late.future).status == "cancelled"
+
+
+async def test_contains_follows_enqueue_and_removal() -> None:
+    manager = TaskQueueManager()
+    task = QueuedTask(task_id="t", device_id="d", description="x")
+    assert not manager.contains("d", task)
+    manager.enqueue_task(task)
+    assert manager.contains("d", task) and not manager.contains("other", task)
+    assert manager.remove_task("d", task) and not manager.contains("d", task)
