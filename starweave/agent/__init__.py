@@ -21,7 +21,7 @@ from starweave.agent.processing import (
 from starweave.agent.processor import ProcessorTemplate
 from starweave.agent.prompter import BasicPrompter, tool_to_llm_prompt, tools_to_llm_prompt
 from starweave.agent.registry import AgentFactory, AgentRegistry
-from starweave.agent.state import AgentState, AgentStateManager
+from starweave.agent.state import AgentState, AgentStateManager, SelfContainedAgentState
 from starweave.agent.status import AgentStatus
 from starweave.agent.strategy import BaseProcessingStrategy, ComposedStrategy, ProcessingStrategy
 from starweave.agent.strategy_dependency import (
@@ -57,6 +57,7 @@ __all__ = [
     "ProcessingStrategy",
     "ProcessorMiddleware",
     "ProcessorTemplate",
+    "SelfContainedAgentState",
     "StrategyDependency",
     "StrategyDependencyValidator",
     "depends_on",

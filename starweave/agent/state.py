@@ -125,3 +125,30 @@ class AgentStateManager(ABC, metaclass=SingletonABCMeta):
     @abstractmethod
     def none_state(self) -> AgentState:
         """The fallback state for a status nobody registered."""
+
+
+class SelfContainedAgentState(AgentState):
+    """A state of an agent that never hands off (LinuxAgent, ConstellationAgent): the next state
+    is the one its ``state_manager`` registered for the agent's status, and only terminal states
+    (which override the two ``is_*_end`` methods) end the round."""
+
+    state_manager: ClassVar[type[AgentStateManager]]
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Terminal states do nothing."""
+
+    def next_agent(self, agent: BasicAgent) -> BasicAgent:
+        """The same agent: no handoff."""
+        return agent
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """The state registered for the agent's current status."""
+        return self.state_manager().get_state(agent.status)
+
+    def is_round_end(self) -> bool:
+        """Only terminal states end the round."""
+        return False
+
+    def is_subtask_end(self) -> bool:
+        """Only terminal states end the subtask."""
+        return False

@@ -33,7 +33,7 @@ from starweave.galaxy.session import GalaxyOutcome, GalaxySession
 from starweave.galaxy.settings import GalaxyConfig, galaxy_dir, load_galaxy_config
 from starweave.llm.base import LLMClient
 from starweave.llm.factory import create_llm, secret_values
-from starweave.session.service import service_config
+from starweave.session.service import model_overrides, service_config
 
 LOCAL_HEARTBEAT = 2.0
 
@@ -61,14 +61,7 @@ class GalaxyOptions:
 
 def agent_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
     """CONSTELLATION_AGENT overrides from the command line."""
-    agent: dict[str, Any] = {}
-    if provider:
-        agent["API_TYPE"] = provider
-    if model:
-        agent["MODEL_PATH" if model.endswith(".gguf") else "API_MODEL"] = model
-    if replay_file:
-        agent["REPLAY_FILE"] = str(replay_file.expanduser().resolve())
-        agent.setdefault("API_TYPE", "replay")
+    agent = model_overrides(provider, model, replay_file)
     return {"CONSTELLATION_AGENT": agent} if agent else {}
 
 

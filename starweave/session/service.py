@@ -153,14 +153,8 @@ class LinuxServiceSessionFactory:
         )
 
 
-def service_config(
-    config_dir: Path | None,
-    provider: str | None = None,
-    model: str | None = None,
-    replay_file: Path | None = None,
-    log_dir: Path | None = None,
-) -> StarweaveConfig:
-    """The server's configuration with the command line's model and log options applied."""
+def model_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
+    """An agent's model block from the command line's --provider, --model and --replay-file."""
     agent: dict[str, Any] = {}
     if provider:
         agent["API_TYPE"] = provider
@@ -169,6 +163,18 @@ def service_config(
     if replay_file:
         agent["REPLAY_FILE"] = str(replay_file.expanduser().resolve())
         agent.setdefault("API_TYPE", "replay")
+    return agent
+
+
+def service_config(
+    config_dir: Path | None,
+    provider: str | None = None,
+    model: str | None = None,
+    replay_file: Path | None = None,
+    log_dir: Path | None = None,
+) -> StarweaveConfig:
+    """The server's configuration with the command line's model and log options applied."""
+    agent = model_overrides(provider, model, replay_file)
     overrides: dict[str, Any] = {"APP_AGENT": agent} if agent else {}
     if log_dir:
         overrides["system"] = {"LOG_DIR": str(log_dir)}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, ContextNames
+from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
 from starweave.agents.linux.feedback import describe_results
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.commands import Result
@@ -36,27 +36,10 @@ class LinuxAgentStateManager(AgentStateManager):
         return NoneLinuxAgentState()
 
 
-class LinuxAgentState(AgentState):
+class LinuxAgentState(SelfContainedAgentState):
     """Common behaviour: no handoff, next state from the agent's status."""
 
-    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Terminal states do nothing."""
-
-    def next_agent(self, agent: BasicAgent) -> BasicAgent:
-        """A LinuxAgent never hands off."""
-        return agent
-
-    def next_state(self, agent: BasicAgent) -> AgentState:
-        """The state registered for the agent's current status."""
-        return LinuxAgentStateManager().get_state(agent.status)
-
-    def is_round_end(self) -> bool:
-        """Only terminal states end the round."""
-        return False
-
-    def is_subtask_end(self) -> bool:
-        """Only terminal states end the subtask."""
-        return False
+    state_manager = LinuxAgentStateManager
 
     @classmethod
     def agent_class(cls) -> type[Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, ContextNames
+from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
 from starweave.errors import StarweaveError
 from starweave.galaxy.agent.merge import all_succeeded
 from starweave.galaxy.agent.response import ConstellationAgentStatus, WeavingMode
@@ -34,27 +34,10 @@ class ConstellationAgentStateManager(AgentStateManager):
         return StartConstellationAgentState()
 
 
-class ConstellationAgentState(AgentState):
+class ConstellationAgentState(SelfContainedAgentState):
     """Shared behaviour: no handoff, next state from the agent's status."""
 
-    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Terminal states do nothing."""
-
-    def next_agent(self, agent: BasicAgent) -> BasicAgent:
-        """The ConstellationAgent never hands off."""
-        return agent
-
-    def next_state(self, agent: BasicAgent) -> AgentState:
-        """The state registered for the agent's status."""
-        return ConstellationAgentStateManager().get_state(agent.status)
-
-    def is_round_end(self) -> bool:
-        """Only FINISH and FAIL end the round."""
-        return False
-
-    def is_subtask_end(self) -> bool:
-        """Only FINISH and FAIL end the subtask."""
-        return False
+    state_manager = ConstellationAgentStateManager
 
     @classmethod
     def agent_class(cls) -> type[Any]:
