@@ -9,7 +9,6 @@ that fail to connect are reported by id with the reason; the run goes on with th
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from starweave.galaxy.settings import GalaxyConfig, galaxy_dir, load_galaxy_conf
 from starweave.llm.base import LLMClient
 from starweave.llm.factory import create_llm, secret_values
 from starweave.session.service import model_overrides, service_config
+from starweave.threads import in_daemon_thread
 
 LOCAL_HEARTBEAT = 2.0
 
@@ -63,33 +63,6 @@ def agent_overrides(provider: str | None, model: str | None, replay_file: Path |
     """CONSTELLATION_AGENT overrides from the command line."""
     agent = model_overrides(provider, model, replay_file)
     return {"CONSTELLATION_AGENT": agent} if agent else {}
-
-
-async def read_line(read: Callable[[str], str], prompt: str) -> str:
-    """``read(prompt)`` on a daemon thread: Ctrl+C at the prompt must not wait for a line of input
-    (a thread of the default executor would keep ``asyncio.run`` from returning)."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[str] = loop.create_future()
-
-    def work() -> None:
-        try:
-            line = read(prompt)
-        except BaseException as exc:  # handed to the awaiting coroutine (EOFError ends the loop)
-            loop.call_soon_threadsafe(_settle, future, None, exc)
-        else:
-            loop.call_soon_threadsafe(_settle, future, line, None)
-
-    threading.Thread(target=work, name="galaxy-input", daemon=True).start()
-    return await future
-
-
-def _settle(future: asyncio.Future[str], line: str | None, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(line or "")
 
 
 class GalaxyClient:
@@ -240,7 +213,7 @@ class GalaxyClient:
         self.say("Interactive Galaxy: type a request, or quit to stop.")
         while True:
             try:
-                line = (await read_line(read, f"galaxy[{len(outcomes) + 1}]> ")).strip()
+                line = (await in_daemon_thread(read, f"galaxy[{len(outcomes) + 1}]> ")).strip()
             except EOFError:
                 break
             if line.lower() in ("quit", "exit", "q"):

@@ -9,6 +9,7 @@ random API key and exposed as :attr:`LocalClient.base_url` / :attr:`LocalClient.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 import threading
@@ -19,6 +20,11 @@ from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, Usage
 from starweave.llm.client import BaseLLMClient
 from starweave.llm.providers.local_model import INSTALL_HINT, MODEL_NAME, ensure_model, model_status
+from starweave.threads import in_daemon_thread
+
+log = logging.getLogger("starweave.llm.local")
+# How long closing waits for a generation in progress before leaving it to the process exit.
+CLOSE_WAIT = 5.0
 
 __all__ = ["THREAD_ENV_VARS", "LocalClient", "model_status", "resolve_threads"]
 
@@ -128,7 +134,8 @@ class LocalClient(BaseLLMClient):
                 "type": "json_schema",
                 "json_schema": {"name": schema_name, "schema": json_schema},
             }
-        result = await asyncio.to_thread(self._call_blocking, request)
+        # A daemon thread: Ctrl+C during a long generation must not wait for it to finish.
+        result = await in_daemon_thread(self._call_blocking, request, name="starweave-llm")
         return _answer_of(result, self.model)
 
     def _call_blocking(self, request: dict[str, Any]) -> Any:
@@ -148,7 +155,11 @@ class LocalClient(BaseLLMClient):
         # Only the list holds the server, so its (blocking) destructor runs in the worker thread.
         holder = [self._server]
         self._server = None
-        await asyncio.to_thread(self._release, holder)
+        try:
+            await asyncio.wait_for(in_daemon_thread(self._release, holder), CLOSE_WAIT)
+        except TimeoutError:
+            # A generation is still running (e.g. interrupted at exit): it ends with the process.
+            log.warning("The embedded model is still generating; not waiting for it to unload")
 
     def _release(self, holder: list[Any]) -> None:
         # Wait for a running call to finish before the native server is destroyed.
