@@ -190,7 +190,7 @@ class GalaxySession:
             if live is not None:
                 live.seed_devices(self.device_info())
                 live.start()
-            agent_status = await agent.run(context, max_steps=self.settings.max_step * 4)
+            agent_status = await agent.run(context, max_steps=self.settings.max_step)
         except asyncio.CancelledError:
             cancelled = True
             raise

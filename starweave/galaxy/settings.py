@@ -33,7 +33,9 @@ class ConstellationSettings(BaseModel):
 
     constellation_id: str = Field("starweave_constellation", validation_alias=_alias("constellation_id"))
     device_info: str = Field("config/galaxy/devices.yaml", validation_alias=_alias("device_info"))
-    max_step: int = Field(15, ge=1, validation_alias=_alias("max_step"))
+    # Agent steps per request: the planning step and one step per batch of results (each a model
+    # call). Larger than the reference's 15 so that long chains, one result at a time, can finish.
+    max_step: int = Field(40, ge=1, validation_alias=_alias("max_step"))
     log_to_markdown: bool = Field(True, validation_alias=_alias("log_to_markdown"))
     heartbeat_interval: float = Field(30.0, gt=0, validation_alias=_alias("heartbeat_interval"))
     reconnect_delay: float = Field(5.0, gt=0, validation_alias=_alias("reconnect_delay"))

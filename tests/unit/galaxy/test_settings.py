@@ -22,7 +22,7 @@ def folder(tmp_path: Path, **files: str) -> Path:
 def test_defaults_without_files(tmp_path: Path) -> None:
     config = load_galaxy_config(folder(tmp_path), env={})
     assert config.constellation_agent.api_type == "local"
-    assert (config.constellation.max_step, config.constellation.task_timeout) == (15, 1800.0)
+    assert (config.constellation.max_step, config.constellation.task_timeout) == (40, 1800.0)
 
 
 def test_files_env_and_overrides(tmp_path: Path) -> None:
