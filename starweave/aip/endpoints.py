@@ -409,16 +409,17 @@ class ConstellationEndpoint:
         future: asyncio.Future[ServerMessage] = asyncio.get_running_loop().create_future()
         link.tasks[session_id] = future  # before sending: the TASK_END may come back at once
         try:
-            await link.protocol.send_task_request(
-                str(request),
-                task_name,
-                session_id,
-                link.client_id,
-                client_type=ClientType.CONSTELLATION,
-                target_id=device_id,
-                metadata={"constellation_id": self.constellation_id},
-            )
+            # The send is inside the limit too: a peer that stops reading must not block it forever.
             async with asyncio.timeout(timeout):
+                await link.protocol.send_task_request(
+                    str(request),
+                    task_name,
+                    session_id,
+                    link.client_id,
+                    client_type=ClientType.CONSTELLATION,
+                    target_id=device_id,
+                    metadata={"constellation_id": self.constellation_id},
+                )
                 return await future
         except TimeoutError:
             self._errors[device_id] = f"task {session_id} got no TASK_END within {timeout:g}s"
