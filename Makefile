@@ -24,9 +24,13 @@ install: venv
 	$(PIP) install --quiet -e ".[local]"
 
 install-dev: venv system-deps
-	$(PIP) install --quiet -e ".[local,dev,anthropic,azure]"
+	$(PIP) install --quiet -e ".[local,dev,anthropic,azure,desktop]"
 
-# bubblewrap sandboxes shell commands; installed when we are root and it is missing.
+# bubblewrap sandboxes shell commands; the desktop packages run the GUI agents' tests (Xvfb, AT-SPI,
+# xdotool, gnome-calculator, mousepad; the -dev packages build PyGObject). Installed when we are root
+# and something is missing.
+DESKTOP_DEBS := xvfb xauth dbus dbus-x11 at-spi2-core gir1.2-atspi-2.0 xdotool gnome-calculator mousepad \
+	gcc pkg-config libgirepository1.0-dev libcairo2-dev
 system-deps:
 	@if ! command -v bwrap >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
@@ -34,6 +38,17 @@ system-deps:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null; \
 	  else \
 	    echo "note: bubblewrap (bwrap) is not installed; commands will run without the sandbox"; \
+	  fi; \
+	fi
+	@if command -v dpkg-query >/dev/null 2>&1; then \
+	  missing=$$(for p in $(DESKTOP_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = "0" ]; then \
+	      echo "installing desktop test packages:" $$missing; \
+	      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) >/dev/null; \
+	    else \
+	      echo "note: missing desktop packages (the desktop tests will fail):" $$missing; \
+	    fi; \
 	  fi; \
 	fi
 

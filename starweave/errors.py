@@ -84,3 +84,15 @@ class PolicyViolation(ToolError):
 
 class SessionError(StarweaveError):
     """A session could not start or finish."""
+
+
+class DesktopError(ToolError):
+    """The desktop layer (accessibility tree, screenshots, input) could not do what was asked."""
+
+
+class WindowNotFound(DesktopError):
+    """A window id is not among the windows the desktop layer knows."""
+
+
+class ControlNotFound(DesktopError):
+    """A control id is not in the most recent walk of the selected window."""

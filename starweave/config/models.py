@@ -208,8 +208,21 @@ class McpServerSet(_Section):
 
 
 def default_mcp() -> dict[str, dict[str, McpServerSet]]:
-    """Our shipped ``mcp.yaml``: LinuxAgent gets the in-process shell and file servers."""
+    """Our shipped ``mcp.yaml``: LinuxAgent gets the in-process shell and file servers; HostAgent and
+    AppAgent the desktop UI servers (and, in mousepad, the text editor's file API next to the GUI)."""
+
+    def ui(*namespaces: str, reset: tuple[str, ...] = ()) -> McpServerSet:
+        return McpServerSet(
+            data_collection=[McpServerConfig(namespace="UICollector", type="local")],
+            action=[McpServerConfig(namespace=n, type="local", reset=n in reset) for n in namespaces],
+        )
+
     return {
+        "HostAgent": {"default": ui("HostUIExecutor")},
+        "AppAgent": {
+            "default": ui("AppUIExecutor"),
+            "mousepad": ui("AppUIExecutor", "TextEditorExecutor", reset=("TextEditorExecutor",)),
+        },
         "LinuxAgent": {
             "default": McpServerSet(
                 action=[
@@ -217,7 +230,7 @@ def default_mcp() -> dict[str, dict[str, McpServerSet]]:
                     McpServerConfig(namespace="FileExecutor", type="local"),
                 ]
             )
-        }
+        },
     }
 
 

@@ -365,8 +365,15 @@ class TaskConstellationOrchestrator:
                     error=f"Task '{task_id}' has no device assignment; set target_device_id",
                 )
             else:
-                result = await self._call_device(
-                    task_id, device_id, request, task_data, task_timeout or self.task_timeout, on_started
+                assert self.device_manager is not None
+                result = await call_device(
+                    self.device_manager,
+                    task_id,
+                    device_id,
+                    request,
+                    task_data,
+                    task_timeout or self.task_timeout,
+                    on_started,
                 )
                 if not started:  # refused before the device took it: still a started-and-ended pair
                     await self._events.task_started(run.constellation, task_id, device_id)
@@ -374,32 +381,6 @@ class TaskConstellationOrchestrator:
         finally:
             run.finished.append(task_id)
             run.wake.set()
-
-    async def _call_device(
-        self,
-        task_id: str,
-        device_id: str,
-        request: str,
-        task_data: dict[str, Any],
-        task_timeout: float | None,
-        on_started: StartedCallback,
-    ) -> ExecutionResult:
-        assert self.device_manager is not None
-        start = time.time()
-        try:
-            return await self.device_manager.assign_task_to_device(
-                task_id, device_id, request, task_data, task_timeout, on_started=on_started
-            )
-        except (OSError, RuntimeError, ValueError, LookupError, TypeError) as exc:
-            # The executor broke its "never raise" contract; the task fails, the run goes on.
-            return ExecutionResult(
-                task_id,
-                "failed",
-                error=f"{type(exc).__name__}: {exc}",
-                device_id=device_id,
-                start_time=start,
-                end_time=time.time(),
-            )
 
     async def _record(self, run: _Run, result: ExecutionResult) -> None:
         """Store the outcome in the *current* constellation (it may be a merged copy) and publish."""
@@ -473,3 +454,30 @@ def assignment_errors(
         if not task.is_terminal and device_id and devices.get_device_info(device_id) is None:
             errors.append(f"Task '{task.task_id}' is assigned to unknown device '{device_id}'")
     return errors
+
+
+async def call_device(
+    devices: DeviceExecutor,
+    task_id: str,
+    device_id: str,
+    request: str,
+    task_data: dict[str, Any],
+    task_timeout: float | None,
+    on_started: StartedCallback,
+) -> ExecutionResult:
+    """The device call; an executor that raises despite its contract makes only this task fail."""
+    start = time.time()
+    try:
+        return await devices.assign_task_to_device(
+            task_id, device_id, request, task_data, task_timeout, on_started=on_started
+        )
+    except (OSError, RuntimeError, ValueError, LookupError, TypeError) as exc:
+        # The executor broke its "never raise" contract; the task fails, the run goes on.
+        return ExecutionResult(
+            task_id,
+            "failed",
+            error=f"{type(exc).__name__}: {exc}",
+            device_id=device_id,
+            start_time=start,
+            end_time=time.time(),
+        )

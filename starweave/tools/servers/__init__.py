@@ -6,6 +6,7 @@ Namespaces follow the reference's ``mcp.yaml``: ``BashExecutor`` (``execute_comm
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,28 @@ def _files(shell: ShellConfig) -> MCPServer:
     from starweave.tools.servers.files import create_file_server
 
     return create_file_server(shell)
+
+
+def _desktop(namespace: str) -> Callable[[ShellConfig], MCPServer]:
+    """Factory of a desktop UI server; the three of one session share its UIState."""
+
+    def factory(shell: ShellConfig) -> MCPServer:
+        from starweave.tools.servers import desktop
+
+        builders = {
+            "UICollector": desktop.create_ui_collector_server,
+            "HostUIExecutor": desktop.create_host_executor_server,
+            "AppUIExecutor": desktop.create_app_executor_server,
+        }
+        return builders[namespace](desktop.shared_ui_state(shell))
+
+    return factory
+
+
+def _text_editor(shell: ShellConfig) -> MCPServer:
+    from starweave.tools.servers.desktop import create_text_editor_server
+
+    return create_text_editor_server(shell)
 
 
 # Folders an agent must never get write access to as a whole; their sub-folders are fine.
@@ -86,6 +109,9 @@ def register_builtin_servers() -> None:
 
     for namespace, factory in (("BashExecutor", _bash), ("FileExecutor", _files)):
         default_registry.register_factory(namespace, factory, replace=True)
+    for namespace in ("UICollector", "HostUIExecutor", "AppUIExecutor"):
+        default_registry.register_factory(namespace, _desktop(namespace), replace=True)
+    default_registry.register_factory("TextEditorExecutor", _text_editor, replace=True)
 
 
 async def serve_named(

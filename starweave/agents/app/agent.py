@@ -1,0 +1,268 @@
+"""AppAgent: operates one application window for the HostAgent (spec C §11.2, D §16)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from starweave.agent import AgentRegistry, BasicAgent, Context, ContextNames
+from starweave.agents.app.actions import ListActionCommandInfo
+from starweave.agents.app.controls import Control, controls_prompt
+from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools
+from starweave.agents.app.execution import execute_actions
+from starweave.agents.app.processor import AppAgentProcessor
+from starweave.agents.app.prompter import AppAgentPrompter, blackboard_text, steps_text
+from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus
+from starweave.agents.app.safety import Confirmer, ask_confirmation
+from starweave.agents.app.states import AppAgentStateManager
+
+logger = logging.getLogger(__name__)
+
+#: ``await annotator(clean_png, controls, out_png) -> out_png``: draws the set-of-mark boxes.
+Annotator = Callable[[Path, list[Control], Path], Awaitable[Path]]
+#: ``await asker(question) -> answer``.
+Asker = Callable[[str], Awaitable[str]]
+DEFAULT_HISTORY_KEYS = [
+    "step",
+    "agent_name",
+    "application",
+    "subtask",
+    "observation",
+    "thought",
+    "call",
+    "status",
+    "result",
+]
+
+
+@dataclass
+class PendingActions:
+    """Actions held back for the user's approval (status CONFIRM)."""
+
+    actions: list[AppAction]
+    reason: str
+    status: str
+    result: str
+    planned: dict[str, Control] = field(default_factory=dict)
+
+
+@AgentRegistry.register(agent_name="AppAgent", processor_cls=AppAgentProcessor)
+@AgentRegistry.register(agent_name="app", processor_cls=AppAgentProcessor)
+class AppAgent(BasicAgent):
+    """Reads a window's controls, asks the model, and clicks, types and reads until the subtask is done.
+
+    The HostAgent creates it (or reuses it for the same application), shares its Blackboard and
+    sets ``llm``; the options below are copied from the host: ``confirmer``/``auto_approve``/
+    ``safe_guard`` (the CONFIRM safeguard, on by default), ``action_sequence`` (speculative
+    multi-action), ``asker`` (PENDING questions), ``annotator`` (set-of-mark screenshots).
+    """
+
+    state_manager_cls: ClassVar[type[AppAgentStateManager]] = AppAgentStateManager
+    status_enum = AppAgentStatus
+    #: The ``mcp.yaml`` agent key of AppAgent tool sets.
+    mcp_agent_name = "AppAgent"
+
+    def __init__(
+        self,
+        name: str = "AppAgent",
+        process_name: str = "",
+        app_root_name: str = "",
+        is_visual: bool = False,
+        main_prompt: str | Path = "app_agent.yaml",
+        example_prompt: str | Path = "app_agent_example.yaml",
+        mode: str = "normal",
+    ) -> None:
+        super().__init__(name)
+        self.process_name = process_name
+        self.app_root_name = app_root_name
+        self.mode = mode
+        self.prompter = self.get_prompter(is_visual, main_prompt, example_prompt)
+        self.view: Any = None
+        self.confirmer: Confirmer | None = None
+        self.asker: Asker | None = None
+        self.annotator: Annotator | None = None
+        self.auto_approve = False
+        self.safe_guard = True
+        self.action_sequence = False
+        # After the UI changed under a speculative sequence: this many steps plan one action each.
+        self.fallback_steps = 2
+        self.single_action_steps = 0
+        self.save_full_screen = False
+        self.save_ui_tree = False
+        self.history_keys: list[str] = list(DEFAULT_HISTORY_KEYS)
+        self.subtask = ""
+        self.host_message = ""
+        self.subtask_start = 0
+        self.llm_calls = 0
+        self.validations = 0
+        self.pending: PendingActions | None = None
+        self._tools: list[dict[str, Any]] | None = None
+        self.set_state(self.default_state)
+
+    def get_prompter(
+        self, is_visual: bool, main_prompt: str | Path, example_prompt: str | Path
+    ) -> AppAgentPrompter:
+        """The AppAgent prompter over the given templates."""
+        return AppAgentPrompter(is_visual, main_prompt, example_prompt)
+
+    # -- tools --------------------------------------------------------------------------------
+    def dispatcher(self, context: Context) -> RoutedDispatcher:
+        """The session's dispatcher, routed to this application's tool set."""
+        return RoutedDispatcher(
+            context.command_dispatcher,
+            self.mcp_agent_name,
+            self.process_name or None,
+            self.app_root_name or None,
+        )
+
+    async def action_tools(self, context: Context) -> list[dict[str, Any]]:
+        """The application's action tools (GUI and API), read once."""
+        if self._tools is None:
+            self._tools = await list_action_tools(self.dispatcher(context))
+        return self._tools
+
+    # -- subtasks -----------------------------------------------------------------------------
+    def begin_subtask(self, subtask: str, host_message: str = "") -> None:
+        """Start a new subtask (the host assigns one): fresh status, history from here on."""
+        self.subtask = subtask
+        self.host_message = host_message
+        self.subtask_start = len(self.memory.content)
+        self.single_action_steps = 0
+        self.pending = None
+        self.status = AppAgentStatus.CONTINUE.value
+
+    def archive_subtask(self, context: Context | None, status: str) -> None:
+        """Write the subtask's outcome on the Blackboard and in the context's previous subtasks."""
+        latest = self.memory.get_latest_item()
+        result = str(latest.get_value("result") or "") if latest is not None else ""
+        if not result and context is not None and status != AppAgentStatus.FINISH.value:
+            result = str(context.get(ContextNames.ERROR_MESSAGE) or "")
+        record = {
+            "agent_name": self.name,
+            "application": self.app_root_name,
+            "subtask": self.subtask,
+            "status": status,
+            "result": result,
+        }
+        self.blackboard.add_trajectories(record)
+        if context is not None:
+            previous = list(context.get(ContextNames.PREVIOUS_SUBTASKS) or [])
+            previous.append(record)
+            context.set(ContextNames.PREVIOUS_SUBTASKS, previous)
+
+    # -- speculative multi-action -------------------------------------------------------------
+    @property
+    def multi_action_enabled(self) -> bool:
+        """True when the model may plan several actions this step."""
+        return self.action_sequence and self.single_action_steps == 0
+
+    def start_fallback(self) -> None:
+        """The UI changed under a sequence: plan one action per step for ``fallback_steps`` steps."""
+        self.single_action_steps = self.fallback_steps
+
+    def end_fallback_step(self) -> None:
+        """One single-action step done."""
+        self.single_action_steps = max(0, self.single_action_steps - 1)
+
+    # -- prompt -------------------------------------------------------------------------------
+    def message_constructor(
+        self,
+        request: str,
+        tools: list[dict[str, Any]],
+        controls: list[Control],
+        multi_action: bool = False,
+        screenshot_path: str = "",
+    ) -> list[dict[str, Any]]:
+        """The system prompt and one user message (controls as text, Blackboard, earlier steps)."""
+        system = self.prompter.system_prompt_construction(tools, multi_action)
+        note = ""
+        if self.action_sequence and not multi_action:
+            note = "The window changed during your last plan: give one action this step."
+        user = self.prompter.user_prompt_construction(
+            user_request=request,
+            subtask=self.subtask,
+            current_application=self.app_root_name or self.process_name,
+            host_message=self.host_message,
+            control_info=controls_prompt(controls),
+            blackboard_prompt=blackboard_text(self.blackboard),
+            previous_steps=steps_text(self.memory.content[self.subtask_start :]),
+            screenshot_note=screenshot_path,
+            note=note,
+        )
+        return self.prompter.prompt_construction(system, user)
+
+    # -- PENDING and CONFIRM ------------------------------------------------------------------
+    async def ask_user(self) -> None:
+        """Ask the last step's question; the answer (or its absence) goes on the Blackboard."""
+        latest = self.memory.get_latest_item()
+        question = ""
+        if latest is not None:
+            response = latest.get_value("response") or {}
+            question = str(response.get("comment") or response.get("result") or response.get("thought") or "")
+        answer = await self.asker(question) if self.asker is not None else "(nobody to ask; decide yourself)"
+        self.blackboard.add_questions({"question": question, "answer": answer})
+
+    def hold_for_confirmation(
+        self, actions: list[AppAction], reason: str, parsed: AppAgentResponse, planned: dict[str, Control]
+    ) -> None:
+        """Keep ``actions`` (and the controls the model saw) until the user decides."""
+        status = (
+            parsed.status if parsed.status != AppAgentStatus.CONFIRM.value else AppAgentStatus.CONTINUE.value
+        )
+        self.pending = PendingActions(list(actions), reason, status, parsed.result, dict(planned))
+
+    async def confirm(self, action_text: str, reason: str) -> bool:
+        """Whether a sensitive action may run."""
+        return await ask_confirmation(self.confirmer, self.auto_approve, self.safe_guard, action_text, reason)
+
+    async def resume_confirmation(self, context: Context) -> None:
+        """Ask about the held actions; run them if approved (after checking the window), else FAIL."""
+        pending = self.pending
+        self.pending = None
+        if pending is None:
+            self.status = AppAgentStatus.CONTINUE.value
+            return
+        first = pending.actions[0].call_string()
+        info = ListActionCommandInfo()
+        if await self.confirm(first, pending.reason):
+            # Time has passed while the user decided: every action is checked against a fresh list.
+            outcome = await execute_actions(
+                self.dispatcher(context),
+                pending.actions,
+                pending.planned,
+                planned_is_live=False,
+                hold_sensitive=False,
+            )
+            info = outcome.info
+            ok = not outcome.stopped
+            self.status = pending.status if ok else AppAgentStatus.CONTINUE.value
+            note = f"Approved by the user: {first}."
+            result = pending.result if self.status in ("FINISH", "FAIL") else ""
+        else:
+            self.status = AppAgentStatus.FAIL.value
+            note = f"Stopped: the user did not allow {first} ({pending.reason})."
+            result = note
+        output = f"{note}\n{info.to_representation()}" if info.actions else note
+        latest = self.memory.get_latest_item()
+        if latest is not None:
+            latest.set_value("output", output)
+            latest.set_value("status", self.status)
+            latest.set_value("result", result)
+        writer = context.get(ContextNames.LOGGER)
+        if writer is not None:
+            writer.write(
+                {
+                    "step": context.get(ContextNames.SESSION_STEP),
+                    "agent_type": "AppAgent",
+                    "agent_name": self.name,
+                    "status": self.status,
+                    "note": note,
+                    "output": output,
+                    "action": info.to_list_of_dicts(),
+                }
+            )
+        logger.info("%s: %s", self.name, json.dumps({"status": self.status, "note": note}))

@@ -1,0 +1,118 @@
+"""Run a step's actions: each one validated against the live control list, sensitive ones held back.
+
+Speculative multi-action (spec D §19): the model may plan several actions from one look at the
+window. Before an action on a control runs, the control list is read again (the first action of a
+step uses the list the step just collected) and the control must still be there under the same
+label with the same name and type. When it is not, the rest of the sequence is skipped and the
+agent falls back to one action per step for a while. A failing action also ends the sequence,
+since the later actions depend on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from starweave.agents.app.actions import ActionCommandInfo, ListActionCommandInfo
+from starweave.agents.app.controls import CONTROL_FIELDS, Control, annotation_dict, parse_controls
+from starweave.agents.app.controls import validation_problem as check_control
+from starweave.agents.app.dispatch import run_one
+from starweave.agents.app.response import AppAction
+from starweave.agents.app.safety import sensitive_reason
+from starweave.commands import Result, ResultStatus
+from starweave.errors import ToolError
+
+MODEL_ASKED = "the model asked for the user's confirmation"
+
+
+@dataclass
+class ExecutionOutcome:
+    """What happened to a step's actions."""
+
+    info: ListActionCommandInfo = field(default_factory=ListActionCommandInfo)
+    #: Actions held back for the user's approval (the sensitive one first), and why.
+    pending: list[AppAction] = field(default_factory=list)
+    pending_reason: str = ""
+    #: Why a speculative sequence stopped because the UI changed ("" when it did not).
+    fallback: str = ""
+    #: True when an action failed or was skipped.
+    stopped: bool = False
+    #: How many times the control list was read again to validate actions.
+    validations: int = 0
+
+
+async def fetch_controls(dispatcher: Any) -> list[Control]:
+    """The selected window's controls, read now; ToolError when the collector fails."""
+    result = await run_one(
+        dispatcher, "get_app_window_controls_info", {"field_list": CONTROL_FIELDS}, "data_collection"
+    )
+    if not result.ok:
+        raise ToolError(f"cannot read the window's controls: {result.error or result.result}")
+    return parse_controls(result.result)
+
+
+def _skipped(action: AppAction, why: str, target: Control | None) -> ActionCommandInfo:
+    return ActionCommandInfo(
+        function=action.function,
+        arguments=action.arguments,
+        target=target.to_dict() if target else None,
+        result=Result(status=ResultStatus.SKIPPED, error=why),
+    )
+
+
+async def execute_actions(
+    dispatcher: Any,
+    actions: list[AppAction],
+    planned: dict[str, Control],
+    *,
+    planned_is_live: bool,
+    hold_sensitive: bool,
+    model_asked_confirmation: bool = False,
+) -> ExecutionOutcome:
+    """Run ``actions`` in order against the controls the model saw (``planned``).
+
+    ``planned_is_live`` says the first action may be checked against ``planned`` itself;
+    ``hold_sensitive`` keeps sensitive actions (and what follows them) for the user.
+    """
+    outcome = ExecutionOutcome()
+    live = planned if planned_is_live else None
+    for index, action in enumerate(actions):
+        control_id = action.control_id
+        target = planned.get(control_id) if control_id else None
+        if control_id is not None:
+            if live is None:
+                live = annotation_dict(await fetch_controls(dispatcher))
+                outcome.validations += 1
+            problem = check_control(control_id, planned, live)
+            if problem:
+                outcome.fallback = problem if index > 0 else ""
+                outcome.stopped = True
+                why = f"Not run: {problem}"
+                outcome.info.add_action(_skipped(action, why, target))
+                for rest in actions[index + 1 :]:
+                    outcome.info.add_action(_skipped(rest, "Not run: an earlier action was not run", None))
+                return outcome
+        reason = sensitive_reason(action.function, action.arguments, target.name if target else "")
+        if reason is None and model_asked_confirmation and index == 0:
+            reason = MODEL_ASKED
+        if reason and hold_sensitive:
+            outcome.pending = list(actions[index:])
+            outcome.pending_reason = reason
+            return outcome
+        result = await run_one(dispatcher, action.function, action.arguments, "action")
+        outcome.info.add_action(
+            ActionCommandInfo(
+                function=action.function,
+                arguments=action.arguments,
+                target=target.to_dict() if target else None,
+                result=result,
+            )
+        )
+        # The action may have changed the window: the next action is checked against a new list.
+        live = None
+        if not result.ok:
+            outcome.stopped = True
+            for rest in actions[index + 1 :]:
+                outcome.info.add_action(_skipped(rest, "Not run: an earlier action failed", None))
+            return outcome
+    return outcome

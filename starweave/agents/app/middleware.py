@@ -1,0 +1,104 @@
+"""Step logging for the HostAgent and the AppAgent: one ``response.log`` line per step, the console panel."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from starweave.agent import ContextNames, ProcessingResult, ProcessorMiddleware
+
+if TYPE_CHECKING:
+    from starweave.agent import ProcessingContext, ProcessorTemplate
+
+logger = logging.getLogger(__name__)
+
+#: Local keys copied into the step record when set.
+RECORD_KEYS = (
+    "observation",
+    "thought",
+    "status",
+    "comment",
+    "result",
+    "output",
+    "note",
+    "subtask",
+    "plan",
+    "function_name",
+    "function_arguments",
+    "selected_application_root",
+    "assigned_third_party_agent",
+    "clean_screenshot_path",
+    "annotated_screenshot_path",
+    "desktop_screenshot_path",
+    "multi_action",
+)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def step_record(processor: ProcessorTemplate, agent_type: str, total_time: float) -> dict[str, Any]:
+    """The response-log line of one step."""
+    ctx: ProcessingContext = processor.processing_context
+    local = ctx.local_context
+    record: dict[str, Any] = {
+        key: _jsonable(ctx.get_local(key)) for key in RECORD_KEYS if ctx.get_local(key) is not None
+    }
+    record.setdefault("status", processor.agent.status)
+    record.update(
+        {
+            "step": local.session_step,
+            "round_step": local.round_step,
+            "round_num": local.round_num,
+            "agent_step": local.agent_step,
+            "request": local.request,
+            "agent_type": agent_type,
+            "agent_name": processor.agent.name,
+            "action": _jsonable(ctx.get_local("action")),
+            "cost": ctx.get_local("llm_cost") or 0.0,
+            "tokens": ctx.get_local("tokens") or 0,
+            "total_time": total_time,
+            "time_cost": {phase.name: r.execution_time for phase, r in ctx.phase_results.items()},
+        }
+    )
+    return record
+
+
+class AgentStepLoggingMiddleware(ProcessorMiddleware):
+    """Writes one record per step to the session's response log and shows it on the console view."""
+
+    def __init__(self, agent_type: str, name: str | None = None) -> None:
+        super().__init__(name)
+        self.agent_type = agent_type
+
+    async def before_process(self, processor: ProcessorTemplate, context: ProcessingContext) -> None:
+        """Log the step's start."""
+        logger.info("%s %s step %s", self.agent_type, processor.agent.name, context.get("session_step"))
+
+    async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
+        """Write and show the step."""
+        record = step_record(processor, self.agent_type, result.execution_time)
+        writer = processor.global_context.get(ContextNames.LOGGER)
+        if writer is not None:
+            writer.write(record)
+        view = getattr(processor.agent, "view", None)
+        if view is not None:
+            view.step(record, str(record.get("output") or ""))
+
+    async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
+        """Record the failed step."""
+        logger.info("%s step failed: %s", self.agent_type, error)
+        writer = processor.global_context.get(ContextNames.LOGGER)
+        if writer is not None:
+            record = step_record(processor, self.agent_type, 0.0)
+            record.update({"status": "ERROR", "error": str(error)})
+            writer.write(record)

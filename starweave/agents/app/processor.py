@@ -1,0 +1,41 @@
+"""AppAgentProcessor: DATA_COLLECTION (screenshot + controls) → LLM → ACTION → MEMORY (seed 001)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from starweave.agent import ComposedStrategy, ProcessingPhase, ProcessorTemplate
+from starweave.agents.app.data_strategies import AppControlInfoStrategy, AppScreenshotCaptureStrategy
+from starweave.agents.app.middleware import AgentStepLoggingMiddleware
+from starweave.agents.app.strategies import (
+    AppActionExecutionStrategy,
+    AppLLMInteractionStrategy,
+    AppMemoryUpdateStrategy,
+)
+
+
+class AppAgentProcessor(ProcessorTemplate):
+    """The AppAgent's step: data collection and the model are fail-fast, action and memory are not."""
+
+    external_fields: ClassVar[frozenset[str]] = frozenset({"app_root", "log_path", "session_step"})
+
+    def _setup_strategies(self) -> None:
+        self.strategies[ProcessingPhase.DATA_COLLECTION] = ComposedStrategy(
+            strategies=[AppScreenshotCaptureStrategy(), AppControlInfoStrategy()],
+            name="AppDataCollectionStrategy",
+            fail_fast=True,
+        )
+        self.strategies[ProcessingPhase.LLM_INTERACTION] = AppLLMInteractionStrategy(fail_fast=True)
+        self.strategies[ProcessingPhase.ACTION_EXECUTION] = AppActionExecutionStrategy(fail_fast=False)
+        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AppMemoryUpdateStrategy(fail_fast=False)
+
+    def _setup_middleware(self) -> None:
+        self.middleware_chain = [AgentStepLoggingMiddleware("AppAgent")]
+
+    def _seed_values(self) -> dict[str, Any]:
+        """The shared step fields, the application and the agent type."""
+        values = super()._seed_values()
+        values["app_root"] = getattr(self.agent, "app_root_name", "") or ""
+        values["subtask"] = getattr(self.agent, "subtask", "") or values.get("subtask") or ""
+        values["agent_type"] = "AppAgent"
+        return values

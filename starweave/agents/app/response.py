@@ -1,0 +1,196 @@
+"""The AppAgent's answer: one action or a list of actions, a status, and notes for the log.
+
+``{"observation", "thought", "action": {...} | [{...}, ...], "status", "plan", "comment", "result",
+"save_screenshot": {"save", "reason"}}``. The reference's capitalised keys (``Observation``,
+``Function``, ``Args``, ``ControlLabel``...) are accepted too. The JSON schema sent to the model is
+built from the application's action tools and, with speculative multi-action on, lets ``action``
+be a list (spec D §19).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from starweave.agent import BasicAgent
+
+
+class AppAgentStatus(StrEnum):
+    """The AppAgent's seven statuses (spec C §2.4, D §16)."""
+
+    CONTINUE = "CONTINUE"
+    SCREENSHOT = "SCREENSHOT"
+    FINISH = "FINISH"
+    FAIL = "FAIL"
+    PENDING = "PENDING"
+    CONFIRM = "CONFIRM"
+    ERROR = "ERROR"
+
+
+#: What the model may answer; ERROR is set by the system only.
+LLM_STATUSES = ("CONTINUE", "FINISH", "FAIL", "PENDING", "CONFIRM", "SCREENSHOT")
+#: The most actions one speculative answer may carry.
+MAX_ACTIONS = 8
+
+
+class AppAction(BaseModel):
+    """One tool call on the application."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    function: str = Field("", validation_alias=AliasChoices("function", "Function", "tool"))
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=AliasChoices("arguments", "args", "Args", "Arguments")
+    )
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _no_null_arguments(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @property
+    def control_id(self) -> str | None:
+        """The label of the control the action targets, if it names one."""
+        value = self.arguments.get("id")
+        return None if value is None or value == "" else str(value)
+
+    def call_string(self) -> str:
+        """``click_input(id='3', name='7')``."""
+        return (
+            BasicAgent.get_command_string(self.function, self.arguments) if self.function else "(no action)"
+        )
+
+
+class SaveScreenshot(BaseModel):
+    """Whether the model wants this step's screenshot kept on the Blackboard."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    save: bool = False
+    reason: str = ""
+
+
+class AppAgentResponse(BaseModel):
+    """One parsed AppAgent answer; :attr:`actions` is always a list (empty: no action)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    observation: str = Field("", validation_alias=AliasChoices("observation", "Observation"))
+    thought: str = Field("", validation_alias=AliasChoices("thought", "Thought"))
+    actions: list[AppAction] = Field(default_factory=list)
+    status: str = Field("CONTINUE", validation_alias=AliasChoices("status", "Status"))
+    plan: list[str] = Field(default_factory=list, validation_alias=AliasChoices("plan", "Plan"))
+    comment: str = Field("", validation_alias=AliasChoices("comment", "Comment"))
+    result: str = Field("", validation_alias=AliasChoices("result", "Result"))
+    save_screenshot: SaveScreenshot = Field(
+        default_factory=SaveScreenshot, validation_alias=AliasChoices("save_screenshot", "SaveScreenshot")
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_actions(cls, data: Any) -> Any:
+        """Accept ``action`` (one or a list), ``actions``, or the reference's flat Function/Args."""
+        if not isinstance(data, dict) or "actions" in data:
+            return data
+        data = dict(data)
+        raw = data.pop("action", data.pop("Action", None))
+        if raw is None and ("Function" in data or "function" in data):
+            raw = {"function": data.get("Function", data.get("function")), "arguments": data.get("Args")}
+        if raw is None:
+            raw = []
+        items = raw if isinstance(raw, list) else [raw]
+        data["actions"] = [
+            item for item in items if not (isinstance(item, dict) and not item.get("function"))
+        ]
+        return data
+
+    @field_validator("status")
+    @classmethod
+    def _status(cls, value: str) -> str:
+        value = value.strip().upper()
+        if value not in LLM_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(LLM_STATUSES)}, not {value!r}")
+        return value
+
+    @field_validator("plan", mode="before")
+    @classmethod
+    def _plan_list(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
+
+    def call_string(self) -> str:
+        """All actions, readable, separated by ``; ``."""
+        return "; ".join(a.call_string() for a in self.actions) or "(no action)"
+
+    def to_log(self) -> dict[str, Any]:
+        """The answer as the model gave it (for the history and response.log)."""
+        return {
+            "observation": self.observation,
+            "thought": self.thought,
+            "action": [a.model_dump() for a in self.actions],
+            "status": self.status,
+            "plan": self.plan,
+            "comment": self.comment,
+            "result": self.result,
+        }
+
+
+_JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
+
+
+def argument_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The union of the tools' parameters with their JSON types; none is required."""
+    properties: dict[str, Any] = {}
+    for tool in tools:
+        for name, spec in (tool.get("input_schema") or {}).get("properties", {}).items():
+            if name in properties or not isinstance(spec, dict):
+                continue
+            kind = spec.get("type")
+            if isinstance(kind, str) and kind in _JSON_TYPES:
+                prop: dict[str, Any] = {"type": kind}
+            else:
+                kinds = [s.get("type") for s in spec.get("anyOf", []) if s.get("type") not in (None, "null")]
+                prop = {"type": kinds[0] if kinds and kinds[0] in _JSON_TYPES else "string"}
+            if prop["type"] == "string":
+                prop["maxLength"] = 2000 if name in ("text", "content") else 400
+            properties[name] = prop
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def response_json_schema(tools: list[dict[str, Any]], multi_action: bool) -> dict[str, Any]:
+    """The JSON schema of an AppAgent answer over ``tools``; ``action`` is a list when ``multi_action``."""
+    names = sorted({str(t["name"]) for t in tools})
+    action: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "function": {"type": "string", "enum": [*names, ""]},
+            "arguments": argument_schema(tools),
+        },
+        "required": ["function", "arguments"],
+        "additionalProperties": False,
+    }
+    action_schema: dict[str, Any] = (
+        {"type": "array", "items": action, "maxItems": MAX_ACTIONS} if multi_action else action
+    )
+    return {
+        "type": "object",
+        "properties": {
+            "observation": {"type": "string", "maxLength": 400},
+            "thought": {"type": "string", "maxLength": 400},
+            "action": action_schema,
+            "status": {"type": "string", "enum": list(LLM_STATUSES)},
+            "comment": {"type": "string", "maxLength": 400},
+            "result": {"type": "string", "maxLength": 800},
+            "plan": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 10},
+            "save_screenshot": {
+                "type": "object",
+                "properties": {"save": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 200}},
+                "additionalProperties": False,
+            },
+        },
+        "required": ["observation", "thought", "action", "status", "result"],
+        "additionalProperties": False,
+    }

@@ -1,0 +1,214 @@
+"""The AppAgent's FSM (spec C §2.4–2.5, D §16): CONTINUE, SCREENSHOT, FINISH, FAIL, PENDING, CONFIRM, ERROR.
+
+CONTINUE and SCREENSHOT run the four-phase processor. FINISH, FAIL and ERROR end the subtask: the
+state archives it on the shared Blackboard and hands control back to the HostAgent (FINISH and FAIL
+to its CONTINUE state, so it decides what comes next; ERROR to its ERROR state, which ends the
+round). An AppAgent without a host ends the round instead. PENDING asks the user and continues;
+CONFIRM asks whether the held-back sensitive actions may run (approved: they run; refused: FAIL).
+A kernel error while processing becomes ERROR.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starweave.agent import AgentState, AgentStateManager, ContextNames
+from starweave.agents.app.response import AppAgentStatus
+from starweave.errors import StarweaveError
+
+if TYPE_CHECKING:
+    from starweave.agent import BasicAgent, Context
+
+logger = logging.getLogger(__name__)
+
+
+class AppAgentStateManager(AgentStateManager):
+    """The registry of AppAgent states."""
+
+    @property
+    def none_state(self) -> AgentState:
+        """The fallback (and the end of a hostless AppAgent's round)."""
+        return NoneAppAgentState()
+
+
+class AppAgentState(AgentState):
+    """Common behaviour: the next state from the agent's status, no handoff, not an end."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Nothing by default."""
+
+    def next_agent(self, agent: BasicAgent) -> BasicAgent:
+        """The same agent."""
+        return agent
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """The state registered for the agent's status."""
+        return AppAgentStateManager().get_state(agent.status)
+
+    def is_round_end(self) -> bool:
+        """Not the end of the round."""
+        return False
+
+    def is_subtask_end(self) -> bool:
+        """Not the end of the subtask."""
+        return False
+
+    @classmethod
+    def agent_class(cls) -> type[Any]:
+        """The AppAgent class."""
+        from starweave.agents.app.agent import AppAgent
+
+        return AppAgent
+
+
+@AppAgentStateManager.register
+class ContinueAppAgentState(AppAgentState):
+    """Active: one step of the four-phase pipeline."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
+        try:
+            await agent.process(context)
+        except StarweaveError as exc:
+            logger.info("AppAgent step failed: %s", exc)
+            agent.status = AppAgentStatus.ERROR.value
+            if context is not None:
+                context.set(ContextNames.ERROR_MESSAGE, str(exc))
+                context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
+        agent.step += 1
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return AppAgentStatus.CONTINUE.value
+
+
+@AppAgentStateManager.register
+class ScreenshotAppAgentState(ContinueAppAgentState):
+    """Look again: the same pipeline; a second SCREENSHOT in a row counts as CONTINUE."""
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """CONTINUE instead of another SCREENSHOT."""
+        if agent.status == AppAgentStatus.SCREENSHOT.value:
+            agent.status = AppAgentStatus.CONTINUE.value
+        return super().next_state(agent)
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return AppAgentStatus.SCREENSHOT.value
+
+
+@AppAgentStateManager.register
+class FinishAppAgentState(AppAgentState):
+    """The subtask is done: archive it and return to the HostAgent's CONTINUE state."""
+
+    host_status = "CONTINUE"
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Archive the subtask on the Blackboard and in the context."""
+        from starweave.agents.app.agent import AppAgent
+
+        if isinstance(agent, AppAgent):
+            agent.archive_subtask(context, self.name())
+
+    def next_agent(self, agent: BasicAgent) -> BasicAgent:
+        """The host (sharing the Blackboard), or the agent itself when it has none."""
+        host = agent.host
+        if host is None:
+            return agent
+        host.blackboard = agent.blackboard
+        host.status = self.host_status
+        return host
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """The host's state for :attr:`host_status`, or the round's end."""
+        if agent.host is None:
+            return NoneAppAgentState()
+        return agent.host.state_manager.get_state(self.host_status)
+
+    def is_subtask_end(self) -> bool:
+        """The subtask ends."""
+        return True
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return AppAgentStatus.FINISH.value
+
+
+@AppAgentStateManager.register
+class FailAppAgentState(FinishAppAgentState):
+    """The subtask cannot be done: archived as FAIL; the HostAgent decides what to do next."""
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return AppAgentStatus.FAIL.value
+
+
+@AppAgentStateManager.register
+class ErrorAppAgentState(FinishAppAgentState):
+    """A system error: archived; the HostAgent goes to ERROR, which ends the round."""
+
+    host_status = "ERROR"
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return AppAgentStatus.ERROR.value
+
+
+@AppAgentStateManager.register
+class PendingAppAgentState(AppAgentState):
+    """The model needs the user: ask, record the answer on the Blackboard, continue."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Ask the question of the last step."""
+        from starweave.agents.app.agent import AppAgent
+
+        if isinstance(agent, AppAgent):
+            await agent.ask_user()
+        agent.status = AppAgentStatus.CONTINUE.value
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return AppAgentStatus.PENDING.value
+
+
+@AppAgentStateManager.register
+class ConfirmAppAgentState(AppAgentState):
+    """Sensitive actions wait: approved, they run (checked against the window first); refused, FAIL."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Ask the user, then run or stop."""
+        from starweave.agents.app.agent import AppAgent
+
+        if not isinstance(agent, AppAgent) or context is None:
+            agent.status = AppAgentStatus.FAIL.value
+            return
+        await agent.resume_confirmation(context)
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return AppAgentStatus.CONFIRM.value
+
+
+class NoneAppAgentState(AppAgentState):
+    """Fallback for an unknown status, and the end of a hostless AppAgent: ends the round."""
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """Absorbing."""
+        return self
+
+    def is_round_end(self) -> bool:
+        """The round ends."""
+        return True
+
+    @classmethod
+    def name(cls) -> str:
+        """Not registered; the empty status."""
+        return ""

@@ -1,0 +1,267 @@
+"""The AppAgent's LLM_INTERACTION, ACTION_EXECUTION and MEMORY_UPDATE strategies (seed 001 wiring).
+
+The model answers with one action, or with a list when speculative multi-action is on and the agent
+is not in its fallback window; the actions run through :func:`execute_actions`. A sensitive action
+is held back (status CONFIRM) unless the safeguard is off or the user approved in advance.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from starweave.agent import (
+    BaseProcessingStrategy,
+    ContextNames,
+    MemoryItem,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    depends_on,
+    provides,
+)
+from starweave.agents.app.actions import ListActionCommandInfo
+from starweave.agents.app.controls import Control
+from starweave.agents.app.execution import execute_actions
+from starweave.agents.app.response import AppAgentResponse, AppAgentStatus, response_json_schema
+
+if TYPE_CHECKING:
+    from starweave.agents.app.agent import AppAgent
+
+ANSWER_TOKENS = 900
+_END = (AppAgentStatus.FINISH.value, AppAgentStatus.FAIL.value)
+
+
+def count_llm_call(context: Any, attempts: int) -> None:
+    """Add ``attempts`` model calls to the session's ``LLM_CALLS`` counter."""
+    context.set("LLM_CALLS", int(context.get("LLM_CALLS") or 0) + attempts)
+
+
+@provides(
+    "parsed_response",
+    "response_text",
+    "llm_cost",
+    "prompt_message",
+    "save_screenshot",
+    "comment",
+    "concat_screenshot_path",
+    "plan",
+    "observation",
+    "last_control_screenshot_path",
+    "action",
+    "thought",
+    # Ours, for the step log and the counters:
+    "tokens",
+    "llm_time",
+    "multi_action",
+)
+class AppLLMInteractionStrategy(BaseProcessingStrategy):
+    """Build the prompt (controls as text) and get a schema-valid answer."""
+
+    def __init__(self, fail_fast: bool = True) -> None:
+        super().__init__(name="app_llm_interaction", fail_fast=fail_fast)
+
+    async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
+        """Ask the model for the next action(s)."""
+        try:
+            tools = await agent.action_tools(context.global_context)
+            multi = agent.multi_action_enabled
+            controls: dict[str, Control] = context.get_local("annotation_dict") or {}
+            messages = agent.message_constructor(
+                request=str(context.get("request") or ""),
+                tools=tools,
+                controls=list(controls.values()),
+                multi_action=multi,
+                screenshot_path=str(
+                    context.get_local("annotated_screenshot_path")
+                    or context.get_local("clean_screenshot_path")
+                    or ""
+                ),
+            )
+            schema = response_json_schema(tools, multi)
+            request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
+            if request_logger is not None:
+                request_logger.write(
+                    {
+                        "step": context.get_global(ContextNames.SESSION_STEP),
+                        "agent": agent.name,
+                        "prompt": messages,
+                    }
+                )
+            completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
+            agent.llm_calls += completion.attempts
+            count_llm_call(context.global_context, completion.attempts)
+            parsed = AppAgentResponse.model_validate(completion.parsed)
+            if not multi and len(parsed.actions) > 1:
+                # One action per step while falling back: the rest is planned again next step.
+                parsed.actions = parsed.actions[:1]
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.LLM_INTERACTION,
+                data={
+                    "parsed_response": parsed,
+                    "response_text": completion.text,
+                    "llm_cost": completion.cost,
+                    "prompt_message": messages,
+                    "save_screenshot": parsed.save_screenshot.model_dump(),
+                    "comment": parsed.comment,
+                    "concat_screenshot_path": "",
+                    "plan": parsed.plan,
+                    "observation": parsed.observation,
+                    "last_control_screenshot_path": "",
+                    "action": [a.model_dump() for a in parsed.actions],
+                    "thought": parsed.thought,
+                    "tokens": completion.usage.total,
+                    "llm_time": completion.latency,
+                    "multi_action": multi,
+                },
+            )
+        except Exception as exc:  # handle_error re-raises when fail_fast
+            return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
+
+
+@depends_on("parsed_response", "log_path", "session_step")
+@provides("execution_result", "action_info", "control_log", "status", "selected_control_screenshot_path")
+class AppActionExecutionStrategy(BaseProcessingStrategy):
+    """Run the actions, validated against the live controls, and settle the step's status."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="app_action_execution", fail_fast=fail_fast)
+
+    async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
+        """Execute and decide CONTINUE / FINISH / FAIL / CONFIRM / PENDING / SCREENSHOT."""
+        try:
+            parsed: AppAgentResponse = context.get_local("parsed_response")
+            planned: dict[str, Control] = context.get_local("annotation_dict") or {}
+            outcome = await execute_actions(
+                agent.dispatcher(context.global_context),
+                parsed.actions,
+                planned,
+                planned_is_live=True,
+                hold_sensitive=agent.safe_guard and not agent.auto_approve,
+                model_asked_confirmation=parsed.status == AppAgentStatus.CONFIRM.value,
+            )
+            agent.validations += outcome.validations
+            status = parsed.status
+            note = ""
+            if outcome.pending:
+                agent.hold_for_confirmation(outcome.pending, outcome.pending_reason, parsed, planned)
+                status = AppAgentStatus.CONFIRM.value
+                first = outcome.pending[0].call_string()
+                note = f"Waiting for the user to approve {first}: {outcome.pending_reason}."
+            elif status == AppAgentStatus.CONFIRM.value:
+                status = AppAgentStatus.CONTINUE.value
+            if outcome.fallback:
+                agent.start_fallback()
+                note = f"The window changed, the remaining actions were not run ({outcome.fallback})."
+            if outcome.stopped and status in _END:
+                # Not every planned action ran: the model must look again before finishing.
+                status = AppAgentStatus.CONTINUE.value
+            agent.status = status
+            if not outcome.fallback:
+                agent.end_fallback_step()
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.ACTION_EXECUTION,
+                data={
+                    "execution_result": outcome.info.get_results(),
+                    "action_info": outcome.info,
+                    "control_log": [a.target for a in outcome.info.actions if a.target],
+                    "status": status,
+                    "selected_control_screenshot_path": "",
+                    "note": note,
+                },
+            )
+        except Exception as exc:
+            agent.status = AppAgentStatus.ERROR.value
+            return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+
+
+def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentResponse) -> MemoryItem:
+    """The memory record of one step."""
+    info: ListActionCommandInfo = context.get_local("action_info") or ListActionCommandInfo()
+    note = str(context.get_local("note") or "")
+    output = info.to_representation() if info.actions else "(no action was run)"
+    if note:
+        output = f"{note}\n{output}"
+    status = str(context.get_local("status") or parsed.status)
+    item = MemoryItem()
+    item.add_values_from_dict(
+        {
+            "step": int(context.get_global(ContextNames.SESSION_STEP) or 0),
+            "agent_step": agent.step,
+            "agent_name": agent.name,
+            "application": agent.app_root_name,
+            "subtask": agent.subtask,
+            "observation": parsed.observation,
+            "thought": parsed.thought,
+            "action": info.to_list_of_dicts(),
+            "action_success": info.to_list_of_dicts(success_only=True),
+            "function_call": info.get_function_calls(),
+            "call": parsed.call_string(),
+            "status": status,
+            "comment": parsed.comment,
+            "result": parsed.result if status in _END else "",
+            "output": output,
+            "response": parsed.to_log(),
+            "cost": context.get_local("llm_cost") or 0.0,
+            "tokens": context.get_local("tokens") or 0,
+            "screenshot": context.get_local("clean_screenshot_path") or "",
+            "annotated_screenshot": context.get_local("annotated_screenshot_path") or "",
+            "time": time.time(),
+        }
+    )
+    return item
+
+
+@depends_on("session_step", "parsed_response")
+@provides("additional_memory", "memory_item", "updated_blackboard")
+class AppMemoryUpdateStrategy(BaseProcessingStrategy):
+    """Record the step in memory, on the shared Blackboard and in the session's counters."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="app_memory_update", fail_fast=fail_fast)
+
+    async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
+        """Add a MemoryItem and the trajectory."""
+        try:
+            parsed: AppAgentResponse = context.get_local("parsed_response")
+            item = step_memory(agent, context, parsed)
+            agent.add_memory(item)
+            data = item.to_dict()
+            agent.blackboard.add_trajectories({k: data[k] for k in agent.history_keys if k in data})
+            saved = False
+            shot = str(context.get_local("clean_screenshot_path") or "")
+            if parsed.save_screenshot.save and shot:
+                agent.blackboard.add_image(
+                    shot,
+                    {
+                        "screenshot application": agent.app_root_name,
+                        "saving reason": parsed.save_screenshot.reason,
+                    },
+                )
+                saved = True
+            glob = context.global_context
+            glob.set(
+                ContextNames.SESSION_COST,
+                float(glob.get(ContextNames.SESSION_COST) or 0.0) + float(data["cost"]),
+            )
+            glob.set(
+                ContextNames.TOTAL_TOKENS, int(glob.get(ContextNames.TOTAL_TOKENS) or 0) + int(data["tokens"])
+            )
+            glob.add_to_structural_logs(data)
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.MEMORY_UPDATE,
+                data={
+                    "additional_memory": {
+                        k: data[k] for k in ("step", "agent_name", "application", "subtask")
+                    },
+                    "memory_item": item,
+                    "updated_blackboard": saved,
+                    "output": data["output"],
+                    "result": data["result"],
+                },
+            )
+        except Exception as exc:
+            return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)

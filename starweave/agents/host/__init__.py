@@ -1,0 +1,20 @@
+"""The HostAgent: picks an application window (or a third-party agent) per subtask and hands over."""
+
+from starweave.agents.host.agent import HostAgent, Selection
+from starweave.agents.host.processor import HostAgentProcessor
+from starweave.agents.host.response import HostAgentResponse, HostAgentStatus, response_json_schema
+from starweave.agents.host.states import HostAgentStateManager
+from starweave.agents.host.targets import TargetInfo, TargetKind, TargetRegistry
+
+__all__ = [
+    "HostAgent",
+    "HostAgentProcessor",
+    "HostAgentResponse",
+    "HostAgentStateManager",
+    "HostAgentStatus",
+    "Selection",
+    "TargetInfo",
+    "TargetKind",
+    "TargetRegistry",
+    "response_json_schema",
+]

@@ -1,0 +1,292 @@
+"""HostAgent: splits the request into subtasks and hands each to an AppAgent or a third-party agent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from starweave.agent import AgentFactory, AgentRegistry, BasicAgent, Context, ContextNames
+from starweave.agents.app.agent import AppAgent, Asker
+from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
+from starweave.agents.app.prompter import blackboard_text
+from starweave.agents.app.safety import Confirmer, ask_confirmation
+from starweave.agents.host.processor import HostAgentProcessor
+from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
+from starweave.agents.host.response import SELECT_APPLICATION_COMMAND, HostAgentResponse, HostAgentStatus
+from starweave.agents.host.states import HostAgentStateManager
+from starweave.agents.host.targets import TargetInfo, TargetKind
+from starweave.agents.host.third_party import run_third_party
+from starweave.commands import Result, ResultStatus
+from starweave.errors import AgentError
+
+DEFAULT_HISTORY_KEYS = [
+    "step",
+    "agent_name",
+    "observation",
+    "thought",
+    "current_subtask",
+    "call",
+    "status",
+    "result",
+]
+#: Options the HostAgent copies onto every AppAgent it creates.
+APP_OPTIONS = (
+    "confirmer",
+    "auto_approve",
+    "safe_guard",
+    "asker",
+    "annotator",
+    "action_sequence",
+    "fallback_steps",
+    "save_full_screen",
+    "save_ui_tree",
+    "view",
+)
+
+
+@dataclass
+class Selection:
+    """The target chosen by the last ``select_application_window``."""
+
+    target_id: str
+    name: str
+    root_name: str
+    process_name: str
+    third_party: bool
+
+
+@dataclass
+class HeldAction:
+    """A sensitive host action waiting for the user (status CONFIRM)."""
+
+    response: HostAgentResponse
+    reason: str
+
+
+@AgentRegistry.register(agent_name="HostAgent", processor_cls=HostAgentProcessor)
+@AgentRegistry.register(agent_name="host", processor_cls=HostAgentProcessor)
+class HostAgent(BasicAgent):
+    """Lists the desktop's windows (and third-party agents), picks a target per subtask, hands over.
+
+    Whoever creates it sets ``llm`` (and optionally ``app_llm`` for the AppAgents), and may set
+    ``third_party_agents`` (registered agent names, e.g. ``["LinuxAgent"]``) with their
+    introductions, ``confirmer``/``auto_approve``/``safe_guard`` (CONFIRM safeguard, on by default),
+    ``asker`` (PENDING), ``action_sequence`` (speculative multi-action for the AppAgents),
+    ``annotator`` and ``view``.
+    """
+
+    state_manager_cls: ClassVar[type[HostAgentStateManager]] = HostAgentStateManager
+    status_enum = HostAgentStatus
+    mcp_agent_name = "HostAgent"
+
+    def __init__(
+        self,
+        name: str = "HostAgent",
+        is_visual: bool = False,
+        main_prompt: str | Path = "host_agent.yaml",
+        example_prompt: str | Path = "host_agent_example.yaml",
+    ) -> None:
+        super().__init__(name)
+        self.prompter = self.get_prompter(is_visual, main_prompt, example_prompt)
+        self.agent_factory = AgentFactory()
+        self.appagent_dict: dict[str, BasicAgent] = {}
+        self._active_appagent: AppAgent | None = None
+        self.app_llm: Any = None
+        self.view: Any = None
+        self.confirmer: Confirmer | None = None
+        self.asker: Asker | None = None
+        self.annotator: Any = None
+        self.auto_approve = False
+        self.safe_guard = True
+        self.action_sequence = False
+        self.fallback_steps = 2
+        self.save_full_screen = False
+        self.save_ui_tree = False
+        self.third_party_agents: list[str] = []
+        self.third_party_introductions: dict[str, str] = {}
+        self.third_party_max_steps = 20
+        self.history_keys: list[str] = list(DEFAULT_HISTORY_KEYS)
+        self.selection: Selection | None = None
+        self.held: HeldAction | None = None
+        self.llm_calls = 0
+        self._tools: list[dict[str, Any]] | None = None
+        self.set_state(self.default_state)
+
+    def get_prompter(
+        self, is_visual: bool, main_prompt: str | Path, example_prompt: str | Path
+    ) -> HostAgentPrompter:
+        """The HostAgent prompter over the given templates."""
+        return HostAgentPrompter(is_visual, main_prompt, example_prompt)
+
+    # -- tools --------------------------------------------------------------------------------
+    def dispatcher(self, context: Context) -> RoutedDispatcher:
+        """The session's dispatcher, routed to the HostAgent's tool set."""
+        return RoutedDispatcher(context.command_dispatcher, self.mcp_agent_name)
+
+    async def action_tools(self, context: Context) -> list[dict[str, Any]]:
+        """The host's action tools (read once)."""
+        if self._tools is None:
+            self._tools = await list_action_tools(self.dispatcher(context))
+        return self._tools
+
+    def message_constructor(
+        self,
+        request: str,
+        targets: list[TargetInfo],
+        tools: list[dict[str, Any]],
+        previous_subtasks: list[dict[str, Any]],
+        screenshot_path: str = "",
+    ) -> list[dict[str, Any]]:
+        """System prompt and one user message."""
+        intros = {
+            n: self.third_party_introductions.get(n, "a third-party agent") for n in self.third_party_agents
+        }
+        system = self.prompter.system_prompt_construction(tools, intros)
+        user = self.prompter.user_prompt_construction(
+            user_request=request,
+            targets=targets,
+            previous_subtasks=previous_subtasks,
+            blackboard_prompt=blackboard_text(self.blackboard),
+            previous_steps=host_steps_text(self.memory.content),
+            screenshot_note=screenshot_path,
+        )
+        return self.prompter.prompt_construction(system, user)
+
+    # -- selection and handoff ----------------------------------------------------------------
+    async def select_target(self, target: TargetInfo, context: Context) -> Result:
+        """Select a window (through HostUIExecutor) or a third-party agent; remember the choice."""
+        if target.kind == TargetKind.THIRD_PARTY_AGENT.value:
+            self.selection = Selection(target.id, target.name, target.name, target.name, True)
+            return Result(
+                status=ResultStatus.SUCCESS,
+                result={"id": target.id, "name": target.name, "type": "third_party_agent"},
+            )
+        result = await run_one(
+            self.dispatcher(context),
+            SELECT_APPLICATION_COMMAND,
+            {"id": target.id, "name": target.name},
+            "action",
+        )
+        if not result.ok:
+            return result
+        payload = result.result if isinstance(result.result, dict) else {}
+        raw_window = payload.get("window_info")
+        window: dict[str, Any] = raw_window if isinstance(raw_window, dict) else {}
+        root = str(payload.get("root_name") or target.name)
+        process = str(window.get("process_name") or target.type or root)
+        self.selection = Selection(target.id, target.name, root, process, False)
+        context.set(ContextNames.APPLICATION_ROOT_NAME, root)
+        context.set(ContextNames.APPLICATION_PROCESS_NAME, process)
+        context.set(ContextNames.APPLICATION_WINDOW_INFO, window)
+        return result
+
+    def get_or_create_appagent(self, root_name: str, process_name: str) -> AppAgent:
+        """The AppAgent of this application: cached by ``root/process``, sharing the Blackboard."""
+        key = f"{root_name}/{process_name}"
+        agent = self.appagent_dict.get(key)
+        if not isinstance(agent, AppAgent):
+            created = self.agent_factory.create_agent(
+                "app", name=f"AppAgent/{root_name}", process_name=process_name, app_root_name=root_name
+            )
+            if not isinstance(created, AppAgent):
+                raise AgentError(f"agent 'app' is registered as {type(created).__name__}, not AppAgent")
+            agent = created
+            self.appagent_dict[key] = agent
+        agent.host = self
+        agent.blackboard = self.blackboard
+        agent.llm = self.app_llm if self.app_llm is not None else self.llm
+        for option in APP_OPTIONS:
+            setattr(agent, option, getattr(self, option))
+        return agent
+
+    def get_active_appagent(self) -> AppAgent | None:
+        """The AppAgent the last ASSIGN handed over to (None after a third-party run)."""
+        return self._active_appagent
+
+    async def create_subagent(self, context: Context) -> None:
+        """ASSIGN: start the subtask on the selected target."""
+        selection = self.selection
+        if selection is None:
+            raise AgentError(
+                "ASSIGN without a selected target; the model must call select_application_window"
+            )
+        latest = self.memory.get_latest_item()
+        subtask = str(latest.get_value("current_subtask") or "") if latest is not None else ""
+        message = str(latest.get_value("message") or "") if latest is not None else ""
+        subtask = subtask or str(context.get(ContextNames.REQUEST) or "")
+        context.set(ContextNames.SUBTASK, subtask)
+        context.set(ContextNames.HOST_MESSAGE, [message] if message else [])
+        if selection.third_party:
+            self._active_appagent = None
+            status, result = await run_third_party(self, selection.name, subtask, context)
+            record = {
+                "agent_name": selection.name,
+                "application": selection.name,
+                "subtask": subtask,
+                "status": status,
+                "result": result,
+            }
+            self.blackboard.add_trajectories(record)
+            context.set(
+                ContextNames.PREVIOUS_SUBTASKS, [*(context.get(ContextNames.PREVIOUS_SUBTASKS) or []), record]
+            )
+            context.current_round_subtask_amount = context.current_round_subtask_amount + 1
+            self.status = HostAgentStatus.CONTINUE.value
+            return
+        app = self.get_or_create_appagent(selection.root_name, selection.process_name)
+        app.begin_subtask(subtask, message)
+        self._active_appagent = app
+
+    # -- PENDING and CONFIRM ------------------------------------------------------------------
+    async def ask_user(self) -> None:
+        """Ask the last step's questions; answers go on the Blackboard."""
+        latest = self.memory.get_latest_item()
+        questions = list(latest.get_value("questions") or []) if latest is not None else []
+        for question in questions:
+            answer = (
+                await self.asker(question) if self.asker is not None else "(nobody to ask; decide yourself)"
+            )
+            self.blackboard.add_questions({"question": question, "answer": answer})
+
+    def hold_for_confirmation(self, response: HostAgentResponse, reason: str) -> None:
+        """Keep a sensitive action until the user decides."""
+        self.held = HeldAction(response, reason)
+
+    async def resume_confirmation(self, context: Context) -> None:
+        """Ask about the held action; run it if approved, else FAIL."""
+        held, self.held = self.held, None
+        if held is None:
+            self.status = HostAgentStatus.CONTINUE.value
+            return
+        call = held.response.call_string()
+        approved = await ask_confirmation(
+            self.confirmer, self.auto_approve, self.safe_guard, call, held.reason
+        )
+        if approved:
+            result = await run_one(
+                self.dispatcher(context), held.response.function, held.response.arguments, "action"
+            )
+            wanted = held.response.status
+            self.status = wanted if wanted not in ("CONFIRM", "ASSIGN") else HostAgentStatus.CONTINUE.value
+            error = f": {result.error}" if result.error else ""
+            note = f"Approved by the user: {call} -> {result.status.value}{error}"
+        else:
+            self.status = HostAgentStatus.FAIL.value
+            note = f"Stopped: the user did not allow {call} ({held.reason})."
+            context.set(ContextNames.ROUND_RESULT, note)
+        latest = self.memory.get_latest_item()
+        if latest is not None:
+            latest.set_value("output", note)
+            latest.set_value("status", self.status)
+        writer = context.get(ContextNames.LOGGER)
+        if writer is not None:
+            writer.write(
+                {
+                    "step": context.get(ContextNames.SESSION_STEP),
+                    "agent_type": "HostAgent",
+                    "agent_name": self.name,
+                    "status": self.status,
+                    "note": note,
+                }
+            )

@@ -1,0 +1,35 @@
+"""HostAgentProcessor: DATA_COLLECTION → LLM_INTERACTION → ACTION_EXECUTION → MEMORY_UPDATE (seed 002)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from starweave.agent import ProcessingPhase, ProcessorTemplate
+from starweave.agents.app.middleware import AgentStepLoggingMiddleware
+from starweave.agents.host.strategies import (
+    DesktopDataCollectionStrategy,
+    HostActionExecutionStrategy,
+    HostLLMInteractionStrategy,
+    HostMemoryUpdateStrategy,
+)
+
+
+class HostAgentProcessor(ProcessorTemplate):
+    """The HostAgent's step: data collection and the model are fail-fast, action and memory are not."""
+
+    external_fields: ClassVar[frozenset[str]] = frozenset({"command_dispatcher", "log_path", "session_step"})
+
+    def _setup_strategies(self) -> None:
+        self.strategies[ProcessingPhase.DATA_COLLECTION] = DesktopDataCollectionStrategy(fail_fast=True)
+        self.strategies[ProcessingPhase.LLM_INTERACTION] = HostLLMInteractionStrategy(fail_fast=True)
+        self.strategies[ProcessingPhase.ACTION_EXECUTION] = HostActionExecutionStrategy(fail_fast=False)
+        self.strategies[ProcessingPhase.MEMORY_UPDATE] = HostMemoryUpdateStrategy(fail_fast=False)
+
+    def _setup_middleware(self) -> None:
+        self.middleware_chain = [AgentStepLoggingMiddleware("HostAgent")]
+
+    def _seed_values(self) -> dict[str, Any]:
+        """The shared step fields and the agent type."""
+        values = super()._seed_values()
+        values["agent_type"] = "HostAgent"
+        return values

@@ -1,0 +1,77 @@
+"""HostAgentPrompter: the targets (windows and third-party agents), the tools, the Blackboard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from starweave.agent import BasicPrompter, MemoryItem
+from starweave.agents.host.targets import TargetInfo
+from starweave.agents.linux.prompter import compact_tool_prompt
+
+MAX_STEPS_SHOWN = 8
+
+
+def host_steps_text(items: list[MemoryItem]) -> str:
+    """The HostAgent's earlier steps: subtask, call, status and outcome."""
+    if not items:
+        return "(none yet)"
+    lines = []
+    for item in items[-MAX_STEPS_SHOWN:]:
+        subtask = item.get_value("current_subtask") or ""
+        output = str(item.get_value("output") or "")[:400]
+        head = f"Step {item.get_value('step')}: [{item.get_value('status')}] {subtask}"
+        lines.append(f"{head} {item.get_value('call')}\n{output}")
+    return "\n".join(lines)
+
+
+class HostAgentPrompter(BasicPrompter):
+    """Builds the HostAgent's messages from ``host_agent.yaml`` and its examples."""
+
+    def __init__(
+        self, is_visual: bool, prompt_template: str | Path, example_prompt_template: str | Path
+    ) -> None:
+        super().__init__(is_visual, prompt_template, example_prompt_template)
+
+    def system_prompt_construction(self, tools: list[dict[str, Any]], third_party: dict[str, str]) -> str:
+        """The system prompt with the host tools and the third-party agents' introductions."""
+        apis = "\n".join(compact_tool_prompt(t) for t in tools) or "(no tools available)"
+        return str(self.prompt_template["system"]).format(
+            apis=apis,
+            third_party_instructions=self.third_party_agent_instruction(third_party),
+            examples=self.examples_prompt_helper(),
+        )
+
+    @staticmethod
+    def third_party_agent_instruction(third_party: dict[str, str]) -> str:
+        """One line per third-party agent: ``name: introduction``."""
+        if not third_party:
+            return "(none)"
+        return "\n".join(f"- {name}: {intro}" for name, intro in third_party.items())
+
+    def user_prompt_construction(
+        self,
+        user_request: str,
+        targets: list[TargetInfo],
+        previous_subtasks: list[dict[str, Any]],
+        blackboard_prompt: str,
+        previous_steps: str,
+        screenshot_note: str = "",
+    ) -> str:
+        """The user message text."""
+        subtasks = (
+            "\n".join(json.dumps(s, ensure_ascii=False, default=str) for s in previous_subtasks) or "(none)"
+        )
+        return str(self.prompt_template["user"]).format(
+            user_request=user_request,
+            targets="\n".join(t.describe() for t in targets) or "(no windows are open)",
+            previous_subtasks=subtasks,
+            blackboard=blackboard_prompt or "(empty)",
+            previous_steps=previous_steps,
+            screenshot=screenshot_note or "(no screenshot)",
+        )
+
+    def user_content_construction(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        """The user message as one text part."""
+        return [{"type": "text", "text": self.user_prompt_construction(*args, **kwargs)}]

@@ -1,0 +1,210 @@
+"""The HostAgent's FSM (spec C §2.4–2.5, D §23): CONTINUE, ASSIGN, FINISH, FAIL, ERROR, PENDING, CONFIRM.
+
+CONTINUE runs the four-phase processor; a kernel error there becomes ERROR. ASSIGN creates or
+reuses the AppAgent of the selected application (sharing the Blackboard) and hands over to its
+CONTINUE state; a third-party agent is run to its end inside ASSIGN, after which the HostAgent
+continues. FINISH, FAIL and ERROR end the round (FAIL and ERROR move on to FINISH). PENDING asks
+the user and continues. CONFIRM asks about a held-back sensitive action: approved, it runs;
+refused, FAIL.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starweave.agent import AgentState, AgentStateManager, ContextNames
+from starweave.agents.host.response import HostAgentStatus
+from starweave.errors import StarweaveError
+
+if TYPE_CHECKING:
+    from starweave.agent import BasicAgent, Context
+
+logger = logging.getLogger(__name__)
+
+
+class HostAgentStateManager(AgentStateManager):
+    """The registry of HostAgent states."""
+
+    @property
+    def none_state(self) -> AgentState:
+        """The fallback for an unregistered status."""
+        return NoneHostAgentState()
+
+
+class HostAgentState(AgentState):
+    """Common behaviour: the next state from the agent's status, no handoff, not an end."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Nothing by default."""
+
+    def next_agent(self, agent: BasicAgent) -> BasicAgent:
+        """The same agent."""
+        return agent
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """The state registered for the agent's status."""
+        return HostAgentStateManager().get_state(agent.status)
+
+    def is_round_end(self) -> bool:
+        """Not the end of the round."""
+        return False
+
+    def is_subtask_end(self) -> bool:
+        """Not the end of a subtask."""
+        return False
+
+    @classmethod
+    def agent_class(cls) -> type[Any]:
+        """The HostAgent class."""
+        from starweave.agents.host.agent import HostAgent
+
+        return HostAgent
+
+
+@HostAgentStateManager.register
+class ContinueHostAgentState(HostAgentState):
+    """Active: one step of the four-phase pipeline."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
+        try:
+            await agent.process(context)
+        except StarweaveError as exc:
+            logger.info("HostAgent step failed: %s", exc)
+            agent.status = HostAgentStatus.ERROR.value
+            if context is not None:
+                context.set(ContextNames.ERROR_MESSAGE, str(exc))
+                context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
+        agent.step += 1
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return HostAgentStatus.CONTINUE.value
+
+
+@HostAgentStateManager.register
+class AssignHostAgentState(HostAgentState):
+    """Hand the subtask to the selected application's AppAgent (or run a third-party agent)."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Create or reuse the sub-agent."""
+        from starweave.agents.host.agent import HostAgent
+
+        if not isinstance(agent, HostAgent) or context is None:
+            agent.status = HostAgentStatus.ERROR.value
+            return
+        try:
+            await agent.create_subagent(context)
+        except StarweaveError as exc:
+            logger.info("HostAgent could not assign the subtask: %s", exc)
+            agent.status = HostAgentStatus.ERROR.value
+            context.set(ContextNames.ERROR_MESSAGE, str(exc))
+            context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
+
+    def next_agent(self, agent: BasicAgent) -> BasicAgent:
+        """The active AppAgent, or the host itself (third-party run, or an error)."""
+        active = getattr(agent, "get_active_appagent", lambda: None)()
+        return active if active is not None else agent
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """The AppAgent's CONTINUE state, or the host's state for its status."""
+        active = getattr(agent, "get_active_appagent", lambda: None)()
+        if active is not None:
+            state: AgentState = active.state_manager.get_state("CONTINUE")
+            return state
+        return super().next_state(agent)
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return HostAgentStatus.ASSIGN.value
+
+
+@HostAgentStateManager.register
+class FinishHostAgentState(HostAgentState):
+    """Terminal: the request is done."""
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """Absorbing."""
+        return FinishHostAgentState()
+
+    def is_round_end(self) -> bool:
+        """The round ends."""
+        return True
+
+    def is_subtask_end(self) -> bool:
+        """The subtask ends."""
+        return True
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return HostAgentStatus.FINISH.value
+
+
+@HostAgentStateManager.register
+class FailHostAgentState(FinishHostAgentState):
+    """Terminal: the request cannot be done; moves to FINISH."""
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return HostAgentStatus.FAIL.value
+
+
+@HostAgentStateManager.register
+class ErrorHostAgentState(FinishHostAgentState):
+    """Terminal: a system error; moves to FINISH."""
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return HostAgentStatus.ERROR.value
+
+
+@HostAgentStateManager.register
+class PendingHostAgentState(HostAgentState):
+    """Ask the user the model's questions, record the answers on the Blackboard, continue."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Ask."""
+        from starweave.agents.host.agent import HostAgent
+
+        if isinstance(agent, HostAgent):
+            await agent.ask_user()
+        agent.status = HostAgentStatus.CONTINUE.value
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return HostAgentStatus.PENDING.value
+
+
+@HostAgentStateManager.register
+class ConfirmHostAgentState(HostAgentState):
+    """A sensitive host action waits for the user: approved, it runs; refused, FAIL."""
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Ask, then run or stop."""
+        from starweave.agents.host.agent import HostAgent
+
+        if not isinstance(agent, HostAgent) or context is None:
+            agent.status = HostAgentStatus.FAIL.value
+            return
+        await agent.resume_confirmation(context)
+
+    @classmethod
+    def name(cls) -> str:
+        """Registry key."""
+        return HostAgentStatus.CONFIRM.value
+
+
+class NoneHostAgentState(FinishHostAgentState):
+    """Fallback for an unknown status: ends the round."""
+
+    @classmethod
+    def name(cls) -> str:
+        """Not registered; the empty status."""
+        return ""

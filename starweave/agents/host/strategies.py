@@ -1,0 +1,351 @@
+"""The HostAgent's four phase strategies (seed 002 wiring): list the desktop, ask the model, select the
+target (or launch/close an application), remember the step."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from starweave.agent import (
+    BaseProcessingStrategy,
+    ContextNames,
+    MemoryItem,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    depends_on,
+    provides,
+)
+from starweave.agents.app.actions import ActionCommandInfo
+from starweave.agents.app.data_strategies import capture, step_file
+from starweave.agents.app.dispatch import run_one
+from starweave.agents.app.safety import sensitive_reason
+from starweave.agents.app.strategies import count_llm_call
+from starweave.agents.host.response import (
+    SELECT_APPLICATION_COMMAND,
+    HostAgentResponse,
+    HostAgentStatus,
+    response_json_schema,
+)
+from starweave.agents.host.targets import (
+    TargetInfo,
+    TargetKind,
+    TargetRegistry,
+    third_party_targets,
+    window_targets,
+)
+from starweave.commands import Result, ResultStatus
+from starweave.errors import ToolError
+
+if TYPE_CHECKING:
+    from starweave.agents.host.agent import HostAgent
+
+ANSWER_TOKENS = 900
+
+
+@depends_on("command_dispatcher", "log_path", "session_step")
+@provides(
+    "desktop_screenshot_url",
+    "desktop_screenshot_path",
+    "application_windows_info",
+    "target_registry",
+    "target_info_list",
+)
+class DesktopDataCollectionStrategy(BaseProcessingStrategy):
+    """Desktop screenshot (optional input, kept in the log) and the open windows plus third-party agents."""
+
+    def __init__(self, fail_fast: bool = True) -> None:
+        super().__init__(name="desktop_data_collection", fail_fast=fail_fast)
+
+    async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
+        """Collect the targets."""
+        try:
+            dispatcher = agent.dispatcher(context.global_context)
+            path, url = await capture(
+                dispatcher, "capture_desktop_screenshot", {"all_screens": True}, step_file(context, ".png")
+            )
+            listing = await run_one(
+                dispatcher,
+                "get_desktop_app_info",
+                {"remove_empty": True, "refresh_app_windows": True},
+                "data_collection",
+            )
+            if not listing.ok:
+                raise ToolError(f"cannot list the application windows: {listing.error or listing.result}")
+            windows = window_targets(listing.result)
+            registry: TargetRegistry = context.get_local("target_registry") or TargetRegistry()
+            registry.register(windows)
+            registry.register(third_party_targets(agent.third_party_agents, len(windows)))
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.DATA_COLLECTION,
+                data={
+                    "desktop_screenshot_url": url,
+                    "desktop_screenshot_path": path,
+                    "application_windows_info": [w.model_dump() for w in windows],
+                    "target_registry": registry,
+                    "target_info_list": [t.model_dump() for t in registry.all()],
+                },
+            )
+        except Exception as exc:  # handle_error re-raises when fail_fast
+            return self.handle_error(exc, ProcessingPhase.DATA_COLLECTION, context)
+
+
+@depends_on("target_info_list", "desktop_screenshot_url")
+@provides(
+    "parsed_response",
+    "response_text",
+    "llm_cost",
+    "prompt_message",
+    "subtask",
+    "plan",
+    "result",
+    "host_message",
+    "status",
+    "question_list",
+    "function_name",
+    "function_arguments",
+    # Ours, for the step log and the counters:
+    "tokens",
+    "llm_time",
+)
+class HostLLMInteractionStrategy(BaseProcessingStrategy):
+    """Ask the model which target gets the next subtask (or whether the request is done)."""
+
+    def __init__(self, fail_fast: bool = True) -> None:
+        super().__init__(name="host_llm_interaction", fail_fast=fail_fast)
+
+    async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
+        """Build the prompt and parse the answer."""
+        try:
+            targets = [TargetInfo.model_validate(t) for t in context.get_local("target_info_list") or []]
+            tools = await agent.action_tools(context.global_context)
+            messages = agent.message_constructor(
+                request=str(context.get("request") or ""),
+                targets=targets,
+                tools=tools,
+                previous_subtasks=list(context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []),
+                screenshot_path=str(context.get_local("desktop_screenshot_path") or ""),
+            )
+            schema = response_json_schema(tools, [t.id for t in targets])
+            request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
+            if request_logger is not None:
+                request_logger.write(
+                    {
+                        "step": context.get_global(ContextNames.SESSION_STEP),
+                        "agent": agent.name,
+                        "prompt": messages,
+                    }
+                )
+            completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
+            agent.llm_calls += completion.attempts
+            count_llm_call(context.global_context, completion.attempts)
+            parsed = HostAgentResponse.model_validate(completion.parsed)
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.LLM_INTERACTION,
+                data={
+                    "parsed_response": parsed,
+                    "response_text": completion.text,
+                    "llm_cost": completion.cost,
+                    "prompt_message": messages,
+                    "subtask": parsed.current_subtask,
+                    "plan": parsed.plan,
+                    "result": parsed.result,
+                    "host_message": parsed.message,
+                    "status": parsed.status,
+                    "question_list": parsed.questions,
+                    "function_name": parsed.function,
+                    "function_arguments": parsed.arguments,
+                    "tokens": completion.usage.total,
+                    "llm_time": completion.latency,
+                },
+            )
+        except Exception as exc:
+            return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
+
+
+def _failure(message: str) -> Result:
+    return Result(status=ResultStatus.FAILURE, error=message)
+
+
+@depends_on("target_registry", "command_dispatcher")
+@provides(
+    "execution_result",
+    "action_info",
+    "selected_target_id",
+    "selected_application_root",
+    "assigned_third_party_agent",
+    "target",
+)
+class HostActionExecutionStrategy(BaseProcessingStrategy):
+    """Select the target (window or third-party agent) or run another host tool; settle the status."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="host_action_execution", fail_fast=fail_fast)
+
+    async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
+        """Execute the answer's function."""
+        try:
+            parsed: HostAgentResponse = context.get_local("parsed_response")
+            registry: TargetRegistry = context.get_local("target_registry")
+            status, note, result, target = await self._run(agent, context, parsed, registry)
+            agent.status = status
+            if status in (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value):
+                context.global_context.set(ContextNames.ROUND_RESULT, parsed.result or note)
+            info = ActionCommandInfo(
+                function=parsed.function,
+                arguments=parsed.arguments,
+                target=target.model_dump() if target else None,
+                status=status,
+                result=result,
+            )
+            selected = agent.selection
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.ACTION_EXECUTION,
+                data={
+                    "execution_result": [result],
+                    "action_info": info,
+                    "selected_target_id": target.id if target else "",
+                    "selected_application_root": selected.root_name
+                    if selected and not selected.third_party
+                    else "",
+                    "assigned_third_party_agent": selected.name if selected and selected.third_party else "",
+                    "target": target.model_dump() if target else {},
+                    "status": status,
+                    "note": note,
+                },
+            )
+        except Exception as exc:
+            agent.status = HostAgentStatus.ERROR.value
+            return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+
+    async def _run(
+        self,
+        agent: HostAgent,
+        context: ProcessingContext,
+        parsed: HostAgentResponse,
+        registry: TargetRegistry,
+    ) -> tuple[str, str, Result, TargetInfo | None]:
+        status = parsed.status
+        none = Result(status=ResultStatus.NONE)
+        if parsed.function == SELECT_APPLICATION_COMMAND:
+            target = registry.get(parsed.arguments.get("id"))
+            if target is None:
+                ids = [t.id for t in registry.all()]
+                note = f"No target has id {parsed.arguments.get('id')!r}; the targets are {ids}."
+                return HostAgentStatus.CONTINUE.value, note, _failure(note), None
+            result = await agent.select_target(target, context.global_context)
+            if not result.ok:
+                return HostAgentStatus.CONTINUE.value, f"Selecting {target.name} failed.", result, target
+            # A successful selection hands the subtask over, whatever status the model wrote with it.
+            if status in (HostAgentStatus.CONTINUE.value, HostAgentStatus.ASSIGN.value):
+                status = HostAgentStatus.ASSIGN.value
+            return status, "", result, target
+        if status == HostAgentStatus.ASSIGN.value and agent.selection is None:
+            note = "ASSIGN needs a target: call select_application_window with a target id."
+            return HostAgentStatus.CONTINUE.value, note, none, None
+        if not parsed.function:
+            return status, "", none, None
+        reason = sensitive_reason(parsed.function, parsed.arguments)
+        if reason is None and status == HostAgentStatus.CONFIRM.value:
+            reason = "the model asked for the user's confirmation"
+        if reason and agent.safe_guard and not agent.auto_approve:
+            agent.hold_for_confirmation(parsed, reason)
+            return (
+                HostAgentStatus.CONFIRM.value,
+                f"Waiting for the user to approve {parsed.call_string()}: {reason}.",
+                none,
+                None,
+            )
+        result = await run_one(
+            agent.dispatcher(context.global_context), parsed.function, parsed.arguments, "action"
+        )
+        if status == HostAgentStatus.CONFIRM.value:
+            status = HostAgentStatus.CONTINUE.value
+        return status, "", result, None
+
+
+def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentResponse) -> MemoryItem:
+    """The memory record of one HostAgent step."""
+    info: ActionCommandInfo | None = context.get_local("action_info")
+    note = str(context.get_local("note") or "")
+    output = info.to_representation() if info and info.function else "(no action was run)"
+    if note:
+        output = f"{note}\n{output}"
+    item = MemoryItem()
+    item.add_values_from_dict(parsed.model_dump())
+    item.add_values_from_dict(
+        {
+            "step": int(context.get_global(ContextNames.SESSION_STEP) or 0),
+            "round_step": context.global_context.current_round_step,
+            "round_num": int(context.get_global(ContextNames.CURRENT_ROUND_ID) or 0),
+            "agent_step": agent.step,
+            "agent_name": agent.name,
+            "action": [info.model_dump(mode="json")] if info else [],
+            "function_call": parsed.call_string(),
+            "call": parsed.call_string(),
+            "arguments": parsed.arguments,
+            "status": str(context.get_local("status") or parsed.status),
+            "application": context.get_local("selected_application_root")
+            or context.get_local("assigned_third_party_agent")
+            or "",
+            "output": output,
+            "results": str(info.result.result) if info else "",
+            "cost": context.get_local("llm_cost") or 0.0,
+            "tokens": context.get_local("tokens") or 0,
+            "time": time.time(),
+        }
+    )
+    return item
+
+
+@depends_on("session_step")
+@provides("additional_memory", "memory_item", "memory_keys_count")
+class HostMemoryUpdateStrategy(BaseProcessingStrategy):
+    """Record the step in memory, the structural logs, the Blackboard and the cost counters."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="host_memory_update", fail_fast=fail_fast)
+
+    async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
+        """Add a MemoryItem."""
+        try:
+            parsed: HostAgentResponse = context.get_local("parsed_response")
+            item = host_memory(agent, context, parsed)
+            agent.add_memory(item)
+            data: dict[str, Any] = item.to_dict()
+            glob = context.global_context
+            glob.add_to_structural_logs(data)
+            agent.blackboard.add_trajectories({k: data[k] for k in agent.history_keys if k in data})
+            glob.set(
+                ContextNames.SESSION_COST,
+                float(glob.get(ContextNames.SESSION_COST) or 0.0) + float(data["cost"]),
+            )
+            glob.set(
+                ContextNames.TOTAL_TOKENS, int(glob.get(ContextNames.TOTAL_TOKENS) or 0) + int(data["tokens"])
+            )
+            return ProcessingResult(
+                success=True,
+                phase=ProcessingPhase.MEMORY_UPDATE,
+                data={
+                    "additional_memory": {
+                        k: data[k] for k in ("step", "agent_name", "application", "status")
+                    },
+                    "memory_item": item,
+                    "memory_keys_count": len(data),
+                    "output": data["output"],
+                },
+            )
+        except Exception as exc:
+            return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)
+
+
+__all__ = [
+    "DesktopDataCollectionStrategy",
+    "HostActionExecutionStrategy",
+    "HostLLMInteractionStrategy",
+    "HostMemoryUpdateStrategy",
+    "TargetKind",
+]

@@ -1,0 +1,294 @@
+"""The Linux :class:`~starweave.tools.desktop.backend.DesktopBackend`: AT-SPI for windows, controls and
+text; X11 (xdotool, mss, python-xlib) for input, focus and screenshots.
+
+Needs DISPLAY and DBUS_SESSION_BUS_ADDRESS of a session whose apps speak AT-SPI (GTK does by default).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shlex
+import subprocess
+from typing import Any
+
+from starweave.errors import DesktopError, WindowNotFound
+from starweave.tools.desktop.backend import WalkState, WorkerThread
+from starweave.tools.desktop.linux import atspi, x11
+from starweave.tools.desktop.linux.keys import translate_keys
+from starweave.tools.desktop.model import ControlInfo, SettlePolicy, WalkLimits, WindowInfo
+from starweave.tools.desktop.settle import fingerprint, poll_until, wait_until_settled
+from starweave.tools.desktop.walk import build_tree, ui_node, walk_controls
+
+
+class LinuxDesktopBackend:
+    """AT-SPI + X11 desktop backend (see the module docstring)."""
+
+    platform = "linux"
+
+    def __init__(self, settle: SettlePolicy | None = None) -> None:
+        if not os.environ.get("DISPLAY"):
+            raise DesktopError("DISPLAY is not set: run under an X11 session or Xvfb (xvfb-run -a ...).")
+        self.settle = settle or SettlePolicy()
+        self._worker = WorkerThread("starweave-atspi")
+        self._windows: dict[str, atspi.A11yWindow] = {}
+        self._walk = WalkState()
+
+    # -- windows ---------------------------------------------------------------------------------
+    async def list_windows(self) -> list[WindowInfo]:
+        return await self._worker.run(self._list_windows)
+
+    async def focus_window(self, window_id: str) -> WindowInfo:
+        return await self._worker.run(self._focus_window, window_id)
+
+    async def close_window(self, window_id: str) -> bool:
+        return await self._worker.run(self._close_window, window_id)
+
+    async def launch(self, command: str, wait: float = 15.0) -> int:
+        return await self._worker.run(self._launch, command, wait)
+
+    # -- controls --------------------------------------------------------------------------------
+    async def window_controls(self, window_id: str, limits: WalkLimits | None = None) -> list[ControlInfo]:
+        return await self._worker.run(self._window_controls, window_id, limits or WalkLimits())
+
+    async def ui_tree(self, window_id: str, limits: WalkLimits | None = None) -> dict[str, Any]:
+        return await self._worker.run(self._ui_tree, window_id, limits or WalkLimits())
+
+    async def get_text(self, control_id: str) -> str:
+        return await self._worker.run(self._get_text, control_id)
+
+    # -- screen and input ------------------------------------------------------------------------
+    async def screenshot(self, window_id: str | None = None) -> bytes:
+        return await self._worker.run(self._screenshot, window_id)
+
+    async def click(
+        self,
+        control_id: str | None = None,
+        x: int | None = None,
+        y: int | None = None,
+        button: str = "left",
+        double: bool = False,
+    ) -> None:
+        await self._worker.run(self._click, control_id, x, y, button, double)
+
+    async def drag(
+        self,
+        x1: int,
+        y1: int,
+        x2: int,
+        y2: int,
+        button: str = "left",
+        duration: float = 1.0,
+        key_hold: str | None = None,
+    ) -> None:
+        await self._worker.run(self._acting, lambda: x11.drag(x1, y1, x2, y2, button, duration, key_hold))
+
+    async def set_text(self, control_id: str, text: str, clear: bool = False) -> None:
+        await self._worker.run(self._set_text, control_id, text, clear)
+
+    async def type_keys(self, keys: str, control_id: str | None = None) -> None:
+        commands = translate_keys(keys)  # parse first: a syntax error must not touch the UI
+        await self._worker.run(self._type_keys, commands, control_id)
+
+    async def scroll(self, control_id: str, wheel_dist: int) -> None:
+        await self._worker.run(self._scroll, control_id, wheel_dist)
+
+    async def aclose(self) -> None:
+        self._worker.shutdown()
+
+    # -- blocking implementations (worker thread) ------------------------------------------------
+    def _list_windows(self) -> list[WindowInfo]:
+        active = x11.active_window()
+        windows: dict[str, atspi.A11yWindow] = {}
+        infos: list[WindowInfo] = []
+        for app in atspi.applications():
+            try:
+                tops = atspi.toplevels(app)
+                xwins = x11.visible_windows(app.get_process_id()) if tops else []
+            except atspi.errors():
+                continue  # an application that quits while we look is simply not listed
+            _match_x_windows(tops, xwins)
+            for top in tops:
+                if top.xid == 0:
+                    continue  # no visible X window: not on screen
+                window_id = str(top.xid)
+                windows[window_id] = top
+                infos.append(_window_info(window_id, top, active))
+        self._windows = windows
+        return infos
+
+    def _window(self, window_id: str) -> atspi.A11yWindow:
+        if str(window_id) not in self._windows:
+            self._list_windows()
+        try:
+            return self._windows[str(window_id)]
+        except KeyError as exc:
+            raise WindowNotFound(
+                f"Window '{window_id}' not found. Open windows: {list(self._windows)}; "
+                "list the windows again."
+            ) from exc
+
+    def _focus_window(self, window_id: str) -> WindowInfo:
+        win = self._window(window_id)
+        x11.focus(win.xid)
+        return _window_info(str(window_id), win, x11.active_window())
+
+    def _close_window(self, window_id: str) -> bool:
+        win = self._window(window_id)
+        x11.close(win.xid)
+        gone = poll_until(lambda: all(w.xid != win.xid for w in x11.visible_windows(win.pid)), timeout=3.0)
+        if gone:
+            self._windows.pop(str(window_id), None)
+        return bool(gone)
+
+    def _launch(self, command: str, wait: float) -> int:
+        argv = shlex.split(command)
+        if not argv:
+            raise DesktopError("The command to launch is empty.")
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise DesktopError(f"Failed to launch application {command!r}: {exc}") from exc
+
+        def shown() -> bool:
+            if proc.poll() is not None:
+                return True  # handed over to a running instance, or failed: nothing to wait for
+            return any(w.process_id == proc.pid for w in self._list_windows())
+
+        poll_until(shown, timeout=wait, interval=0.1)
+        if proc.poll() not in (None, 0):
+            raise DesktopError(f"Failed to launch application {command!r}: it exited with {proc.returncode}.")
+        return proc.pid
+
+    def _window_controls(self, window_id: str, limits: WalkLimits) -> list[ControlInfo]:
+        win = self._window(window_id)
+        win.x_rect = x11.geometry(win.xid)  # the window may have moved since it was listed
+        win.accessible.clear_cache()
+        reader = atspi.ControlReader(win)
+        result = walk_controls(win.accessible, reader, limits)
+        self._walk.replace(str(window_id), result.controls, result.elements)
+        return result.controls
+
+    def _ui_tree(self, window_id: str, limits: WalkLimits) -> dict[str, Any]:
+        win = self._window(window_id)
+        win.x_rect = x11.geometry(win.xid)
+        reader = atspi.ControlReader(win, visible_only=False)
+        window_rect = win.rect()
+        counter = itertools.count()
+
+        def label(node: Any, depth: int) -> dict[str, Any]:
+            props = reader.label(node)
+            return ui_node(
+                next(counter), props["name"], props["control_type"], props["rect"], window_rect, depth
+            )
+
+        return build_tree(win.accessible, reader, label, limits)
+
+    def _get_text(self, control_id: str) -> str:
+        _, node = self._walk.get(control_id)
+        return atspi.text_of(node)
+
+    def _screenshot(self, window_id: str | None) -> bytes:
+        if window_id is None:
+            return x11.screenshot_png()
+        win = self._window(window_id)
+        win.x_rect = x11.geometry(win.xid)
+        return x11.screenshot_png(win.rect())
+
+    def _focus_walked_window(self) -> None:
+        if self._walk.window_id is not None and self._walk.window_id in self._windows:
+            x11.focus(self._windows[self._walk.window_id].xid)
+
+    def _acting(self, action: Any) -> None:
+        """Run an input action, then wait until the screen settles."""
+        before = fingerprint(x11.grab_raw())
+        action()
+        wait_until_settled(x11.grab_raw, self.settle, before)
+
+    def _click(self, control_id: str | None, x: int | None, y: int | None, button: str, double: bool) -> None:
+        if control_id is None:
+            if x is None or y is None:
+                raise DesktopError("click needs a control id or both x and y screen coordinates.")
+            self._acting(lambda: x11.click(x, y, button, double))
+            return
+        info, node = self._walk.get(control_id)
+        self._focus_walked_window()
+        if info.rect.is_empty():
+            # Not on screen (e.g. an item of a closed menu): use its accessible action instead.
+            self._acting(lambda: atspi.do_action(node))
+            return
+        cx, cy = info.rect.center
+        self._acting(lambda: x11.click(cx, cy, button, double))
+
+    def _set_text(self, control_id: str, text: str, clear: bool) -> None:
+        info, node = self._walk.get(control_id)
+        if atspi.set_text(node, text, clear):
+            self._acting(lambda: None)  # the app redraws asynchronously
+            return
+        # Not editable through AT-SPI: focus it and type like a user.
+        self._focus_walked_window()
+        cx, cy = info.rect.center
+        commands = [["key", "--clearmodifiers", "ctrl+a"]] if clear else []
+        commands += translate_keys(text.replace("{", "{{}").replace("^", "{^}").replace("+", "{+}"))
+
+        def act() -> None:
+            x11.click(cx, cy)
+            x11.run_key_commands(commands)
+
+        self._acting(act)
+
+    def _type_keys(self, commands: list[list[str]], control_id: str | None) -> None:
+        self._focus_walked_window()
+        if control_id is not None:
+            info, node = self._walk.get(control_id)
+            if not atspi.grab_focus(node) and not info.rect.is_empty():
+                x11.click(*info.rect.center)
+        self._acting(lambda: x11.run_key_commands(commands))
+
+    def _scroll(self, control_id: str, wheel_dist: int) -> None:
+        info, _ = self._walk.get(control_id)
+        self._focus_walked_window()
+        cx, cy = info.rect.center
+        self._acting(lambda: x11.scroll(cx, cy, wheel_dist))
+
+
+def _match_x_windows(tops: list[atspi.A11yWindow], xwins: list[x11.XWindow]) -> None:
+    """Pair accessible top-levels with X windows of the same process: by title, then the one left."""
+    free = list(xwins)
+    for top in tops:
+        same = [w for w in free if w.name == top.name]
+        if same:
+            _assign(top, same[0], free)
+    unmatched = [t for t in tops if t.xid == 0]
+    if len(unmatched) == 1 and len(free) == 1:
+        _assign(unmatched[0], free[0], free)
+
+
+def _assign(top: atspi.A11yWindow, xwin: x11.XWindow, free: list[x11.XWindow]) -> None:
+    top.xid = xwin.xid
+    top.x_rect = xwin.rect
+    free.remove(xwin)
+
+
+def _window_info(window_id: str, win: atspi.A11yWindow, active_xid: int) -> WindowInfo:
+    return WindowInfo(
+        id=window_id,
+        name=win.name,
+        title=win.name,
+        handle=win.xid,
+        class_name=win.role,
+        process_id=win.pid,
+        is_visible=True,
+        is_minimized="iconified" in win.states,
+        is_maximized="maximized" in win.states,
+        is_active=win.xid == active_xid,
+        rectangle=win.rect(),
+        control_type="Window",
+        app_name=win.app_name,
+    )

@@ -1,0 +1,233 @@
+"""A private X11 desktop for tests: Xvfb + a D-Bus session bus (AT-SPI starts on demand) + real apps.
+
+Use from a test module or conftest::
+
+    from helpers.desktop_env import desktop_session, desktop_backend  # noqa: F401  (fixtures)
+
+    @pytest.mark.desktop
+    async def test_x(desktop_session, desktop_backend):
+        app = desktop_session.launch("gnome-calculator", position=(700, 20))
+
+``desktop_session`` (session scope) sets DISPLAY and DBUS_SESSION_BUS_ADDRESS for the test process and,
+at the end, kills every process it started plus any process still running on its display (apps that
+code under test launched itself), so nothing is left behind. Tests SKIP only when not on Linux; on
+Linux a missing system package is a failure naming ``make system-deps``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+
+SCREEN = (1280, 1024)
+_NEEDED = ("Xvfb", "dbus-daemon", "xdotool")
+
+
+@dataclass
+class LaunchedApp:
+    """An application started by the session, with its first visible X window."""
+
+    pid: int
+    window_id: str
+    proc: subprocess.Popen[bytes]
+
+
+@dataclass
+class DesktopSession:
+    """The running Xvfb display and session bus, and the apps started on them."""
+
+    display: str
+    bus_address: str
+    home: Path
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def app_env(self) -> dict[str, str]:
+        """Environment for apps: our display and bus, and private XDG dirs (no user config is touched)."""
+        env = dict(os.environ)
+        for name in ("config", "data", "cache", "state"):
+            path = self.home / name
+            path.mkdir(exist_ok=True)
+            env[f"XDG_{name.upper()}_HOME"] = str(path)
+        env.pop("NO_AT_BRIDGE", None)
+        return env
+
+    def launch(
+        self, *argv: str, position: tuple[int, int] | None = None, timeout: float = 15.0
+    ) -> LaunchedApp:
+        """Start ``argv`` and wait until it has a visible X window (moved to ``position`` when given)."""
+        proc = subprocess.Popen(
+            list(argv),
+            env=self.app_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.procs.append(proc)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{argv[0]} exited with {proc.returncode} before showing a window")
+            found = _visible_windows(proc.pid)
+            if found:
+                window = found[0]
+                if position is not None:
+                    _xdotool("windowmove", "--sync", window, str(position[0]), str(position[1]))
+                return LaunchedApp(pid=proc.pid, window_id=window, proc=proc)
+            time.sleep(0.1)
+        raise RuntimeError(f"{argv[0]} showed no window within {timeout}s")
+
+    def stop(self, app: LaunchedApp) -> None:
+        """Kill one launched app (and its process group) now."""
+        _kill_tree(app.proc.pid)
+        if app.proc in self.procs:
+            self.procs.remove(app.proc)
+        app.proc.wait(timeout=5)
+
+
+def _xdotool(*args: str) -> str:
+    proc = subprocess.run(["xdotool", *args], capture_output=True, text=True, timeout=10, check=False)
+    return proc.stdout
+
+
+def _visible_windows(pid: int) -> list[str]:
+    found = []
+    for xid in _xdotool("search", "--onlyvisible", "--pid", str(pid)).split():
+        geometry = _xdotool("getwindowgeometry", "--shell", xid)
+        if "WIDTH=1\n" not in geometry:
+            found.append(xid)
+    return found
+
+
+def _kill_tree(pid: int) -> None:
+    try:
+        root = psutil.Process(pid)
+        procs = [*root.children(recursive=True), root]
+    except psutil.NoSuchProcess:
+        return
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            continue
+    psutil.wait_procs(procs, timeout=5)
+
+
+def _processes_on_display(display: str) -> list[psutil.Process]:
+    """Processes (other than us) whose environment names our display: apps launched by code under test."""
+    mine = os.getpid()
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        if proc.pid == mine:
+            continue
+        try:
+            if proc.environ().get("DISPLAY") == display:
+                found.append(proc)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def _start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
+    read_fd, write_fd = os.pipe()
+    xvfb = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write_fd),
+            "-screen",
+            "0",
+            f"{SCREEN[0]}x{SCREEN[1]}x24",
+            "-nolisten",
+            "tcp",
+        ],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        number = pipe.readline().strip()
+    if not number.isdigit():
+        xvfb.kill()
+        raise RuntimeError("Xvfb did not report a display number")
+    return xvfb, f":{number}"
+
+
+def _start_bus(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    bus = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    assert bus.stdout is not None
+    address = bus.stdout.readline().decode().strip()
+    if not address:
+        bus.kill()
+        raise RuntimeError("dbus-daemon did not print its address")
+    return bus, address
+
+
+@pytest.fixture(scope="session")
+def desktop_session() -> Iterator[DesktopSession]:
+    """Xvfb + session bus for the whole test session; everything started on them is killed at the end."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the Linux desktop tests need Linux (X11 + AT-SPI)")
+    missing = [tool for tool in _NEEDED if shutil.which(tool) is None]
+    if missing:
+        pytest.fail(f"missing {', '.join(missing)}: run `make system-deps` as root (apt packages of issue 6)")
+    saved = {k: os.environ.get(k) for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "GSETTINGS_BACKEND")}
+    xvfb, display = _start_xvfb()
+    bus = None
+    home = Path(tempfile.mkdtemp(prefix="starweave-desktop-"))
+    try:
+        env = dict(os.environ, DISPLAY=display, GSETTINGS_BACKEND="memory")
+        bus, address = _start_bus(env)
+        os.environ.update(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address, GSETTINGS_BACKEND="memory")
+        session = DesktopSession(display=display, bus_address=address, home=home)
+        yield session
+        for proc in session.procs:
+            _kill_tree(proc.pid)
+    finally:
+        strays = _processes_on_display(display)
+        if bus is not None:
+            _kill_tree(bus.pid)  # the a11y bus launcher, registryd and dconf are its children
+            bus.wait(timeout=5)
+        for proc in strays:
+            _kill_tree(proc.pid)
+        xvfb.send_signal(signal.SIGTERM)
+        try:
+            xvfb.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            xvfb.kill()
+            xvfb.wait(timeout=5)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+async def desktop_backend(desktop_session: DesktopSession) -> AsyncIterator[object]:
+    """A fresh Linux backend on the session's display (typed loosely: this module imports anywhere)."""
+    from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
+
+    backend = LinuxDesktopBackend()
+    yield backend
+    await backend.aclose()

@@ -1,0 +1,102 @@
+"""The bounded best-effort walk over a fake accessibility tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from starweave.tools.desktop.model import ControlInfo, Rect, WalkLimits
+from starweave.tools.desktop.walk import build_tree, walk_controls
+
+
+class Broken(RuntimeError):
+    pass
+
+
+@dataclass
+class Node:
+    name: str
+    kids: list[Node] = field(default_factory=list)
+    broken: bool = False
+    hidden_kids: bool = False
+
+
+class Adapter:
+    errors = (Broken,)
+
+    def children(self, node: Node) -> list[Node]:
+        if node.hidden_kids:
+            raise Broken("children unreadable")
+        return node.kids
+
+    def describe(self, node: Node, depth: int) -> ControlInfo | None:
+        if node.broken:
+            raise Broken(f"{node.name} vanished")
+        if node.name.startswith("pane"):
+            return None
+        return ControlInfo(
+            id="", name=node.name, control_type="Button", rect=Rect(x=0, y=0, width=5, height=5)
+        )
+
+
+def chain(depth: int) -> Node:
+    node = Node(f"n{depth}")
+    for d in range(depth - 1, 0, -1):
+        node = Node(f"n{d}", [node])
+    return node
+
+
+def test_walk_lists_in_preorder_with_ids_and_skips_broken() -> None:
+    root = Node(
+        "root", [Node("a", [Node("a1")]), Node("x", [Node("x1")], broken=True), Node("pane", [Node("b")])]
+    )
+    result = walk_controls(root, Adapter(), WalkLimits())
+    assert [(c.id, c.name, c.depth) for c in result.controls] == [
+        ("1", "a", 1),
+        ("2", "a1", 2),
+        ("3", "x1", 2),
+        ("4", "b", 2),
+    ]
+    assert result.skipped == 1 and result.elements["3"].name == "x1" and result.truncated == ""
+
+
+def test_unreadable_children_keep_the_rest() -> None:
+    root = Node("root", [Node("a", hidden_kids=True), Node("b")])
+    result = walk_controls(root, Adapter(), WalkLimits())
+    assert [c.name for c in result.controls] == ["a", "b"] and result.skipped == 1
+
+
+def test_depth_limit() -> None:
+    result = walk_controls(Node("root", [chain(10)]), Adapter(), WalkLimits(max_depth=3))
+    assert [c.name for c in result.controls] == ["n1", "n2", "n3"] and result.truncated == "max_depth"
+
+
+def test_node_limit() -> None:
+    root = Node("root", [Node(f"c{i}") for i in range(50)])
+    result = walk_controls(root, Adapter(), WalkLimits(max_nodes=7))
+    assert len(result.controls) == 7 and result.truncated == "max_nodes"
+
+
+def test_time_limit_with_a_fake_clock() -> None:
+    ticks = iter(range(1000))
+    root = Node("root", [Node(f"c{i}") for i in range(50)])
+    result = walk_controls(root, Adapter(), WalkLimits(max_seconds=5), clock=lambda: float(next(ticks)))
+    assert 0 < len(result.controls) < 50 and result.truncated == "max_seconds"
+
+
+def test_tree_keeps_shape_with_error_leaves_and_limits() -> None:
+    root = Node("root", [Node("a", [Node("a1")]), Node("x", broken=True)])
+
+    def label(node: Node, depth: int) -> dict[str, object]:
+        if node.broken:
+            raise Broken("gone")
+        return {"name": node.name, "level": depth}
+
+    tree = build_tree(root, Adapter(), label, WalkLimits())
+    assert tree["name"] == "root" and tree["children"][0]["children"][0] == {
+        "name": "a1",
+        "level": 2,
+        "children": [],
+    }
+    assert "error" in tree["children"][1]
+    shallow = build_tree(root, Adapter(), label, WalkLimits(max_depth=1))
+    assert shallow["children"][0]["children"] == []

@@ -1,0 +1,110 @@
+"""TextEditorExecutor on real files, through a real in-process MCP client."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from starweave.config.models import ShellConfig
+from starweave.tools.servers.desktop import create_text_editor_server
+
+
+async def _ok(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error and isinstance(result.structured_content, dict)
+    data = result.structured_content
+    assert data["success"], data
+    return data
+
+
+async def _refused(client: Client, tool: str, args: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error and isinstance(result.structured_content, dict)
+    assert result.structured_content["success"] is False, result.structured_content
+    return str(result.structured_content["error"])
+
+
+async def test_open_edit_save_close(workspace: Path) -> None:
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)))) as c:
+        opened = await _ok(c, "open_file", {"path": "notes.txt"})
+        assert opened["lines"] == 3 and opened["modified"] is False and opened["writable"] is True
+        part = await _ok(c, "read_document", {"path": "notes.txt", "start_line": 2, "end_line": 3})
+        assert part["content"] == "beta 200\ngamma 3\n"
+        replaced = await _ok(
+            c, "replace_text", {"path": "notes.txt", "old_text": "a", "new_text": "A", "count": 2}
+        )
+        assert replaced["replacements"] == 2 and replaced["modified"] is True
+        assert (workspace / "notes.txt").read_text() == "alpha 1\nbeta 200\ngamma 3\n"  # not saved yet
+        assert "has unsaved changes" in await _refused(c, "close_file", {"path": "notes.txt"})
+        saved = await _ok(c, "save_file", {"path": "notes.txt"})
+        assert (workspace / "notes.txt").read_text() == "AlphA 1\nbeta 200\ngamma 3\n"
+        assert saved["bytes_written"] == len("AlphA 1\nbeta 200\ngamma 3\n")
+        await _ok(c, "write_document", {"path": "notes.txt", "content": "fresh\n"})
+        await _ok(c, "save_file", {"path": "notes.txt", "save_as": "copy/notes2.txt"})
+        assert (workspace / "copy/notes2.txt").read_text() == "fresh\n"
+        listed = await _ok(c, "list_open_files", {})
+        assert [Path(f["path"]).name for f in listed["files"]] == ["notes2.txt"]
+        assert (await _ok(c, "close_file", {"path": "copy/notes2.txt"}))["discarded_changes"] is False
+        assert (await _ok(c, "list_open_files", {}))["files"] == []
+        assert "is not open; call open_file first" in await _refused(
+            c, "read_document", {"path": "notes.txt"}
+        )
+
+
+async def test_new_documents_and_refusals(workspace: Path) -> None:
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)))) as c:
+        assert "no such file; pass create=True" in await _refused(c, "open_file", {"path": "new.txt"})
+        await _ok(c, "open_file", {"path": "new.txt", "create": True})
+        await _ok(c, "write_document", {"path": "new.txt", "content": "one\n"})
+        await _ok(c, "save_file", {"path": "new.txt"})
+        assert (workspace / "new.txt").read_text() == "one\n"
+        assert "does not occur" in await _refused(
+            c, "replace_text", {"path": "new.txt", "old_text": "two", "new_text": "2"}
+        )
+        assert "invalid line range" in await _refused(
+            c, "read_document", {"path": "new.txt", "start_line": 0}
+        )
+        for path in ("../outside/target.txt", "/etc/passwd", ".env"):
+            assert (await _refused(c, "open_file", {"path": path})).startswith("Blocked: "), path
+        (workspace / "bin.dat").write_bytes(b"\xff\xfe\x00")
+        assert "not a UTF-8 text file" in await _refused(c, "open_file", {"path": "bin.dat"})
+        linked = await _ok(c, "open_file", {"path": "hard.txt"})  # hard link to a file outside: read-only
+        assert linked["writable"] is False
+        assert (await _refused(c, "save_file", {"path": "hard.txt"})).startswith("Blocked: ")
+        await _ok(c, "open_file", {"path": "notes.txt"})
+        assert (await _refused(c, "save_file", {"path": "notes.txt", "save_as": "../escape.txt"})).startswith(
+            "Blocked: "
+        )
+
+
+async def test_save_refuses_to_overwrite_a_file_changed_on_disk(workspace: Path) -> None:
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)))) as c:
+        await _ok(c, "open_file", {"path": "notes.txt"})
+        await _ok(c, "write_document", {"path": "notes.txt", "content": "from the API\n"})
+        (workspace / "notes.txt").write_text("saved from the editor window, longer\n")
+        assert "changed on disk since it was opened" in await _refused(c, "save_file", {"path": "notes.txt"})
+        assert "already open with unsaved changes" in await _refused(c, "open_file", {"path": "notes.txt"})
+        await _ok(c, "save_file", {"path": "notes.txt", "overwrite": True})
+        assert (workspace / "notes.txt").read_text() == "from the API\n"
+
+
+async def test_show_in_editor_starts_the_editor_on_the_file(workspace: Path) -> None:
+    editor = [sys.executable, "-c", "import sys; open(sys.argv[1] + '.shown', 'w').write('yes')"]
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)), editor)) as c:
+        opened = await _ok(c, "open_file", {"path": "notes.txt", "show_in_editor": True})
+        assert opened["editor_pid"] > 0
+        marker = workspace / "notes.txt.shown"
+        for _ in range(100):
+            if marker.exists():
+                break
+            await asyncio.sleep(0.05)
+        assert marker.read_text() == "yes"
+    missing = ["/nonexistent/editor-binary"]
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)), missing)) as c:
+        opened = await _ok(c, "open_file", {"path": "notes.txt", "show_in_editor": True})
+        assert "could not show the file in the editor" in opened["editor_error"]
+    assert (workspace / "notes.txt").read_text().startswith("alpha")
