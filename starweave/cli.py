@@ -86,10 +86,23 @@ def run(
         str,
         typer.Option("--log-level", help="Python log level on stderr (the console shows each step anyway)."),
     ] = "ERROR",
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--agent",
+            help="linux: the LinuxAgent (shell and files); host: the HostAgent on the desktop's windows.",
+        ),
+    ] = "linux",
+    multi_action: Annotated[
+        bool, typer.Option("--multi-action", help="--agent host: AppAgents may plan several actions a step.")
+    ] = False,
 ) -> None:
-    """Run a LinuxAgent on this machine until the request is done (or fails)."""
+    """Run an agent on this machine until the request is done (or fails): the LinuxAgent by default."""
     from starweave.session.console import ConsoleView
     from starweave.session.runner import RunOptions, run_linux_task
+
+    if agent not in ("linux", "host"):
+        _fail(f"unknown --agent {agent!r}; choose linux or host")
 
     _setup_logging(log_level)
     options = RunOptions(
@@ -108,7 +121,12 @@ def run(
     # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
     view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)
     try:
-        result = asyncio.run(run_linux_task(options, view=view))
+        if agent == "host":
+            from starweave.session.desktop_runner import DesktopOptions, run_host_task
+
+            result = asyncio.run(run_host_task(options, view, DesktopOptions(multi_action=multi_action)))
+        else:
+            result = asyncio.run(run_linux_task(options, view=view))
     except StarweaveError as exc:
         _fail(str(exc))
     except OSError as exc:

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,9 +183,30 @@ def _start_bus(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
     return bus, address
 
 
+# One desktop per test process. Each test module that imports the fixture gets its own fixture
+# definition, but AT-SPI connects once per process (to the accessibility bus of the first display),
+# so a second Xvfb + bus would be invisible to the code under test: every module shares the first
+# one, which its owner (set up first, so torn down last) stops at the end of the session.
+_shared: DesktopSession | None = None
+
+
 @pytest.fixture(scope="session")
 def desktop_session() -> Iterator[DesktopSession]:
     """Xvfb + session bus for the whole test session; everything started on them is killed at the end."""
+    global _shared
+    if _shared is not None:
+        yield _shared
+        return
+    with _desktop_session() as session:
+        _shared = session
+        try:
+            yield session
+        finally:
+            _shared = None
+
+
+@contextmanager
+def _desktop_session() -> Iterator[DesktopSession]:
     if not sys.platform.startswith("linux"):
         pytest.skip("the Linux desktop tests need Linux (X11 + AT-SPI)")
     missing = [tool for tool in _NEEDED if shutil.which(tool) is None]
@@ -207,8 +229,8 @@ def desktop_session() -> Iterator[DesktopSession]:
         if bus is not None:
             _kill_tree(bus.pid)  # the a11y bus launcher, registryd and dconf are its children
             bus.wait(timeout=5)
-        for proc in strays:
-            _kill_tree(proc.pid)
+        for stray in strays:
+            _kill_tree(stray.pid)
         xvfb.send_signal(signal.SIGTERM)
         try:
             xvfb.wait(timeout=5)

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from starweave.agent import AgentRegistry, BasicAgent, Context, ContextNames
 from starweave.agents.app.actions import ListActionCommandInfo
@@ -22,8 +22,25 @@ from starweave.agents.app.states import AppAgentStateManager
 
 logger = logging.getLogger(__name__)
 
-#: ``await annotator(clean_png, controls, out_png) -> out_png``: draws the set-of-mark boxes.
-Annotator = Callable[[Path, list[Control], Path], Awaitable[Path]]
+
+class Annotator(Protocol):
+    """Draws set-of-mark boxes: ``await annotator(clean_png, controls, out_png, origin=..., selected=...)``.
+
+    ``origin`` is the window's screen rectangle ``{x, y, width, height}`` (the control rectangles are
+    on screen, the screenshot shows the window); ``selected`` is the label to highlight.
+    """
+
+    def __call__(
+        self,
+        clean_png: Path,
+        controls: list[Control],
+        out_png: Path,
+        *,
+        origin: dict[str, Any] | None = None,
+        selected: str | None = None,
+    ) -> Awaitable[Path]: ...
+
+
 #: ``await asker(question) -> answer``.
 Asker = Callable[[str], Awaitable[str]]
 DEFAULT_HISTORY_KEYS = [

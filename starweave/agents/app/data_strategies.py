@@ -59,6 +59,13 @@ async def capture(dispatcher: Any, tool: str, params: dict[str, Any], path: Path
     return (str(path) if path else ""), data_url(result.result)
 
 
+def window_origin(context: ProcessingContext) -> dict[str, Any] | None:
+    """The selected window's screen rectangle ``{x, y, width, height}`` from this step's window info."""
+    info = context.get_local("application_window_info") or {}
+    rect = info.get("control_rect") if isinstance(info, dict) else None
+    return rect if isinstance(rect, dict) else None
+
+
 @depends_on("app_root", "log_path", "session_step")
 @provides(
     "clean_screenshot_path",
@@ -157,7 +164,9 @@ class AppControlInfoStrategy(BaseProcessingStrategy):
             if agent.annotator is not None and clean_path:
                 annotated = step_file(context, "_annotated.png")
                 if annotated is not None:
-                    annotated_path = str(await agent.annotator(Path(clean_path), controls, annotated))
+                    origin = window_origin(context)
+                    done = await agent.annotator(Path(clean_path), controls, annotated, origin=origin)
+                    annotated_path = str(done)
             kinds: dict[str, int] = {}
             for control in controls:
                 kinds[control.control_type] = kinds.get(control.control_type, 0) + 1

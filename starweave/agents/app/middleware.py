@@ -32,6 +32,7 @@ RECORD_KEYS = (
     "clean_screenshot_path",
     "annotated_screenshot_path",
     "desktop_screenshot_path",
+    "selected_control_screenshot_path",
     "multi_action",
 )
 

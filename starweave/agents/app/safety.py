@@ -16,6 +16,7 @@ Confirmer = Callable[[str, str], Awaitable[bool]]
 
 SENSITIVE_FUNCTIONS = {
     "close_application": "it closes an application",
+    "close_application_window": "it closes an application window",
     "close_window": "it closes a window",
     "run_shell": "it runs a shell command",
     "execute_command": "it runs a shell command",

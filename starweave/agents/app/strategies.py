@@ -7,7 +7,9 @@ is held back (status CONFIRM) unless the safeguard is off or the user approved i
 
 from __future__ import annotations
 
+import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
@@ -22,11 +24,15 @@ from starweave.agent import (
 )
 from starweave.agents.app.actions import ListActionCommandInfo
 from starweave.agents.app.controls import Control
+from starweave.agents.app.data_strategies import step_file, window_origin
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.response import AppAgentResponse, AppAgentStatus, response_json_schema
+from starweave.errors import ToolError
 
 if TYPE_CHECKING:
     from starweave.agents.app.agent import AppAgent
+
+logger = logging.getLogger(__name__)
 
 ANSWER_TOKENS = 900
 _END = (AppAgentStatus.FINISH.value, AppAgentStatus.FAIL.value)
@@ -160,6 +166,7 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
             agent.status = status
             if not outcome.fallback:
                 agent.end_fallback_step()
+            selected_path = await selected_control_screenshot(agent, context, parsed, planned)
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.ACTION_EXECUTION,
@@ -168,13 +175,36 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
                     "action_info": outcome.info,
                     "control_log": [a.target for a in outcome.info.actions if a.target],
                     "status": status,
-                    "selected_control_screenshot_path": "",
+                    "selected_control_screenshot_path": selected_path,
                     "note": note,
                 },
             )
         except Exception as exc:
             agent.status = AppAgentStatus.ERROR.value
             return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+
+
+async def selected_control_screenshot(
+    agent: AppAgent, context: ProcessingContext, parsed: AppAgentResponse, planned: dict[str, Control]
+) -> str:
+    """The clean screenshot with the first targeted control highlighted (``..._selected_controls.png``).
+
+    Only a picture for the log: a failure is logged and the step goes on.
+    """
+    clean = str(context.get_local("clean_screenshot_path") or "")
+    targets = [planned.get(a.control_id or "") for a in parsed.actions]
+    target = next((t for t in targets if t is not None), None)
+    out = step_file(context, "_selected_controls.png")
+    if agent.annotator is None or not clean or target is None or out is None:
+        return ""
+    try:
+        done = await agent.annotator(
+            Path(clean), [target], out, origin=window_origin(context), selected=target.id
+        )
+    except (ToolError, OSError) as exc:
+        logger.warning("selected-control screenshot not saved: %s", exc)
+        return ""
+    return str(done)
 
 
 def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentResponse) -> MemoryItem:

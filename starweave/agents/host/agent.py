@@ -174,7 +174,9 @@ class HostAgent(BasicAgent):
         raw_window = payload.get("window_info")
         window: dict[str, Any] = raw_window if isinstance(raw_window, dict) else {}
         root = str(payload.get("root_name") or target.name)
-        process = str(window.get("process_name") or target.type or root)
+        # The HostUIExecutor's root_name is the process name (mcp.yaml's key); a target's type is the
+        # window's control type on the real desktop, so it only stands in when neither is given.
+        process = str(window.get("process_name") or payload.get("root_name") or target.type or root)
         self.selection = Selection(target.id, target.name, root, process, False)
         context.set(ContextNames.APPLICATION_ROOT_NAME, root)
         context.set(ContextNames.APPLICATION_PROCESS_NAME, process)

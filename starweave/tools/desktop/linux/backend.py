@@ -201,6 +201,15 @@ class LinuxDesktopBackend:
         win.x_rect = x11.geometry(win.xid)
         return x11.screenshot_png(win.rect())
 
+    def _focus_in_walked_app(self) -> bool:
+        window = self._windows.get(self._walk.window_id or "")
+        if window is None:
+            return False
+        try:
+            return x11.window_pid(x11.active_window()) == window.pid
+        except DesktopError:
+            return False
+
     def _focus_walked_window(self) -> None:
         if self._walk.window_id is not None and self._walk.window_id in self._windows:
             x11.focus(self._windows[self._walk.window_id].xid)
@@ -244,7 +253,10 @@ class LinuxDesktopBackend:
         self._acting(act)
 
     def _type_keys(self, commands: list[list[str]], control_id: str | None) -> None:
-        self._focus_walked_window()
+        # Keys for "whatever has focus" stay in the application's own dialog (a Save As dialog is a
+        # window of its own): the walked window is focused only when the focus is elsewhere.
+        if control_id is not None or not self._focus_in_walked_app():
+            self._focus_walked_window()
         if control_id is not None:
             info, node = self._walk.get(control_id)
             if not atspi.grab_focus(node) and not info.rect.is_empty():

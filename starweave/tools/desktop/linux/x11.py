@@ -81,7 +81,20 @@ def visible_windows(pid: int) -> list[XWindow]:
 
 def active_window() -> int:
     """The X window that has the keyboard focus (0 when none)."""
-    out = xdotool("getwindowfocus").strip()
+    try:
+        out = xdotool("getwindowfocus").strip()
+    except DesktopError as exc:
+        # After the focused window is gone the focus is PointerRoot/None, which xdotool reports
+        # as a failure: nobody has the focus.
+        if "XGetInputFocus" in str(exc) or "BadWindow" in str(exc):
+            return 0
+        raise
+    return int(out) if out.isdigit() else 0
+
+
+def window_pid(xid: int) -> int:
+    """The process owning X window ``xid`` (0 when unknown)."""
+    out = xdotool("getwindowpid", str(xid)).strip() if xid else ""
     return int(out) if out.isdigit() else 0
 
 

@@ -95,6 +95,13 @@ class UIState:
                 raise McpToolError(f"The desktop backend could not start: {describe(exc)}") from None
         return self._backend
 
+    async def aclose(self) -> None:
+        """Stop the backend (its worker thread); a later call builds a new one."""
+        backend, self._backend = self._backend, None
+        close = getattr(backend, "aclose", None)
+        if close is not None:
+            await close()
+
     def select(self, annotation_id: str, window: WindowInfo) -> None:
         """Make ``window`` the selected one; the controls of any previous window are forgotten."""
         self.selected_app_window = window

@@ -1,0 +1,247 @@
+"""``starweave run --agent host``: a HostAgent on this machine's desktop, handing subtasks to AppAgents.
+
+The HostAgent lists the open windows (and the third-party LinuxAgent), picks one per subtask and
+hands it to an AppAgent, which reads the window's controls, sees the set-of-mark screenshot and
+clicks, types and reads until the subtask is done. The desktop UI servers (UICollector,
+HostUIExecutor, AppUIExecutor, and the text editor's file API for mousepad) run in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starweave.agent import AgentFactory, Context, ContextNames
+from starweave.agents.host import HostAgent
+from starweave.commands.local import LocalCommandDispatcher
+from starweave.config import StarweaveConfig, load_config
+from starweave.config.models import default_mcp
+from starweave.errors import ConfigError, DesktopError
+from starweave.llm.factory import create_llm
+from starweave.session.annotation import SetOfMarkAnnotator
+from starweave.session.console import ConsoleView
+from starweave.session.logs import default_task_name
+from starweave.session.runner import RunOptions, _overrides, make_linux_agent, open_logs, secrets_of
+from starweave.session.session import LinuxSession
+from starweave.session.trajectory import trajectory_markdown
+from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
+from starweave.tools.servers import register_builtin_servers, resolve_workspace
+from starweave.tools.servers.desktop import shared_ui_state
+
+HOST_NAME = "HostAgent"
+LINUX_AGENT = "LinuxAgent"
+#: How long the first look at the accessibility tree may take before the desktop counts as unusable.
+PROBE_SECONDS = 20.0
+NEEDS_DESKTOP = "starweave run --agent host needs an X11 desktop (DISPLAY) with AT-SPI"
+
+
+@dataclass
+class DesktopOptions:
+    """The HostAgent's own options next to the common ``run`` options."""
+
+    #: Speculative multi-action: the AppAgent may plan several actions from one look at the window.
+    multi_action: bool = False
+    #: Also keep a desktop screenshot per AppAgent step.
+    save_full_screen: bool = False
+
+
+def load_desktop_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
+    """The configuration of a HostAgent run: command-line model overrides apply to both agents."""
+    if not options.request.strip():
+        raise ConfigError("the request is empty; say what the agents should do")
+    mode = load_config(options.config_dir).system.shell.mode
+    workspace = resolve_workspace(options.workspace, mode)
+    overrides = _overrides(options, workspace)
+    if "APP_AGENT" in overrides:
+        overrides["HOST_AGENT"] = dict(overrides["APP_AGENT"])
+    config = load_config(options.config_dir, overrides=overrides)
+    # An mcp.yaml written for the LinuxAgent alone still gets the shipped desktop servers.
+    shipped = default_mcp()
+    for name in (HOST_NAME, "AppAgent"):
+        config.mcp.setdefault(name, shipped[name])
+    for block, name in ((config.host_agent, "HOST_AGENT"), (config.app_agent, "APP_AGENT")):
+        if block.api_type == "replay" and not block.replay_file:
+            raise ConfigError(
+                f"{name} uses the replay provider without a file: pass --replay-file PATH "
+                "(recorded answers, one JSON object per line)"
+            )
+    return config, workspace
+
+
+async def check_desktop() -> None:
+    """Fail early, with what to do, when there is no desktop whose accessibility tree we can read."""
+    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
+        raise ConfigError(
+            f"{NEEDS_DESKTOP}; DISPLAY is not set. Run it in your desktop session, or under Xvfb "
+            "(xvfb-run -a dbus-run-session -- starweave run --agent host ...)"
+        )
+    try:
+        from starweave.tools.desktop import get_backend
+
+        backend = get_backend()
+    except (ImportError, DesktopError) as exc:
+        raise ConfigError(
+            f"{NEEDS_DESKTOP}; the desktop layer cannot start: {exc}. "
+            "Install the 'desktop' extra (PyGObject, mss, Pillow) and gir1.2-atspi-2.0 / at-spi2-core"
+        ) from None
+    try:
+        async with asyncio.timeout(PROBE_SECONDS):
+            await backend.list_windows()
+    except TimeoutError:
+        raise ConfigError(
+            f"{NEEDS_DESKTOP}; the accessibility bus did not answer within {PROBE_SECONDS:g}s. "
+            "Check that a D-Bus session bus runs (DBUS_SESSION_BUS_ADDRESS) and at-spi2-core is installed"
+        ) from None
+    except (ImportError, DesktopError, OSError, RuntimeError, ValueError) as exc:
+        raise ConfigError(f"{NEEDS_DESKTOP}; listing the windows failed: {exc}") from None
+    finally:
+        aclose = getattr(backend, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def third_party_agents(config: StarweaveConfig) -> list[str]:
+    """The third-party agents offered as targets: ENABLED_THIRD_PARTY_AGENTS, or the LinuxAgent."""
+    section = config.third_party
+    if "enabled_third_party_agents" in section.model_fields_set:
+        return list(section.enabled_third_party_agents)
+    return [LINUX_AGENT]
+
+
+def make_host_agent(
+    config: StarweaveConfig,
+    llm: Any,
+    app_llm: Any,
+    view: ConsoleView,
+    auto_approve: bool,
+    desktop: DesktopOptions,
+) -> HostAgent:
+    """The HostAgent with its model(s), console confirmation, annotator and third-party targets."""
+    agent = AgentFactory.create_agent("host", name=HOST_NAME)
+    if not isinstance(agent, HostAgent):
+        raise ConfigError(f"agent 'host' is registered as {type(agent).__name__}, not HostAgent")
+    agent.llm = llm
+    agent.app_llm = app_llm
+    agent.view = view
+    agent.auto_approve = auto_approve
+    agent.action_sequence = desktop.multi_action
+    agent.save_full_screen = desktop.save_full_screen
+    agent.annotator = SetOfMarkAnnotator()
+
+    async def confirm(command: str, reason: str) -> bool:
+        # Reading the terminal blocks; keep the event loop free while the user decides.
+        return await asyncio.to_thread(view.confirm, command, reason)
+
+    agent.confirmer = confirm
+    names = third_party_agents(config)
+    agent.third_party_agents = names
+    for name in names:
+        intro = config.third_party.third_party_agent_config.get(name)
+        if intro is not None and intro.introduction:
+            agent.third_party_introductions[name] = intro.introduction
+    if LINUX_AGENT in names:
+        # Pre-made so it gets the run's prompts, budget and confirmation like `--agent linux` does.
+        linux = make_linux_agent(config, app_llm or llm, view, auto_approve)
+        agent.appagent_dict[LINUX_AGENT] = linux
+    return agent
+
+
+def host_context(request: str, log_path: Path, logs: Any, dispatcher: Any) -> Context:
+    """The global context of a HostAgent session."""
+    context = Context()
+    context.set(ContextNames.REQUEST, request)
+    context.set(ContextNames.LOG_PATH, str(log_path))
+    context.set(ContextNames.LOGGER, logs.response_log)
+    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
+    context.attach_command_dispatcher(dispatcher)
+    return context
+
+
+async def run_host_task(
+    options: RunOptions, view: ConsoleView | None = None, desktop: DesktopOptions | None = None
+) -> dict[str, Any]:
+    """Run one request with the HostAgent to completion; the result also goes to ``result.json``."""
+    desktop = desktop or DesktopOptions()
+    config, workspace = load_desktop_config(options)
+    await check_desktop()
+    view = view or ConsoleView(quiet=options.quiet)
+    register_builtin_servers()
+    task = options.task or default_task_name()
+    logs = open_logs(config.system.log_dir, task, secrets_of(config))
+    started = time.monotonic()
+    async with AsyncExitStack() as stack:
+        llm = create_llm(config.host_agent, config.system, prices=config.prices, on_call=logs.record_llm_call)
+        stack.push_async_callback(llm.aclose)
+        app_llm = None
+        # One client when both agents use the same model: a replay file is one answer stream, and the
+        # embedded model loads once.
+        if config.app_agent != config.host_agent:
+            app_llm = create_llm(
+                config.app_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
+            )
+            stack.push_async_callback(app_llm.aclose)
+        # After the servers close: the desktop backend their UIState shares.
+        stack.push_async_callback(shared_ui_state(config.system.shell).aclose)
+        servers = MCPServerManager(config.system.shell)
+        stack.push_async_callback(servers.aclose)
+        tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
+        computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
+        stack.push_async_callback(computers.aclose)
+        dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
+        context = host_context(options.request, logs.path, logs, dispatcher)
+        agent = make_host_agent(config, llm, app_llm, view, options.auto_approve, desktop)
+        models = f"{config.host_agent.api_type} · {llm.model}"
+        if app_llm is not None:
+            models += f" (apps: {config.app_agent.api_type} · {app_llm.model})"
+        speculative = ", speculative multi-action" if desktop.multi_action else ""
+        view.start(
+            options.request,
+            {
+                "agent": f"HostAgent → AppAgents{speculative}",
+                "workspace": str(workspace),
+                "model": models,
+                "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
+                "logs": str(logs.path),
+            },
+        )
+        session = LinuxSession(task, context, options.request, agent, config.system.max_step)
+        await session.run()
+        result = host_result(task, options.request, session, agent, logs.path, time.monotonic() - started)
+        result["workspace"] = str(workspace)
+    logs.write_result(result)
+    if config.system.log_to_markdown:
+        logs.write_markdown(trajectory_markdown(options.request, logs.responses(), result))
+    view.finish(result)
+    return result
+
+
+def host_result(
+    task: str, request: str, session: LinuxSession, agent: HostAgent, log_path: Path, duration: float
+) -> dict[str, Any]:
+    """The outcome of a HostAgent session, as written to ``result.json``."""
+    context = session.context
+    subtasks = [
+        {k: record.get(k) for k in ("agent_name", "application", "subtask", "status", "result")}
+        for record in context.get(ContextNames.PREVIOUS_SUBTASKS) or []
+    ]
+    return {
+        "task": task,
+        "request": request,
+        "agent": HOST_NAME,
+        "status": "FINISH" if agent.status == "FINISH" else "FAIL",
+        "result": str(context.get(ContextNames.ROUND_RESULT) or ""),
+        "error": str(context.get(ContextNames.ERROR_MESSAGE) or ""),
+        **session.summary(),
+        "llm_calls": int(context.get("LLM_CALLS") or 0),
+        "subtasks": subtasks,
+        "duration": round(duration, 3),
+        "log_path": str(log_path),
+        "model": getattr(agent.llm, "model", ""),
+        "provider": getattr(agent.llm, "name", ""),
+    }

@@ -1,0 +1,207 @@
+"""HostAgent and AppAgent on the real test desktop (Xvfb + AT-SPI) with real GTK applications.
+
+The whole ``starweave run --agent host`` wiring runs in process (run_host_task): the real UICollector /
+HostUIExecutor / AppUIExecutor / TextEditorExecutor servers over the Linux backend, the local
+dispatcher, the replay provider with answers in the agents' response schemas, and the session logs.
+The tests check the applications' real state: the calculator's display, the file mousepad saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.desktop_env import DesktopSession, LaunchedApp
+from helpers.desktop_env import desktop_backend as desktop_backend
+from helpers.desktop_env import desktop_session as desktop_session
+from helpers.desktop_script import (
+    app,
+    calculator_answers,
+    calculator_display,
+    call,
+    control_labels,
+    host,
+    select,
+    window_ids,
+    write_answers,
+)
+from PIL import Image
+from rich.console import Console
+
+from starweave.session.console import ConsoleView
+from starweave.session.desktop_runner import DesktopOptions, run_host_task
+from starweave.session.runner import RunOptions
+from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
+from starweave.tools.desktop.settle import apoll_until
+
+pytestmark = pytest.mark.desktop
+
+TIMEOUT = 120
+
+
+async def run_host(
+    tmp_path: Path, answers: list[dict[str, Any]], request: str, multi_action: bool = False
+) -> dict[str, Any]:
+    options = RunOptions(
+        request=request,
+        workspace=tmp_path / "ws",
+        provider="replay",
+        replay_file=write_answers(tmp_path / "answers.jsonl", answers),
+        log_dir=tmp_path / "logs",
+        task="desk",
+        auto_approve=False,
+    )
+    with (tmp_path / "console.txt").open("w") as out:
+        view = ConsoleView(console=Console(file=out, width=120))
+        return await run_host_task(options, view, DesktopOptions(multi_action=multi_action))
+
+
+async def launched_window(backend: LinuxDesktopBackend, app_name: str) -> tuple[str, str, str]:
+    """(annotation id, name, backend window id) of the application's window once AT-SPI lists it."""
+
+    async def find() -> tuple[str, str, str] | None:
+        entry = (await window_ids(backend)).get(app_name)
+        return (entry[0], entry[1].name, entry[1].id) if entry else None
+
+    found = await apoll_until(find, timeout=15)
+    assert found is not None, f"{app_name} never appeared on the AT-SPI desktop"
+    return found
+
+
+def read_log(tmp_path: Path) -> list[dict[str, Any]]:
+    text = (tmp_path / "logs" / "desk" / "response.log").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def calculator(desktop_session: DesktopSession) -> Any:
+    launched = desktop_session.launch("gnome-calculator", position=(600, 30))
+    yield launched
+    desktop_session.stop(launched)
+
+
+@pytest.fixture
+def mousepad(desktop_session: DesktopSession) -> Any:
+    launched = desktop_session.launch("mousepad", position=(20, 420))
+    yield launched
+    desktop_session.stop(launched)
+
+
+async def test_host_selects_calculator_and_app_agent_adds_with_one_speculative_answer(
+    tmp_path: Path, calculator: LaunchedApp, desktop_backend: LinuxDesktopBackend
+) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        window, name, xid = await launched_window(desktop_backend, "gnome-calculator")
+        labels = await control_labels(desktop_backend, xid)
+        answers = [
+            select(window, name, "compute 2 + 3 in the calculator"),
+            *calculator_answers(labels, ["2", "+", "3", "="], multi_action=True, result="2 + 3 = 5"),
+            host("FINISH", result="2 + 3 = 5"),
+        ]
+        result = await run_host(tmp_path, answers, "add 2 and 3 with the calculator", multi_action=True)
+
+        assert await calculator_display(desktop_backend, xid) == "5"
+        assert result["status"] == "FINISH", result
+        assert result["result"] == "2 + 3 = 5"
+        # Host, one speculative answer with four clicks, the answer that reads the display, host.
+        assert result["llm_calls"] == 4
+        assert result["subtasks"][0]["application"] == "gnome-calculator"
+        assert result["subtasks"][0]["status"] == "FINISH"
+        records = read_log(tmp_path)
+        clicks = next(r for r in records if r.get("agent_type") == "AppAgent")
+        assert clicks["multi_action"] is True and len(clicks["action"]) == 4
+        report = [r for r in records if r.get("agent_type") == "AppAgent"][1]
+        assert "summary" in report["output"] and report["status"] == "FINISH"
+        # Every AppAgent step leaves the clean, annotated and selected-control screenshots.
+        step = clicks["step"]
+        folder = tmp_path / "logs" / "desk"
+        clean = Image.open(folder / f"action_step{step}.png")
+        annotated = Image.open(folder / f"action_step{step}_annotated.png")
+        assert clean.size == annotated.size and clean.tobytes() != annotated.tobytes()
+        assert (folder / f"action_step{step}_selected_controls.png").is_file()
+        assert (folder / "action_step1.png").is_file()  # the HostAgent's desktop screenshot
+
+
+async def test_app_agent_types_in_mousepad_and_saves_through_the_dialog(
+    tmp_path: Path, mousepad: LaunchedApp, desktop_backend: LinuxDesktopBackend
+) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        window, name, xid = await launched_window(desktop_backend, "mousepad")
+        labels = await control_labels(desktop_backend, xid)
+        edit = labels[("Edit", "")]
+        target = tmp_path / "saved.txt"
+        answers = [
+            select(window, name, "write the note and save it"),
+            app("CONTINUE", call("set_edit_text", id=edit, name="", text="hello from starweave")),
+            app("CONTINUE", call("keyboard_input", id=edit, name="", keys="^s")),
+            # The Save As dialog has the focus: type the name into it, then press Enter.
+            app("CONTINUE", call("keyboard_input", id=edit, name="", keys=str(target), control_focus=False)),
+            app("CONTINUE", call("keyboard_input", id=edit, name="", keys="{ENTER}", control_focus=False)),
+            app("FINISH", call("texts", id=edit, name=""), result="saved"),
+            host("FINISH", result="note saved"),
+        ]
+        result = await run_host(tmp_path, answers, f"write 'hello from starweave' into {target}")
+
+        saved = await apoll_until(lambda: _text(target), timeout=10)
+        assert saved is not None and saved.rstrip("\n") == "hello from starweave", result
+        assert result["status"] == "FINISH", result
+        assert result["llm_calls"] == 7
+        read = [r for r in read_log(tmp_path) if r.get("agent_type") == "AppAgent"][-1]
+        assert "hello from starweave" in read["output"]
+
+
+async def _text(path: Path) -> str | None:
+    def read() -> str | None:
+        return path.read_text(encoding="utf-8") if path.is_file() and path.stat().st_size else None
+
+    return await asyncio.to_thread(read)
+
+
+async def test_host_hands_over_to_calculator_then_mousepad_and_finishes(
+    tmp_path: Path, calculator: LaunchedApp, mousepad: LaunchedApp, desktop_backend: LinuxDesktopBackend
+) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        calc_window, calc_name, calc_xid = await launched_window(desktop_backend, "gnome-calculator")
+        pad_window, pad_name, pad_xid = await launched_window(desktop_backend, "mousepad")
+        calc = await control_labels(desktop_backend, calc_xid)
+        edit = (await control_labels(desktop_backend, pad_xid))[("Edit", "")]
+        answers = [
+            select(calc_window, calc_name, "compute 7 + 8"),
+            *calculator_answers(calc, ["7", "+", "8", "="], multi_action=True, result="15"),
+            select(pad_window, pad_name, "write the result in mousepad and in result.txt"),
+            # GUI and the editor's file API (hybrid actions) in one speculative answer.
+            app(
+                "FINISH",
+                [
+                    call("set_edit_text", id=edit, name="", text="7 + 8 = 15"),
+                    call("texts", id=edit, name=""),
+                    call("open_file", path="result.txt", create=True),
+                    call("write_document", path="result.txt", content="7 + 8 = 15\n"),
+                    call("save_file", path="result.txt"),
+                ],
+                result="written",
+            ),
+            host("FINISH", result="7 + 8 = 15, written"),
+        ]
+        result = await run_host(tmp_path, answers, "add 7 and 8, then write it down", multi_action=True)
+
+        assert result["status"] == "FINISH", result
+        assert await calculator_display(desktop_backend, calc_xid) == "15"
+        pad_text = await desktop_backend.get_text(
+            next(c for c in await desktop_backend.window_controls(pad_xid) if c.control_type == "Edit").id
+        )
+        assert pad_text == "7 + 8 = 15"
+        assert (tmp_path / "ws" / "result.txt").read_text(encoding="utf-8") == "7 + 8 = 15\n"
+        # Host → calculator → host → mousepad → host, each AppAgent sharing the host's Blackboard.
+        assert [(s["application"], s["status"]) for s in result["subtasks"]] == [
+            ("gnome-calculator", "FINISH"),
+            ("mousepad", "FINISH"),
+        ]
+        agents = [r["agent_name"] for r in read_log(tmp_path) if r.get("agent_type")]
+        assert agents[0] == "HostAgent" and agents[-1] == "HostAgent"
+        assert "AppAgent/gnome-calculator" in agents and "AppAgent/mousepad" in agents
+        assert agents.index("AppAgent/mousepad") > agents.index("AppAgent/gnome-calculator")
+        assert result["llm_calls"] == 6
