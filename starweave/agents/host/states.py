@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, ContextNames
+from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
 from starweave.agents.host.response import HostAgentStatus
 from starweave.errors import StarweaveError
 
@@ -32,27 +32,10 @@ class HostAgentStateManager(AgentStateManager):
         return NoneHostAgentState()
 
 
-class HostAgentState(AgentState):
+class HostAgentState(SelfContainedAgentState):
     """Common behaviour: the next state from the agent's status, no handoff, not an end."""
 
-    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Nothing by default."""
-
-    def next_agent(self, agent: BasicAgent) -> BasicAgent:
-        """The same agent."""
-        return agent
-
-    def next_state(self, agent: BasicAgent) -> AgentState:
-        """The state registered for the agent's status."""
-        return HostAgentStateManager().get_state(agent.status)
-
-    def is_round_end(self) -> bool:
-        """Not the end of the round."""
-        return False
-
-    def is_subtask_end(self) -> bool:
-        """Not the end of a subtask."""
-        return False
+    state_manager = HostAgentStateManager
 
     @classmethod
     def agent_class(cls) -> type[Any]:
