@@ -19,6 +19,7 @@ from starweave.agents.app.prompter import AppAgentPrompter, blackboard_text, ste
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus
 from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
+from starweave.tools.desktop.detect import ControlDetector
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +103,8 @@ class AppAgent(BasicAgent):
         self.confirmer: Confirmer | None = None
         self.asker: Asker | None = None
         self.annotator: Annotator | None = None
+        # Optional visual control detector (spec D §17); none is needed.
+        self.detector: ControlDetector | None = None
         self.auto_approve = False
         self.safe_guard = True
         self.action_sequence = False

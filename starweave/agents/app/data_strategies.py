@@ -23,6 +23,7 @@ from starweave.agent import (
     provides,
 )
 from starweave.agents.app.controls import annotation_dict
+from starweave.agents.app.detection import add_detected_controls
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.execution import fetch_controls
 from starweave.agents.app.screenshots import data_url, save_image
@@ -161,6 +162,9 @@ class AppControlInfoStrategy(BaseProcessingStrategy):
             controls = [c for c in controls if c.id]
             annotated_path = ""
             clean_path = str(context.get_local("clean_screenshot_path") or "")
+            window = window_origin(context)
+            if agent.detector is not None and clean_path and window is not None:
+                controls = await add_detected_controls(agent.detector, Path(clean_path), controls, window)
             if agent.annotator is not None and clean_path:
                 annotated = step_file(context, "_annotated.png")
                 if annotated is not None:

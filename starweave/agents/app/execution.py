@@ -16,6 +16,7 @@ from typing import Any
 from starweave.agents.app.actions import ActionCommandInfo, ListActionCommandInfo
 from starweave.agents.app.controls import CONTROL_FIELDS, Control, annotation_dict, parse_controls
 from starweave.agents.app.controls import validation_problem as check_control
+from starweave.agents.app.detection import is_detected, visual_action
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.response import AppAction
 from starweave.agents.app.safety import sensitive_reason
@@ -68,11 +69,13 @@ async def execute_actions(
     planned_is_live: bool,
     hold_sensitive: bool,
     model_asked_confirmation: bool = False,
+    window_rect: dict[str, Any] | None = None,
 ) -> ExecutionOutcome:
     """Run ``actions`` in order against the controls the model saw (``planned``).
 
     ``planned_is_live`` says the first action may be checked against ``planned`` itself;
-    ``hold_sensitive`` keeps sensitive actions (and what follows them) for the user.
+    ``hold_sensitive`` keeps sensitive actions (and what follows them) for the user. A click on a
+    visually detected control is sent as a coordinate click inside ``window_rect``.
     """
     outcome = ExecutionOutcome()
     live = planned if planned_is_live else None
@@ -99,7 +102,18 @@ async def execute_actions(
             outcome.pending = list(actions[index:])
             outcome.pending_reason = reason
             return outcome
-        result = await run_one(dispatcher, action.function, action.arguments, "action")
+        sent = action
+        if is_detected(target):
+            assert target is not None
+            converted = visual_action(action, target, window_rect)
+            if isinstance(converted, str):
+                outcome.stopped = True
+                outcome.info.add_action(_skipped(action, f"Not run: {converted}", target))
+                for rest in actions[index + 1 :]:
+                    outcome.info.add_action(_skipped(rest, "Not run: an earlier action was not run", None))
+                return outcome
+            sent = converted
+        result = await run_one(dispatcher, sent.function, sent.arguments, "action")
         outcome.info.add_action(
             ActionCommandInfo(
                 function=action.function,

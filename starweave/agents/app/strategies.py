@@ -146,6 +146,7 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
                 planned_is_live=True,
                 hold_sensitive=agent.safe_guard and not agent.auto_approve,
                 model_asked_confirmation=parsed.status == AppAgentStatus.CONFIRM.value,
+                window_rect=window_origin(context),
             )
             agent.validations += outcome.validations
             status = parsed.status
