@@ -105,3 +105,35 @@ async def _file_text(path: Path) -> str | None:
     return await asyncio.to_thread(
         lambda: path.read_text() if path.exists() and path.stat().st_size else None
     )
+
+
+async def test_walk_of_main_window_includes_its_modal_dialog(
+    desktop_session: DesktopSession, desktop_backend: LinuxDesktopBackend, tmp_path: Path
+) -> None:
+    app = desktop_session.launch("mousepad", position=(0, 0))
+    target = tmp_path / "dialog.txt"
+    try:
+        assert await apoll_until(lambda: _window_info(desktop_backend, app.pid), timeout=10)
+        await desktop_backend.focus_window(app.window_id)
+        controls = await desktop_backend.window_controls(app.window_id)
+        editor = next(c for c in controls if c.control_type == "Edit")
+        await asyncio.wait_for(desktop_backend.type_keys("from the dialog", editor.id), 10)
+        await asyncio.wait_for(desktop_backend.type_keys("^s"), 10)
+        assert await apoll_until(lambda: _window_of(desktop_backend, app.pid, "file chooser"), timeout=5)
+        # The agent keeps walking its main window: the Save As dialog's controls come after its own.
+        main_ids = {c.id for c in controls}
+        walked = await desktop_backend.window_controls(app.window_id)
+        name_field = next(
+            c for c in walked if c.control_type == "Edit" and c.is_enabled and c.id != editor.id
+        )
+        assert int(name_field.id) > int(editor.id) and len(walked) > len(main_ids)
+        await desktop_backend.set_text(name_field.id, str(target), clear=True)
+        save = await apoll_until(lambda: _enabled_button(desktop_backend, app.window_id, "Save"), timeout=5)
+        assert save is not None, "the dialog's Save button is not among the main window's walked controls"
+        # Clicking must focus the dialog, not raise the main window over it.
+        await desktop_backend.click(save.id)
+        saved = await apoll_until(lambda: _file_text(target), timeout=5)
+        assert saved is not None and saved.rstrip("\n") == "from the dialog"
+        assert not await _window_of(desktop_backend, app.pid, "file chooser")
+    finally:
+        desktop_session.stop(app)

@@ -250,17 +250,31 @@ class AppAgent(BasicAgent):
         info = ListActionCommandInfo()
         if await self.confirm(first, pending.reason):
             # Time has passed while the user decided: every action is checked against a fresh list.
+            # The approval covers this action only: a later sensitive one is asked about in turn.
             outcome = await execute_actions(
                 self.dispatcher(context),
                 pending.actions,
                 pending.planned,
                 planned_is_live=False,
-                hold_sensitive=False,
+                hold_sensitive=self.safe_guard and not self.auto_approve,
+                approved=1,
             )
             info = outcome.info
-            ok = not outcome.stopped
+            ok = not outcome.stopped and not outcome.pending
             self.status = pending.status if ok else AppAgentStatus.CONTINUE.value
             note = f"Approved by the user: {first}."
+            if outcome.pending:
+                self.pending = PendingActions(
+                    list(outcome.pending),
+                    outcome.pending_reason,
+                    pending.status,
+                    pending.result,
+                    pending.planned,
+                )
+                self.status = AppAgentStatus.CONFIRM.value
+                note += (
+                    f" Waiting for approval of {outcome.pending[0].call_string()}: {outcome.pending_reason}."
+                )
             result = pending.result if self.status in ("FINISH", "FAIL") else ""
         else:
             self.status = AppAgentStatus.FAIL.value

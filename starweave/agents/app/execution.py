@@ -61,6 +61,36 @@ def _skipped(action: AppAction, why: str, target: Control | None) -> ActionComma
     )
 
 
+# Controls whose name is their (changing) content: typing or a result changes it, not the window.
+_CONTENT_TYPES = frozenset({"Edit", "Text", "Document", "ComboBox", "Spinner", "ProgressBar", "Slider"})
+
+
+def _shape(control: Control) -> tuple[str, str]:
+    return (control.control_type, "" if control.control_type in _CONTENT_TYPES else control.name)
+
+
+def window_changed(planned: dict[str, Control], live: dict[str, Control]) -> str | None:
+    """Why the window no longer looks as the model saw it (controls added, gone or changed), or None.
+
+    The text of content controls (an edit field, a display) may change: that is what actions do.
+    """
+    gone = sorted(set(planned) - set(live), key=_label_order)
+    added = sorted(set(live) - set(planned), key=_label_order)
+    changed = sorted(
+        (k for k in set(planned) & set(live) if _shape(planned[k]) != _shape(live[k])), key=_label_order
+    )
+    if not (gone or added or changed):
+        return None
+    parts = [
+        f"{what} {ids[:5]}" for what, ids in (("gone", gone), ("new", added), ("changed", changed)) if ids
+    ]
+    return "the window changed since the model saw it: " + "; ".join(parts)
+
+
+def _label_order(label: str) -> tuple[int, str]:
+    return (int(label), "") if label.isdigit() else (1 << 30, label)
+
+
 async def execute_actions(
     dispatcher: Any,
     actions: list[AppAction],
@@ -70,11 +100,15 @@ async def execute_actions(
     hold_sensitive: bool,
     model_asked_confirmation: bool = False,
     window_rect: dict[str, Any] | None = None,
+    approved: int = 0,
 ) -> ExecutionOutcome:
     """Run ``actions`` in order against the controls the model saw (``planned``).
 
     ``planned_is_live`` says the first action may be checked against ``planned`` itself;
-    ``hold_sensitive`` keeps sensitive actions (and what follows them) for the user. A click on a
+    ``hold_sensitive`` keeps sensitive actions (and what follows them) for the user, except the
+    first ``approved`` ones (the user already said yes to them). Every action after the first is
+    checked against a fresh control list, whether or not it names a control: a coordinate click or
+    a key press planned for a window that has changed since is not run either. A click on a
     visually detected control is sent as a coordinate click inside ``window_rect``.
     """
     outcome = ExecutionOutcome()
@@ -82,11 +116,13 @@ async def execute_actions(
     for index, action in enumerate(actions):
         control_id = action.control_id
         target = planned.get(control_id) if control_id else None
-        if control_id is not None:
+        if control_id is not None or index > 0:
             if live is None:
                 live = annotation_dict(await fetch_controls(dispatcher))
                 outcome.validations += 1
-            problem = check_control(control_id, planned, live)
+            problem = check_control(control_id, planned, live) if control_id is not None else None
+            if problem is None and control_id is None:
+                problem = window_changed(planned, live)
             if problem:
                 outcome.fallback = problem if index > 0 else ""
                 outcome.stopped = True
@@ -98,7 +134,7 @@ async def execute_actions(
         reason = sensitive_reason(action.function, action.arguments, target.name if target else "")
         if reason is None and model_asked_confirmation and index == 0:
             reason = MODEL_ASKED
-        if reason and hold_sensitive:
+        if reason and hold_sensitive and index >= approved:
             outcome.pending = list(actions[index:])
             outcome.pending_reason = reason
             return outcome

@@ -11,6 +11,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from starweave.tools.desktop.keys import KeyDown, KeyPress, KeyUp, parse_keys
+
 #: ``await confirmer(action_text, reason) -> bool``.
 Confirmer = Callable[[str, str], Awaitable[bool]]
 
@@ -20,14 +22,36 @@ SENSITIVE_FUNCTIONS = {
     "close_window": "it closes a window",
     "run_shell": "it runs a shell command",
     "execute_command": "it runs a shell command",
+    "launch_application": "it starts a program",
 }
 _SENSITIVE_WORDS = re.compile(
     r"\b(delete|remove|send|submit|pay|purchase|buy|close|quit|exit|uninstall|format|erase|discard|"
     r"don'?t save|shut ?down|restart|reboot|log ?out|sign ?out|overwrite|empty trash)\b",
     re.IGNORECASE,
 )
-# Alt+F4 closes the window, Ctrl+Q quits most applications.
-_SENSITIVE_KEYS = ("%{F4}", "%{f4}", "^q", "^Q")
+# Chords that close a window or quit an application, as (modifier, key) after parsing the keys, so
+# every spelling the key parser accepts ("%{F4}", "{VK_MENU}{F4}", "{CTRL}q", "^(q)", ...) counts.
+_SENSITIVE_CHORDS = {("alt", "f4"), ("ctrl", "q"), ("ctrl", "w")}
+
+
+def closing_chord(keys: str) -> bool:
+    """True when ``keys`` (pywinauto syntax) presses Alt+F4, Ctrl+Q or Ctrl+W."""
+    try:
+        operations = parse_keys(keys)
+    except ValueError:
+        return False  # not valid keys: the tool refuses them anyway
+    held: set[str] = set()
+    for op in operations:
+        if isinstance(op, KeyDown):
+            held.add(op.key)
+        elif isinstance(op, KeyUp):
+            held.discard(op.key)
+        else:
+            pressed = [op.key.lower()] if isinstance(op, KeyPress) else list(op.text.lower())
+            modifiers = held | set(op.modifiers if isinstance(op, KeyPress) else ())
+            if any((mod, key) in _SENSITIVE_CHORDS for mod in modifiers for key in pressed):
+                return True
+    return False
 
 
 def sensitive_reason(function: str, arguments: dict[str, Any], control_name: str = "") -> str | None:
@@ -36,7 +60,7 @@ def sensitive_reason(function: str, arguments: dict[str, Any], control_name: str
         return SENSITIVE_FUNCTIONS[function]
     if function == "keyboard_input":
         keys = str(arguments.get("keys", ""))
-        if any(k in keys for k in _SENSITIVE_KEYS):
+        if closing_chord(keys):
             return f"the keys {keys!r} close or quit the application"
     if function in ("click_input", "click_on_coordinates", "keyboard_input"):
         name = control_name or str(arguments.get("name", ""))

@@ -8,10 +8,12 @@ native handle on Windows).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from starweave.errors import ControlNotFound
 from starweave.tools.desktop.model import ControlInfo, WalkLimits, WindowInfo
@@ -107,11 +109,25 @@ class WalkState:
     window_id: str | None = None
     controls: dict[str, ControlInfo] = field(default_factory=dict)
     elements: dict[str, Any] = field(default_factory=dict)
+    # Control id -> the top-level window holding it, when it is not ``window_id`` (a modal dialog
+    # of the walked window's application).
+    owners: dict[str, str] = field(default_factory=dict)
 
-    def replace(self, window_id: str, controls: list[ControlInfo], elements: dict[str, Any]) -> None:
+    def replace(
+        self,
+        window_id: str,
+        controls: list[ControlInfo],
+        elements: dict[str, Any],
+        owners: dict[str, str] | None = None,
+    ) -> None:
         self.window_id = window_id
         self.controls = {c.id: c for c in controls}
         self.elements = dict(elements)
+        self.owners = dict(owners or {})
+
+    def owner(self, control_id: str) -> str | None:
+        """The window holding the control (the walked window unless it sits in a dialog)."""
+        return self.owners.get(str(control_id), self.window_id)
 
     def get(self, control_id: str) -> tuple[ControlInfo, Any]:
         """The control and its element; raises :class:`ControlNotFound` listing the valid ids."""
@@ -124,15 +140,76 @@ class WalkState:
         return self.controls[key], self.elements[key]
 
 
+@dataclass
+class _Job:
+    fn: Callable[[], Any]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[Any]
+    cancel: threading.Event
+
+
 class WorkerThread:
-    """One dedicated thread for a backend's blocking calls (accessibility APIs are not thread-safe)."""
+    """One dedicated daemon thread for a backend's blocking calls (accessibility APIs are not
+    thread-safe).
+
+    When the awaiting coroutine is cancelled (or times out) the call's cancel flag is set: a call not
+    yet started is dropped, and a running one sees :meth:`cancelled` turn true between its steps
+    (typing, walking) and returns early. The thread is a daemon, so a stuck call never delays exit.
+    """
 
     def __init__(self, name: str) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._current: threading.Event | None = None
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        if not self._thread.is_alive():
+            raise RuntimeError("The desktop backend was closed; create a new one.")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(*args))
+        job = _Job(lambda: fn(*args), loop, loop.create_future(), threading.Event())
+        self._jobs.put(job)
+        try:
+            return cast(T, await job.future)
+        except asyncio.CancelledError:
+            job.cancel.set()
+            raise
+
+    def cancelled(self) -> bool:
+        """True when the call running now was cancelled by its caller (check it between steps)."""
+        current = self._current
+        return current is not None and current.is_set()
 
     def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop taking calls; the running one is asked to stop."""
+        if self._current is not None:
+            self._current.set()
+        self._jobs.put(None)
+
+    def _loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            if job.cancel.is_set():
+                continue
+            self._current = job.cancel
+            try:
+                value = job.fn()
+            except BaseException as exc:  # handed to the awaiting coroutine, which re-raises it
+                _deliver(job, None, exc)
+            else:
+                _deliver(job, value, None)
+            finally:
+                self._current = None
+
+
+def _deliver(job: _Job, value: Any, exc: BaseException | None) -> None:
+    def settle() -> None:
+        if job.future.done():
+            return  # the caller gave up (cancelled) already
+        if exc is not None:
+            job.future.set_exception(exc)
+        else:
+            job.future.set_result(value)
+
+    # A closed event loop raises RuntimeError: nobody waits for this result any more.
+    with contextlib.suppress(RuntimeError):
+        job.loop.call_soon_threadsafe(settle)

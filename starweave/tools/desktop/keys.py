@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from starweave.errors import DesktopError
 
 MODIFIERS = ("ctrl", "shift", "alt", "super")
+# Bounds of one call: every key operation is one input event (one xdotool run on Linux).
+MAX_REPEAT = 100
+MAX_KEY_OPS = 500
 _PREFIX = {"^": "ctrl", "+": "shift", "%": "alt"}
 
 # pywinauto / VK names -> neutral key names.
@@ -69,8 +72,30 @@ KeyOp = KeyPress | TypeText | KeyDown | KeyUp
 
 
 def parse_keys(keys: str) -> list[KeyOp]:
-    """Parse ``keys`` (pywinauto syntax); raises :class:`DesktopError` naming the bad part."""
-    return _Parser(keys).parse()
+    """Parse ``keys`` (pywinauto syntax); raises :class:`DesktopError` naming the bad part, a repeat
+    count over :data:`MAX_REPEAT` or more than :data:`MAX_KEY_OPS` operations."""
+    return _check_size(_Parser(keys).parse(), keys)
+
+
+def text_ops(text: str) -> list[KeyOp]:
+    """Literal ``text`` as key operations, never read as key syntax: newlines are Enter presses and
+    everything else (``%``, ``~``, ``{``, ``^`` ...) is typed as itself."""
+    ops: list[KeyOp] = []
+    for i, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")):
+        if i:
+            ops.append(KeyPress("enter"))
+        if line:
+            ops.append(TypeText(line))
+    return _check_size(ops, text)
+
+
+def _check_size(ops: list[KeyOp], keys: str) -> list[KeyOp]:
+    if len(ops) > MAX_KEY_OPS:
+        raise DesktopError(
+            f"Too many key operations ({len(ops)}) in {keys[:60]!r}...: at most {MAX_KEY_OPS} per call; "
+            "split the input into several calls."
+        )
+    return ops
 
 
 class _Parser:
@@ -160,7 +185,13 @@ def _count(arg: str, text: str) -> int:
         return 1
     if not arg.isdigit():
         raise DesktopError(f"Bad repeat count {arg!r} in {text!r}; write {{TAB 2}}.")
-    return int(arg)
+    count = int(arg)
+    if count > MAX_REPEAT:
+        raise DesktopError(
+            f"Repeat count {count} in {text[:60]!r} is over the limit of {MAX_REPEAT}; "
+            "use a smaller count or another way to move (e.g. {PGDN}, ^{END})."
+        )
+    return count
 
 
 def _with_mods(op: KeyOp, mods: tuple[str, ...]) -> list[KeyOp]:

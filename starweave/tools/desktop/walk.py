@@ -17,13 +17,18 @@ N = TypeVar("N")
 N_contra = TypeVar("N_contra", contravariant=True)
 
 
+# Children read from one element at most: a spreadsheet reports millions of cells as children.
+MAX_CHILDREN_PER_NODE = 1000
+
+
 class NodeAdapter(Protocol[N_contra]):
     """Reads one native accessibility element; both methods may raise ``errors``."""
 
     errors: tuple[type[BaseException], ...]
 
-    def children(self, node: N_contra) -> Sequence[Any]:
-        """The element's children (an empty sequence for a leaf)."""
+    def children(self, node: N_contra, max_count: int, deadline: float) -> Sequence[Any]:
+        """At most ``max_count`` of the element's children (empty for a leaf); stops reading early
+        once ``time.monotonic()`` passes ``deadline`` (each child may be a round trip)."""
         ...
 
     def describe(self, node: N_contra, depth: int) -> ControlInfo | None:
@@ -47,22 +52,31 @@ def walk_controls(
     adapter: NodeAdapter[N],
     limits: WalkLimits,
     clock: Callable[[], float] = time.monotonic,
+    cancelled: Callable[[], bool] | None = None,
 ) -> WalkResult[N]:
     """Depth-first pre-order walk below ``root`` (the root itself is not listed).
 
     ``truncated`` names the limit that stopped the walk ("depth" is only reported, the walk goes on
-    with the siblings). A node whose properties raise one of ``adapter.errors`` is skipped and its
-    children are still tried.
+    with the siblings; "cancelled" when ``cancelled()`` turned true). A node whose properties raise one
+    of ``adapter.errors`` is skipped and its children are still tried. ``clock`` is only the walk's own
+    clock; adapters stop reading children at the same deadline on ``time.monotonic``.
     """
     result: WalkResult[N] = WalkResult()
     deadline = clock() + limits.max_seconds
-    stack: list[tuple[Any, int]] = [(child, 1) for child in reversed(_safe_children(adapter, root, result))]
+    adapter_deadline = time.monotonic() + limits.max_seconds
+    budget = min(limits.max_nodes, MAX_CHILDREN_PER_NODE)
+    kids = _safe_children(adapter, root, result, budget, adapter_deadline)
+    _note_cut(result, len(kids), budget)
+    stack: list[tuple[Any, int]] = [(child, 1) for child in reversed(kids)]
     while stack:
         if result.visited >= limits.max_nodes:
             result.truncated = "max_nodes"
             break
-        if clock() > deadline:
+        if clock() > deadline or time.monotonic() > adapter_deadline:
             result.truncated = "max_seconds"
+            break
+        if cancelled is not None and cancelled():
+            result.truncated = "cancelled"
             break
         node, depth = stack.pop()
         result.visited += 1
@@ -78,7 +92,14 @@ def walk_controls(
         if depth >= limits.max_depth:
             result.truncated = result.truncated or "max_depth"
             continue
-        stack.extend((child, depth + 1) for child in reversed(_safe_children(adapter, node, result)))
+        # Never read more children than the walk can still visit.
+        budget = min(limits.max_nodes - result.visited - len(stack), MAX_CHILDREN_PER_NODE)
+        if budget <= 0:
+            result.truncated = result.truncated or "max_nodes"
+            continue
+        kids = _safe_children(adapter, node, result, budget, adapter_deadline)
+        _note_cut(result, len(kids), budget)
+        stack.extend((child, depth + 1) for child in reversed(kids))
     return result
 
 
@@ -88,11 +109,21 @@ def build_tree(
     label: Callable[[N, int], dict[str, Any]],
     limits: WalkLimits,
     clock: Callable[[], float] = time.monotonic,
+    cancelled: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """A nested ``{..., children: [...]}`` dict under the same limits; unreadable nodes become
     ``{"error": ...}`` leaves so the shape of the rest is kept."""
     deadline = clock() + limits.max_seconds
+    adapter_deadline = time.monotonic() + limits.max_seconds
     budget = [limits.max_nodes]
+
+    def stop() -> bool:
+        return (
+            budget[0] <= 0
+            or clock() > deadline
+            or time.monotonic() > adapter_deadline
+            or (cancelled is not None and cancelled())
+        )
 
     def visit(node: N, depth: int) -> dict[str, Any]:
         budget[0] -= 1
@@ -101,13 +132,13 @@ def build_tree(
         except adapter.errors as exc:
             return {"error": f"unreadable element: {exc}", "children": []}
         children: list[dict[str, Any]] = []
-        if depth < limits.max_depth:
+        if depth < limits.max_depth and not stop():
             try:
-                kids = list(adapter.children(node))
+                kids = list(adapter.children(node, min(budget[0], MAX_CHILDREN_PER_NODE), adapter_deadline))
             except adapter.errors:
                 kids = []
             for kid in kids:
-                if budget[0] <= 0 or clock() > deadline:
+                if stop():
                     entry["truncated"] = True
                     break
                 children.append(visit(kid, depth + 1))
@@ -137,9 +168,19 @@ def ui_node(index: int, name: str, control_type: str, rect: Rect, window: Rect, 
     }
 
 
-def _safe_children(adapter: NodeAdapter[N], node: Any, result: WalkResult[N]) -> list[Any]:
+def _note_cut(result: WalkResult[Any], count: int, budget: int) -> None:
+    # A full read may have left children unread (the count is not asked for separately).
+    if count >= budget:
+        result.truncated = result.truncated or (
+            "max_children" if budget >= MAX_CHILDREN_PER_NODE else "max_nodes"
+        )
+
+
+def _safe_children(
+    adapter: NodeAdapter[N], node: Any, result: WalkResult[N], max_count: int, deadline: float
+) -> list[Any]:
     try:
-        return list(adapter.children(node))
+        return list(adapter.children(node, max_count, deadline))[:max_count]
     except adapter.errors:
         result.skipped += 1
         return []

@@ -11,6 +11,7 @@ the window-relative extents. GTK3 reports screen coordinates.
 from __future__ import annotations
 
 import functools
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,11 +129,16 @@ class A11yWindow:
         return Rect(x=ext.x, y=ext.y, width=ext.width, height=ext.height)
 
 
-def children(node: Any) -> list[Any]:
-    """Children of an accessible; missing ones (None) are dropped."""
+def children(node: Any, max_count: int | None = None, deadline: float | None = None) -> list[Any]:
+    """Children of an accessible; missing ones (None) are dropped. Each child is one D-Bus round trip,
+    so at most ``max_count`` are read, and reading stops once ``time.monotonic()`` passes ``deadline``."""
     count = node.get_child_count()
+    if max_count is not None:
+        count = min(count, max(0, max_count))
     kids = []
     for i in range(count):
+        if deadline is not None and time.monotonic() > deadline:
+            break
         kid = node.get_child_at_index(i)
         if kid is not None:
             kids.append(kid)
@@ -183,8 +189,8 @@ class ControlReader:
         self.coord = atspi.CoordType.WINDOW if window.gtk4 else atspi.CoordType.SCREEN
         self.offset = window.offset
 
-    def children(self, node: Any) -> list[Any]:
-        return children(node)
+    def children(self, node: Any, max_count: int, deadline: float) -> list[Any]:
+        return children(node, max_count, deadline)
 
     def rect(self, node: Any) -> Rect:
         ext = node.get_extents(self.coord)
@@ -244,7 +250,7 @@ def control_name(node: Any, gtk4: bool) -> str:
     name = clean_name(node.get_name() or "", gtk4)
     if not (gtk4 and name.startswith("Gtk") and name[3:4].isupper()):
         return name
-    for kid in children(node)[:3]:
+    for kid in children(node, 3):
         if kid.get_role_name() == "label" and kid.get_name():
             return str(kid.get_name())
     return ""

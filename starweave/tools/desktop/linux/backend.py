@@ -10,15 +10,20 @@ import itertools
 import os
 import shlex
 import subprocess
+import time
 from typing import Any
 
 from starweave.errors import DesktopError, WindowNotFound
 from starweave.tools.desktop.backend import WalkState, WorkerThread
+from starweave.tools.desktop.keys import text_ops
 from starweave.tools.desktop.linux import atspi, x11
-from starweave.tools.desktop.linux.keys import translate_keys
+from starweave.tools.desktop.linux.keys import to_xdotool, translate_keys
 from starweave.tools.desktop.model import ControlInfo, SettlePolicy, WalkLimits, WindowInfo
 from starweave.tools.desktop.settle import fingerprint, poll_until, wait_until_settled
-from starweave.tools.desktop.walk import build_tree, ui_node, walk_controls
+from starweave.tools.desktop.walk import WalkResult, build_tree, ui_node, walk_controls
+
+# Top-level roles of an application's own (usually modal) dialogs, walked with its main window.
+DIALOG_ROLES = {"dialog", "file chooser", "alert"}
 
 
 class LinuxDesktopBackend:
@@ -33,6 +38,8 @@ class LinuxDesktopBackend:
         self._worker = WorkerThread("starweave-atspi")
         self._windows: dict[str, atspi.A11yWindow] = {}
         self._walk = WalkState()
+        # The windows of the last walk: the walked window first, then its application's dialogs.
+        self._walked: list[str] = []
 
     # -- windows ---------------------------------------------------------------------------------
     async def list_windows(self) -> list[WindowInfo]:
@@ -81,7 +88,11 @@ class LinuxDesktopBackend:
         duration: float = 1.0,
         key_hold: str | None = None,
     ) -> None:
-        await self._worker.run(self._acting, lambda: x11.drag(x1, y1, x2, y2, button, duration, key_hold))
+        def act() -> None:
+            self._bring_up_walked(None)  # no window manager: raise what the agent is looking at
+            self._acting(lambda: x11.drag(x1, y1, x2, y2, button, duration, key_hold))
+
+        await self._worker.run(act)
 
     async def set_text(self, control_id: str, text: str, clear: bool = False) -> None:
         await self._worker.run(self._set_text, control_id, text, clear)
@@ -103,19 +114,44 @@ class LinuxDesktopBackend:
         infos: list[WindowInfo] = []
         for app in atspi.applications():
             try:
-                tops = atspi.toplevels(app)
-                xwins = x11.visible_windows(app.get_process_id()) if tops else []
-            except atspi.errors():
-                continue  # an application that quits while we look is simply not listed
-            _match_x_windows(tops, xwins)
-            for top in tops:
-                if top.xid == 0:
-                    continue  # no visible X window: not on screen
-                window_id = str(top.xid)
+                tops = self._app_windows(app)
+                listed = [(str(top.xid), top, _window_info(str(top.xid), top, active)) for top in tops]
+            except _broken_errors():
+                # An application that quits while we look, or one whose accessibility is broken, is
+                # not listed; the others still are.
+                continue
+            for window_id, top, info in listed:
                 windows[window_id] = top
-                infos.append(_window_info(window_id, top, active))
+                infos.append(info)
         self._windows = windows
         return infos
+
+    def _app_windows(self, app: Any) -> list[atspi.A11yWindow]:
+        """The application's accessible top-levels that have a visible X window."""
+        tops = atspi.toplevels(app)
+        xwins = x11.visible_windows(app.get_process_id()) if tops else []
+        _match_x_windows(tops, xwins)
+        return [top for top in tops if top.xid != 0]
+
+    def _dialogs_of(self, window_id: str, win: atspi.A11yWindow) -> list[tuple[str, atspi.A11yWindow]]:
+        """Visible dialog-type top-levels of the window's own application (a Save As dialog is a
+        window of its own), read fresh: they may have opened since the windows were listed."""
+        if win.role in DIALOG_ROLES:
+            return []
+        try:
+            app = win.accessible.get_application()
+            if app is None:
+                return []
+            app.clear_cache()
+            tops = self._app_windows(app)
+        except _broken_errors():
+            return []  # the dialogs are a bonus: never lose the main window's walk over them
+        found = []
+        for top in tops:
+            if top.role in DIALOG_ROLES and str(top.xid) != window_id:
+                self._windows[str(top.xid)] = top
+                found.append((str(top.xid), top))
+        return found
 
     def _window(self, window_id: str) -> atspi.A11yWindow:
         if str(window_id) not in self._windows:
@@ -167,13 +203,45 @@ class LinuxDesktopBackend:
         return proc.pid
 
     def _window_controls(self, window_id: str, limits: WalkLimits) -> list[ControlInfo]:
+        window_id = str(window_id)
         win = self._window(window_id)
-        win.x_rect = x11.geometry(win.xid)  # the window may have moved since it was listed
-        win.accessible.clear_cache()
-        reader = atspi.ControlReader(win)
-        result = walk_controls(win.accessible, reader, limits)
-        self._walk.replace(str(window_id), result.controls, result.elements)
-        return result.controls
+        parts = [(window_id, win), *self._dialogs_of(window_id, win)]
+        started = time.monotonic()
+        nodes_left = limits.max_nodes
+        results: dict[str, WalkResult[Any]] = {}
+        # Dialogs first, so a huge main window (a spreadsheet) cannot starve the modal dialog that
+        # actually takes the input; the main window's controls are still listed first.
+        for part_id, part in reversed(parts):
+            seconds_left = limits.max_seconds - (time.monotonic() - started)
+            if nodes_left <= 0 or seconds_left <= 0 or self._worker.cancelled():
+                break
+            try:
+                part.x_rect = x11.geometry(part.xid)  # the window may have moved since it was listed
+                part.accessible.clear_cache()
+                reader = atspi.ControlReader(part)
+            except _broken_errors():
+                if part_id == window_id:
+                    raise
+                continue  # a dialog that closed meanwhile
+            sub = limits.model_copy(update={"max_nodes": nodes_left, "max_seconds": seconds_left})
+            results[part_id] = walk_controls(part.accessible, reader, sub, cancelled=self._worker.cancelled)
+            nodes_left -= results[part_id].visited
+        controls: list[ControlInfo] = []
+        elements: dict[str, Any] = {}
+        owners: dict[str, str] = {}
+        for part_id, _ in parts:
+            if part_id not in results:
+                continue
+            result = results[part_id]
+            for info in result.controls:
+                control_id = str(len(controls) + 1)
+                controls.append(info.model_copy(update={"id": control_id}))
+                elements[control_id] = result.elements[info.id]
+                if part_id != window_id:
+                    owners[control_id] = part_id
+        self._walk.replace(window_id, controls, elements, owners)
+        self._walked = [part_id for part_id, _ in parts if part_id in results]
+        return controls
 
     def _ui_tree(self, window_id: str, limits: WalkLimits) -> dict[str, Any]:
         win = self._window(window_id)
@@ -188,7 +256,7 @@ class LinuxDesktopBackend:
                 next(counter), props["name"], props["control_type"], props["rect"], window_rect, depth
             )
 
-        return build_tree(win.accessible, reader, label, limits)
+        return build_tree(win.accessible, reader, label, limits, cancelled=self._worker.cancelled)
 
     def _get_text(self, control_id: str) -> str:
         _, node = self._walk.get(control_id)
@@ -198,6 +266,11 @@ class LinuxDesktopBackend:
         if window_id is None:
             return x11.screenshot_png()
         win = self._window(window_id)
+        # No window manager: another window may cover this one; raise it (and its dialogs) first.
+        if window_id == self._walk.window_id:
+            self._acting(lambda: self._bring_up_walked(None), quick=True)
+        else:
+            self._acting(lambda: x11.raise_window(win.xid), quick=True)
         win.x_rect = x11.geometry(win.xid)
         return x11.screenshot_png(win.rect())
 
@@ -210,24 +283,43 @@ class LinuxDesktopBackend:
         except DesktopError:
             return False
 
-    def _focus_walked_window(self) -> None:
-        if self._walk.window_id is not None and self._walk.window_id in self._windows:
-            x11.focus(self._windows[self._walk.window_id].xid)
+    def _bring_up_walked(self, control_id: str | None) -> None:
+        """Raise the walked window and then its dialogs (no window manager keeps a modal dialog on
+        top), and focus the window holding ``control_id`` (the topmost one when None)."""
+        walked = [w for w in self._walked if w in self._windows]
+        if not walked:
+            return
+        target = self._walk.owner(control_id) if control_id is not None else walked[-1]
+        for window_id in walked:
+            if window_id != target:
+                try:
+                    x11.raise_window(self._windows[window_id].xid)
+                except DesktopError:
+                    continue  # closed since the walk
+        if target is not None and target in self._windows:
+            x11.focus(self._windows[target].xid)
 
-    def _acting(self, action: Any) -> None:
-        """Run an input action, then wait until the screen settles."""
+    def _focus_walked_window(self, control_id: str | None = None) -> None:
+        self._bring_up_walked(control_id)
+
+    def _acting(self, action: Any, quick: bool = False) -> None:
+        """Run an input action, then wait until the screen settles (briefly when ``quick``)."""
         before = fingerprint(x11.grab_raw())
         action()
-        wait_until_settled(x11.grab_raw, self.settle, before)
+        policy = (
+            self.settle.model_copy(update={"first_change": 0.15, "max_wait": 1.0}) if quick else self.settle
+        )
+        wait_until_settled(x11.grab_raw, policy, before)
 
     def _click(self, control_id: str | None, x: int | None, y: int | None, button: str, double: bool) -> None:
         if control_id is None:
             if x is None or y is None:
                 raise DesktopError("click needs a control id or both x and y screen coordinates.")
+            self._bring_up_walked(None)  # no window manager: raise what the agent is looking at
             self._acting(lambda: x11.click(x, y, button, double))
             return
         info, node = self._walk.get(control_id)
-        self._focus_walked_window()
+        self._focus_walked_window(control_id)
         if info.rect.is_empty():
             # Not on screen (e.g. an item of a closed menu): use its accessible action instead.
             self._acting(lambda: atspi.do_action(node))
@@ -240,15 +332,16 @@ class LinuxDesktopBackend:
         if atspi.set_text(node, text, clear):
             self._acting(lambda: None)  # the app redraws asynchronously
             return
-        # Not editable through AT-SPI: focus it and type like a user.
-        self._focus_walked_window()
-        cx, cy = info.rect.center
+        # Not editable through AT-SPI: focus it and type like a user. The text is literal: it never
+        # goes through the key parser ("50% ~now" must not press alt and Enter).
         commands = [["key", "--clearmodifiers", "ctrl+a"]] if clear else []
-        commands += translate_keys(text.replace("{", "{{}").replace("^", "{^}").replace("+", "{+}"))
+        commands += to_xdotool(text_ops(text))
+        self._focus_walked_window(control_id)
+        cx, cy = info.rect.center
 
         def act() -> None:
             x11.click(cx, cy)
-            x11.run_key_commands(commands)
+            x11.run_key_commands(commands, self._worker.cancelled)
 
         self._acting(act)
 
@@ -256,18 +349,23 @@ class LinuxDesktopBackend:
         # Keys for "whatever has focus" stay in the application's own dialog (a Save As dialog is a
         # window of its own): the walked window is focused only when the focus is elsewhere.
         if control_id is not None or not self._focus_in_walked_app():
-            self._focus_walked_window()
+            self._focus_walked_window(control_id)
         if control_id is not None:
             info, node = self._walk.get(control_id)
             if not atspi.grab_focus(node) and not info.rect.is_empty():
                 x11.click(*info.rect.center)
-        self._acting(lambda: x11.run_key_commands(commands))
+        self._acting(lambda: x11.run_key_commands(commands, self._worker.cancelled))
 
     def _scroll(self, control_id: str, wheel_dist: int) -> None:
         info, _ = self._walk.get(control_id)
-        self._focus_walked_window()
+        self._focus_walked_window(control_id)
         cx, cy = info.rect.center
         self._acting(lambda: x11.scroll(cx, cy, wheel_dist))
+
+
+def _broken_errors() -> tuple[type[BaseException], ...]:
+    """What a vanished or broken window raises (AT-SPI errors, failed X queries)."""
+    return (*atspi.errors(), DesktopError)
 
 
 def _match_x_windows(tops: list[atspi.A11yWindow], xwins: list[x11.XWindow]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from starweave.errors import DesktopError
@@ -104,6 +105,11 @@ def focus(xid: int) -> None:
     xdotool("windowfocus", "--sync", str(xid), timeout=5.0)
 
 
+def raise_window(xid: int) -> None:
+    """Put the window on top of the others (no window manager does it for us); no focus change."""
+    xdotool("windowraise", str(xid))
+
+
 def move(xid: int, x: int, y: int) -> None:
     xdotool("windowmove", "--sync", str(xid), str(x), str(y), timeout=5.0)
 
@@ -111,7 +117,24 @@ def move(xid: int, x: int, y: int) -> None:
 def click(x: int, y: int, button: str = "left", double: bool = False) -> None:
     """Move the pointer to (x, y) and click (twice for a double click)."""
     code = _button(button)
-    xdotool("mousemove", "--sync", str(x), str(y), "click", "--repeat", "2" if double else "1", code)
+    xdotool(*_move_to(x, y), "click", "--repeat", "2" if double else "1", code)
+
+
+def pointer() -> tuple[int, int]:
+    """The pointer's screen position."""
+    fields = dict(part.split(":", 1) for part in xdotool("getmouselocation").split() if ":" in part)
+    try:
+        return int(fields["x"]), int(fields["y"])
+    except (KeyError, ValueError) as exc:
+        raise DesktopError("xdotool did not report the pointer position.") from exc
+
+
+def _move_to(x: int, y: int) -> list[str]:
+    # `mousemove --sync` waits for the pointer to leave its old position, so it hangs for good
+    # when the pointer is already at (x, y) (a second click on the same spot).
+    if pointer() == (x, y):
+        return []
+    return ["mousemove", "--sync", str(x), str(y)]
 
 
 def drag(
@@ -130,7 +153,7 @@ def drag(
     args: list[str] = []
     if key_hold:
         args += ["keydown", key_hold]
-    args += ["mousemove", "--sync", str(x1), str(y1), "mousedown", code]
+    args += [*_move_to(x1, y1), "mousedown", code]
     for i in range(1, steps + 1):
         px = x1 + (x2 - x1) * i // steps
         py = y1 + (y2 - y1) * i // steps
@@ -146,12 +169,15 @@ def scroll(x: int, y: int, wheel_dist: int) -> None:
     if wheel_dist == 0:
         return
     button = "4" if wheel_dist > 0 else "5"
-    xdotool("mousemove", "--sync", str(x), str(y), "click", "--repeat", str(abs(wheel_dist)), button)
+    xdotool(*_move_to(x, y), "click", "--repeat", str(abs(wheel_dist)), button)
 
 
-def run_key_commands(commands: list[list[str]]) -> None:
-    """Run translated key commands (see :func:`starweave.tools.desktop.linux.keys.to_xdotool`)."""
+def run_key_commands(commands: list[list[str]], cancelled: Callable[[], bool] | None = None) -> None:
+    """Run translated key commands (see :func:`starweave.tools.desktop.linux.keys.to_xdotool`), stopping
+    between two commands once ``cancelled()`` is true (the caller gave up)."""
     for args in commands:
+        if cancelled is not None and cancelled():
+            return
         xdotool(*args, timeout=XDOTOOL_TIMEOUT + len(args[-1]) * 0.02)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +69,12 @@ def vk_name(key: str) -> str:
     raise DesktopError(f"No virtual key for {key!r}.")
 
 
+def escape_send_keys(text: str) -> str:
+    """Literal text for ``uiautomation.SendKeys``: braces escaped in one pass ("{" -> "{{}", "}" -> "{}}");
+    two chained replace calls would escape the braces the first one added."""
+    return "".join(f"{{{ch}}}" if ch in "{}" else ch for ch in text)
+
+
 class UIAReader:
     """Walk adapter over uiautomation controls."""
 
@@ -75,8 +82,17 @@ class UIAReader:
         self.errors = errors
         self.visible_only = visible_only
 
-    def children(self, node: Any) -> list[Any]:
-        return list(node.GetChildren())
+    def children(self, node: Any, max_count: int, deadline: float) -> list[Any]:
+        # Sibling stepping reads only what the walk can use (GetChildren fetches every child).
+        first = getattr(node, "GetFirstChildControl", None)
+        if first is None:
+            return list(node.GetChildren())[:max_count]
+        kids: list[Any] = []
+        kid = first()
+        while kid is not None and len(kids) < max_count and time.monotonic() <= deadline:
+            kids.append(kid)
+            kid = kid.GetNextSiblingControl()
+        return kids
 
     def describe(self, node: Any, depth: int) -> ControlInfo | None:
         ctype = control_type(node)
@@ -243,7 +259,8 @@ class UIABackend:
         return self._window_info(str(window_id), element)
 
     def _window_controls(self, window_id: str, limits: WalkLimits) -> list[ControlInfo]:
-        result = walk_controls(self._window(window_id), UIAReader(self._errors), limits)
+        reader = UIAReader(self._errors)
+        result = walk_controls(self._window(window_id), reader, limits, cancelled=self._worker.cancelled)
         self._walk.replace(str(window_id), result.controls, result.elements)
         return result.controls
 
@@ -262,7 +279,8 @@ class UIABackend:
                 depth,
             )
 
-        return build_tree(root, UIAReader(self._errors, visible_only=False), label, limits)
+        reader = UIAReader(self._errors, visible_only=False)
+        return build_tree(root, reader, label, limits, cancelled=self._worker.cancelled)
 
     def _acting(self, action: Callable[[], None]) -> None:
         before = fingerprint(self._observe())
@@ -317,8 +335,10 @@ class UIABackend:
     def _send(self, ops: list[KeyOp]) -> None:
         keys = self.auto.Keys
         for op in ops:
+            if self._worker.cancelled():
+                return  # the caller gave up: send no more keys
             if isinstance(op, TypeText):
-                self.auto.SendKeys(op.text.replace("{", "{{}").replace("}", "{}}"), interval=0.01)
+                self.auto.SendKeys(escape_send_keys(op.text), interval=0.01)
             elif isinstance(op, KeyDown):
                 self.auto.PressKey(getattr(keys, vk_name(op.key)))
             elif isinstance(op, KeyUp):

@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from starweave.errors import DesktopError
-from starweave.tools.desktop.keys import KeyDown, KeyPress, KeyUp, TypeText, parse_keys
-from starweave.tools.desktop.linux.keys import translate_keys
+from starweave.tools.desktop.keys import (
+    MAX_KEY_OPS,
+    MAX_REPEAT,
+    KeyDown,
+    KeyPress,
+    KeyUp,
+    TypeText,
+    parse_keys,
+    text_ops,
+)
+from starweave.tools.desktop.linux.keys import to_xdotool, translate_keys
 
 
 def test_bare_modifier_holds_for_next_key() -> None:
@@ -61,3 +70,24 @@ def test_down_up_and_function_keys() -> None:
 def test_bad_syntax_names_the_problem(bad: str) -> None:
     with pytest.raises(DesktopError):
         parse_keys(bad)
+
+
+def test_repeat_counts_and_operation_counts_are_bounded() -> None:
+    assert len(parse_keys(f"{{DOWN {MAX_REPEAT}}}")) == MAX_REPEAT
+    with pytest.raises(DesktopError, match="over the limit of 100"):
+        parse_keys("{DOWN 200000}")
+    with pytest.raises(DesktopError, match="Too many key operations"):
+        parse_keys("{TAB}" * (MAX_KEY_OPS + 1))
+    with pytest.raises(DesktopError, match="Too many key operations"):
+        text_ops("x\n" * MAX_KEY_OPS)
+
+
+def test_literal_text_is_never_key_syntax() -> None:
+    text = "Discount 50% ~now {x} ^+(a)"
+    assert text_ops(text) == [TypeText(text)]
+    assert text_ops("a\nb\r\n") == [TypeText("a"), KeyPress("enter"), TypeText("b"), KeyPress("enter")]
+    assert to_xdotool(text_ops("50% ~now\nok")) == [
+        ["type", "--delay", "5", "--", "50% ~now"],
+        ["key", "--clearmodifiers", "Return"],
+        ["type", "--delay", "5", "--", "ok"],
+    ]

@@ -10,7 +10,7 @@ import pytest
 
 from starweave.errors import ControlNotFound, DesktopError, WindowNotFound
 from starweave.tools.desktop.model import SettlePolicy
-from starweave.tools.desktop.windows.uia import UIABackend
+from starweave.tools.desktop.windows.uia import UIABackend, escape_send_keys
 
 
 @dataclass
@@ -197,3 +197,9 @@ async def test_actions_reach_uiautomation(backend: UIABackend, fake: FakeAuto) -
     with pytest.raises(DesktopError, match="does not accept text"):
         await backend.set_text("2", "x")
     assert await backend.close_window("1001")
+
+
+async def test_literal_braces_are_escaped_in_one_pass(backend: UIABackend, fake: FakeAuto) -> None:
+    await backend.type_keys("a{{}b{}}c")
+    assert fake.calls[-1] == ("send", "a{{}b{}}c")
+    assert escape_send_keys("}{") == "{}}{{}"
