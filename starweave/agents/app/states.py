@@ -45,21 +45,27 @@ class AppAgentState(SelfContainedAgentState):
         return AppAgent
 
 
+async def process_step(agent: BasicAgent, context: Context | None, error_status: str) -> None:
+    """One pass of the agent's processor (HostAgent and AppAgent alike); a kernel, model or tool
+    error sets ``error_status`` and puts its message in the context."""
+    try:
+        await agent.process(context)
+    except StarweaveError as exc:
+        logger.info("%s step failed: %s", type(agent).__name__, exc)
+        agent.status = error_status
+        if context is not None:
+            context.set(ContextNames.ERROR_MESSAGE, str(exc))
+            context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
+    agent.step += 1
+
+
 @AppAgentStateManager.register
 class ContinueAppAgentState(AppAgentState):
     """Active: one step of the four-phase pipeline."""
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
-        try:
-            await agent.process(context)
-        except StarweaveError as exc:
-            logger.info("AppAgent step failed: %s", exc)
-            agent.status = AppAgentStatus.ERROR.value
-            if context is not None:
-                context.set(ContextNames.ERROR_MESSAGE, str(exc))
-                context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
-        agent.step += 1
+        await process_step(agent, context, AppAgentStatus.ERROR.value)
 
     @classmethod
     def name(cls) -> str:

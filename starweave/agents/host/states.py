@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
+from starweave.agents.app.states import process_step
 from starweave.agents.host.response import HostAgentStatus
 from starweave.errors import StarweaveError
 
@@ -51,15 +52,7 @@ class ContinueHostAgentState(HostAgentState):
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
-        try:
-            await agent.process(context)
-        except StarweaveError as exc:
-            logger.info("HostAgent step failed: %s", exc)
-            agent.status = HostAgentStatus.ERROR.value
-            if context is not None:
-                context.set(ContextNames.ERROR_MESSAGE, str(exc))
-                context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
-        agent.step += 1
+        await process_step(agent, context, HostAgentStatus.ERROR.value)
 
     @classmethod
     def name(cls) -> str:
