@@ -205,3 +205,41 @@ async def test_host_hands_over_to_calculator_then_mousepad_and_finishes(
         assert "AppAgent/gnome-calculator" in agents and "AppAgent/mousepad" in agents
         assert agents.index("AppAgent/mousepad") > agents.index("AppAgent/gnome-calculator")
         assert result["llm_calls"] == 6
+
+
+async def test_host_hands_the_calculators_result_to_the_third_party_linux_agent(
+    tmp_path: Path, calculator: LaunchedApp, desktop_backend: LinuxDesktopBackend
+) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        window, name, xid = await launched_window(desktop_backend, "gnome-calculator")
+        labels = await control_labels(desktop_backend, xid)
+        # Third-party agents are numbered after the windows get_desktop_app_info lists.
+        linux_agent = str(len(await window_ids(desktop_backend)) + 1)
+        write = call("write_file", path="answer.txt", content="6 × 7 = 42\n")
+        answers = [
+            select(window, name, "compute 6 × 7"),
+            *calculator_answers(labels, ["6", "×", "7", "="], multi_action=True, result="42"),
+            host("ASSIGN", "select_application_window", {"id": linux_agent, "name": "LinuxAgent"}, "save it"),
+            # The LinuxAgent answers in its own schema and runs its own (shell and file) tools.
+            {"observation": "", "thought": "", "action": {**write, "status": "CONTINUE"}, "result": ""},
+            {
+                "observation": "",
+                "thought": "",
+                "action": {"function": "", "arguments": {}, "status": "FINISH"},
+                "result": "saved",
+            },
+            host("FINISH", result="6 × 7 = 42, saved in answer.txt"),
+        ]
+        result = await run_host(tmp_path, answers, "multiply 6 by 7 and save the answer", multi_action=True)
+
+        assert result["status"] == "FINISH", result
+        assert await calculator_display(desktop_backend, xid) == "42"
+        assert (tmp_path / "ws" / "answer.txt").read_text(encoding="utf-8") == "6 × 7 = 42\n"
+        assert [(s["application"], s["status"]) for s in result["subtasks"]] == [
+            ("gnome-calculator", "FINISH"),
+            ("LinuxAgent", "FINISH"),
+        ]
+        assert result["subtasks"][1]["result"] == "saved"
+        agents = [r["agent_name"] for r in read_log(tmp_path) if r.get("agent_name")]
+        assert agents.index("LinuxAgent") > agents.index("AppAgent/gnome-calculator")
+        assert result["llm_calls"] == 7

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from starweave.agent import AgentFactory, AgentRegistry, BasicAgent, Context, ContextNames
+from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.agent import AppAgent, Asker
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
 from starweave.agents.app.prompter import blackboard_text
@@ -271,8 +272,11 @@ class HostAgent(BasicAgent):
             )
             wanted = held.response.status
             self.status = wanted if wanted not in ("CONFIRM", "ASSIGN") else HostAgentStatus.CONTINUE.value
-            error = f": {result.error}" if result.error else ""
-            note = f"Approved by the user: {call} -> {result.status.value}{error}"
+            info = ActionCommandInfo(
+                function=held.response.function, arguments=held.response.arguments, result=result
+            )
+            # The outcome in full (a launched program's pid and window), as a CONTINUE step shows it.
+            note = f"Approved by the user: {info.to_representation()}"
         else:
             self.status = HostAgentStatus.FAIL.value
             note = f"Stopped: the user did not allow {call} ({held.reason})."

@@ -11,7 +11,7 @@ from starweave.tools.desktop.model import Rect
 def screenshot_png(rect: Rect | None = None) -> bytes:
     """PNG of ``rect`` clipped to the screen, or of the whole screen when ``rect`` is None."""
     mss = _mss()
-    with mss.mss() as sct:
+    with _grabber(mss) as sct:
         screen = sct.monitors[0]
         region = _clip(rect, screen) if rect is not None else screen
         shot = sct.grab(region)
@@ -24,7 +24,7 @@ def screenshot_png(rect: Rect | None = None) -> bytes:
 def grab_raw(rect: Rect | None = None) -> bytes:
     """Raw pixels of ``rect`` (or the screen), cheap enough to poll for changes."""
     mss = _mss()
-    with mss.mss() as sct:
+    with _grabber(mss) as sct:
         screen = sct.monitors[0]
         region = _clip(rect, screen) if rect is not None else screen
         return bytes(sct.grab(region).raw)
@@ -32,9 +32,14 @@ def grab_raw(rect: Rect | None = None) -> bytes:
 
 def screen_size() -> tuple[int, int]:
     mss = _mss()
-    with mss.mss() as sct:
+    with _grabber(mss) as sct:
         mon = sct.monitors[0]
         return int(mon["width"]), int(mon["height"])
+
+
+def _grabber(mss: Any) -> Any:
+    """A screen grabber: ``mss.MSS`` since mss 10 (``mss.mss`` is deprecated there), ``mss.mss`` before."""
+    return (getattr(mss, "MSS", None) or mss.mss)()
 
 
 def _mss() -> Any:

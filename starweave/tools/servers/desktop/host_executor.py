@@ -16,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from pydantic import Field
 
 from starweave.tools.desktop.model import WindowInfo
+from starweave.tools.servers.desktop.launch_policy import launch_refusal
 from starweave.tools.servers.desktop.state import (
     ACTION_ERRORS,
     BACKEND_ERRORS,
@@ -145,6 +146,9 @@ def create_host_executor_server(state: UIState) -> MCPServer:
         """
         if not command.strip():
             raise McpToolError("Application command cannot be empty.")
+        refusal = launch_refusal(command, state.shell)
+        if refusal is not None:
+            raise McpToolError(f"Refused to launch {command!r}: {refusal}.")
         try:
             before = {w.id for w in await state.backend.list_windows()}
             pid = await state.backend.launch(command)

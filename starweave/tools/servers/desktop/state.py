@@ -77,6 +77,7 @@ class UIState:
     backend_factory: BackendFactory = default_backend
     limits: WalkLimits = field(default_factory=WalkLimits)
     max_wait_seconds: float = MAX_WAIT_SECONDS
+    shell: ShellConfig | None = None  # the session's SHELL settings: launch_application obeys its mode
     selected_app_window: WindowInfo | None = None
     selected_annotation_id: str | None = None
     last_app_windows: dict[str, WindowInfo] = field(default_factory=dict)
@@ -154,7 +155,8 @@ def shared_ui_state(shell: ShellConfig, backend_factory: BackendFactory | None =
     key = id(shell)
     state = _STATES.get(key)
     if state is None:
-        state = UIState(backend_factory=backend_factory or default_backend)
+        # A copy: the state must not keep ``shell`` alive, or its entry would never be dropped.
+        state = UIState(backend_factory=backend_factory or default_backend, shell=shell.model_copy())
         _STATES[key] = state
         weakref.finalize(shell, _STATES.pop, key, None)
     return state

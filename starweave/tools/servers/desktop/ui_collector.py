@@ -16,6 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from pydantic import Field
 
+from starweave.errors import WindowNotFound
 from starweave.tools.desktop.model import ControlInfo, WindowInfo
 from starweave.tools.servers.desktop.state import (
     ACTION_ERRORS,
@@ -85,6 +86,11 @@ async def refresh_windows(state: UIState, remove_empty: bool, refresh: bool) -> 
             windows = await state.backend.list_windows()
         except BACKEND_ERRORS as exc:
             raise McpToolError(f"Failed to list the desktop windows: {describe(exc)}") from None
+        selected = state.selected_app_window
+        if selected is not None and all(w.id != selected.id for w in windows):
+            # Closed behind our back (by the application, the user or a key chord): acting on it
+            # again would go to a dead window, so the HostAgent has to select one anew.
+            state.clear_selection()
         if remove_empty:
             windows = [w for w in windows if (w.name or w.title).strip()]
         state.last_app_windows = {str(i): w for i, w in enumerate(windows, start=1)}
@@ -96,6 +102,11 @@ async def walk_controls(state: UIState) -> list[ControlInfo]:
     window = state.require_window()
     try:
         controls = await state.backend.window_controls(window.id, state.limits)
+    except WindowNotFound:
+        state.clear_selection()
+        raise McpToolError(
+            f"The selected window '{window.name}' is gone (it was closed); select a window again."
+        ) from None
     except BACKEND_ERRORS as exc:
         raise McpToolError(
             f"Failed to read the controls of window '{window.name}': {describe(exc)}"

@@ -230,3 +230,15 @@ def known_commands() -> list[str]:
     """Every command the policy can allow (for documentation and the tool description)."""
     names = set(FILE_RULES) | set(TEXT_RULES) | set(TOOL_RULES) | READ_ONLY | NO_PATHS
     return sorted(names)
+
+
+def catalogued(name: str) -> bool:
+    """Whether the policy has a verdict of its own on command ``name`` (allowed, refused, a builtin or an
+    interpreter), i.e. whether it is a command-line program rather than an unknown (GUI) application."""
+    return (
+        any(name in table for table in (FILE_RULES, TEXT_RULES, TOOL_RULES, SHELL_BUILTINS, REFUSED))
+        or name in READ_ONLY
+        or name in NO_PATHS
+        or MKFS.fullmatch(name) is not None
+        or INTERPRETER.fullmatch(name) is not None
+    )

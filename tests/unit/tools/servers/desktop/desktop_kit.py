@@ -11,6 +11,7 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
+from starweave.config.models import ShellConfig
 from starweave.tools.servers.desktop import (
     UIState,
     create_app_executor_server,
@@ -70,14 +71,16 @@ def value_of(result: CallToolResult) -> Any:
 
 
 @asynccontextmanager
-async def open_desktop(state: UIState | None = None) -> AsyncIterator[Desktop]:
+async def open_desktop(
+    state: UIState | None = None, shell: ShellConfig | None = None
+) -> AsyncIterator[Desktop]:
     """The three servers over ``state`` (default: a fresh one over a new fake desktop).
 
     A context manager rather than a fixture: the MCP clients' task groups must be entered and left
     by the same task, which pytest-asyncio does not guarantee for async fixtures.
     """
     backend = FakeDesktopBackend()
-    state = state or UIState(backend_factory=lambda: backend)
+    state = state or UIState(backend_factory=lambda: backend, shell=shell)
     async with (
         Client(create_ui_collector_server(state)) as collector,
         Client(create_host_executor_server(state)) as host,

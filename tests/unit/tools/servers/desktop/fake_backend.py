@@ -8,6 +8,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from starweave.errors import WindowNotFound
 from starweave.tools.desktop.model import ControlInfo, Rect, WalkLimits, WindowInfo
 
 
@@ -153,6 +154,8 @@ class FakeDesktopBackend:
 
     async def window_controls(self, window_id: str, limits: WalkLimits) -> list[ControlInfo]:
         self._check("window_controls")
+        if all(w.id != window_id for w in self.windows):
+            raise WindowNotFound(f"Window '{window_id}' not found.")
         self.walked = window_id
         return list(self.controls.get(window_id, []))[: limits.max_nodes]
 

@@ -248,3 +248,20 @@ async def test_launch_and_close_application() -> None:
         assert "Window id is required for close_application_window" in await d.error(
             d.host, "close_application_window", {"id": "", "name": ""}
         )
+
+
+async def test_a_window_closed_behind_our_back_is_no_longer_selected() -> None:
+    async with open_desktop() as d:
+        await d.select(window_id="1", name="Calculator")
+        closed = d.backend.windows[0].id
+        d.backend.windows = [w for w in d.backend.windows if w.id != closed]  # the user quit the app
+        error = await d.error(d.collector, "get_app_window_controls_info", {"field_list": ["label"]})
+        assert "The selected window 'Calculator' is gone (it was closed); select a window again." in error
+        assert d.state.selected_app_window is None and d.state.control_dict == {}
+
+        await d.select(window_id="1", name="Editor", walk=False)
+        d.backend.windows = []
+        await d.ok(d.collector, "get_desktop_app_info")
+        assert d.state.selected_app_window is None
+        error = await d.error(d.app, "click_input", {"id": "1", "name": "7"})
+        assert "Error: No window selected. Call select_application_window first." in error
