@@ -28,7 +28,8 @@ async def test_list_walk_click_calculator(
 ) -> None:
     app = desktop_session.launch("gnome-calculator", position=(600, 30))
     try:
-        calc = await apoll_until(lambda: _window_info(desktop_backend, app.pid), timeout=10)
+        # Generous polls (they return as soon as the condition holds): the CI machine is shared and slow.
+        calc = await apoll_until(lambda: _window_info(desktop_backend, app.pid), timeout=20)
         assert calc is not None, "the calculator never appeared on the AT-SPI desktop"
         assert calc.id == app.window_id and calc.title == "Calculator"
         await desktop_backend.focus_window(calc.id)
@@ -40,7 +41,7 @@ async def test_list_walk_click_calculator(
         display = next(c for c in controls if c.control_type == "Edit")
         for key in ["2", "+", "3", "="]:
             await asyncio.wait_for(desktop_backend.click(buttons[key].id), 10)
-        text = await apoll_until(lambda: _text_if(desktop_backend, display.id, "5"), timeout=5)
+        text = await apoll_until(lambda: _text_if(desktop_backend, display.id, "5"), timeout=15)
         assert text == "5"
         tree = await desktop_backend.ui_tree(calc.id)
         assert tree["children"] and tree["rectangle"]["left"] == calc.rectangle.x
@@ -49,13 +50,17 @@ async def test_list_walk_click_calculator(
         desktop = Image.open(io.BytesIO(await desktop_backend.screenshot(None)))
         assert desktop.size == (1280, 1024)
         assert await asyncio.wait_for(desktop_backend.close_window(calc.id), 10)
-        assert all(w.id != calc.id for w in await desktop_backend.list_windows())
+        assert await apoll_until(lambda: _gone(desktop_backend, calc.id), timeout=10)
     finally:
         desktop_session.stop(app)
 
 
 async def _window_info(backend: LinuxDesktopBackend, pid: int) -> WindowInfo | None:
     return next((w for w in await backend.list_windows() if w.process_id == pid), None)
+
+
+async def _gone(backend: LinuxDesktopBackend, window_id: str) -> bool:
+    return all(w.id != window_id for w in await backend.list_windows())
 
 
 async def _text_if(backend: LinuxDesktopBackend, control_id: str, expected: str) -> str | None:
