@@ -2,124 +2,54 @@
 
 ``uiautomation`` (and pywin32 through it) is imported lazily; tests pass a fake module with the same
 surface (``GetRootControl``, ``Click``/``RightClick``/``MiddleClick``, ``DragDrop``, ``SetCursorPos``,
-``WheelUp``/``WheelDown``, ``PressKey``/``ReleaseKey``/``SendKeys``, ``Keys``). Only the fake tree has
-been exercised here: this module has not run on a real Windows desktop.
+``WheelUp``/``WheelDown``, ``PressKey``/``ReleaseKey``/``SendKeys``, ``Keys``, and optionally
+``UIAutomationInitializerInThread``, ``GetForegroundWindow``, ``GetFocusedControl``). Only the fake
+tree has been exercised here: this module has not run on a real Windows desktop.
+
+Every UIA call runs on one worker thread, which initialises COM before its first call. The behaviour
+mirrors the Linux backend: an application's own dialog windows are walked with its window, the window
+owning a control is focused before acting on it, and ``launch`` waits for the application's window.
 """
 
 from __future__ import annotations
 
-import shlex
-import subprocess
-import time
+import asyncio
+import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from starweave.errors import DesktopError, WindowNotFound
 from starweave.tools.desktop import screen
 from starweave.tools.desktop.backend import WalkState, WorkerThread
-from starweave.tools.desktop.keys import KeyDown, KeyOp, KeyPress, KeyUp, TypeText, parse_keys
-from starweave.tools.desktop.model import ControlInfo, Rect, SettlePolicy, WalkLimits, WindowInfo
+from starweave.tools.desktop.keys import KeyOp, KeyPress, parse_keys, text_ops
+from starweave.tools.desktop.model import ControlInfo, SettlePolicy, WalkLimits, WindowInfo
 from starweave.tools.desktop.settle import fingerprint, wait_until_settled
-from starweave.tools.desktop.walk import build_tree, ui_node, walk_controls
+from starweave.tools.desktop.walk import build_tree, ui_node
+from starweave.tools.desktop.windows.com import ComApartment
+from starweave.tools.desktop.windows.elements import (
+    UIAReader,
+    control_type,
+    element_rect,
+    element_value,
+    load_uiautomation,
+)
+from starweave.tools.desktop.windows.sendkeys import send_ops, vk_name
+from starweave.tools.desktop.windows.toplevel import dialogs_of, poll_cancellable, spawn, walk_parts
 
-LISTED_TYPES = {
-    "Button", "Edit", "TabItem", "Document", "ListItem", "MenuItem", "ScrollBar", "TreeItem", "Hyperlink",
-    "ComboBox", "RadioButton", "Spinner", "CheckBox", "Group", "Text", "DataItem", "Slider",
-}  # fmt: skip
-_VK: dict[str, str] = {
-    "enter": "VK_RETURN", "tab": "VK_TAB", "escape": "VK_ESCAPE", "backspace": "VK_BACK",
-    "delete": "VK_DELETE", "insert": "VK_INSERT", "home": "VK_HOME", "end": "VK_END", "left": "VK_LEFT",
-    "right": "VK_RIGHT", "up": "VK_UP", "down": "VK_DOWN", "page_up": "VK_PRIOR", "page_down": "VK_NEXT",
-    "space": "VK_SPACE", "caps_lock": "VK_CAPITAL", "print": "VK_SNAPSHOT", "apps": "VK_APPS",
-    "pause": "VK_PAUSE", "ctrl": "VK_CONTROL", "shift": "VK_SHIFT", "alt": "VK_MENU", "super": "VK_LWIN",
-}  # fmt: skip
+T = TypeVar("T")
 _MAXIMIZED, _MINIMIZED = 1, 2
-
-
-def load_uiautomation() -> Any:
-    """The ``uiautomation`` module; raises :class:`DesktopError` naming what to install."""
-    try:
-        import uiautomation
-    except ImportError as exc:
-        raise DesktopError(
-            "The Windows desktop backend needs uiautomation and pywin32: pip install 'starweave[desktop]'."
-        ) from exc
-    return uiautomation
-
-
-def control_type(element: Any) -> str:
-    """'ButtonControl' -> 'Button'."""
-    name = str(element.ControlTypeName)
-    return name[: -len("Control")] if name.endswith("Control") else name
-
-
-def element_rect(element: Any) -> Rect:
-    box = element.BoundingRectangle
-    return Rect(x=box.left, y=box.top, width=box.right - box.left, height=box.bottom - box.top)
-
-
-def vk_name(key: str) -> str:
-    """Virtual-key constant name for a neutral key name or an alphanumeric character."""
-    if key in _VK:
-        return _VK[key]
-    if key.startswith("f") and key[1:].isdigit():
-        return f"VK_{key.upper()}"
-    if len(key) == 1 and key.isalnum() and key.isascii():
-        return f"VK_{key.upper()}"
-    raise DesktopError(f"No virtual key for {key!r}.")
-
-
-def escape_send_keys(text: str) -> str:
-    """Literal text for ``uiautomation.SendKeys``: braces escaped in one pass ("{" -> "{{}", "}" -> "{}}");
-    two chained replace calls would escape the braces the first one added."""
-    return "".join(f"{{{ch}}}" if ch in "{}" else ch for ch in text)
-
-
-class UIAReader:
-    """Walk adapter over uiautomation controls."""
-
-    def __init__(self, errors: tuple[type[BaseException], ...], visible_only: bool = True) -> None:
-        self.errors = errors
-        self.visible_only = visible_only
-
-    def children(self, node: Any, max_count: int, deadline: float) -> list[Any]:
-        # Sibling stepping reads only what the walk can use (GetChildren fetches every child).
-        first = getattr(node, "GetFirstChildControl", None)
-        if first is None:
-            return list(node.GetChildren())[:max_count]
-        kids: list[Any] = []
-        kid = first()
-        while kid is not None and len(kids) < max_count and time.monotonic() <= deadline:
-            kids.append(kid)
-            kid = kid.GetNextSiblingControl()
-        return kids
-
-    def describe(self, node: Any, depth: int) -> ControlInfo | None:
-        ctype = control_type(node)
-        if ctype not in LISTED_TYPES:
-            return None
-        visible = not bool(node.IsOffscreen)
-        rect = element_rect(node)
-        if self.visible_only and (not visible or rect.is_empty()):
-            return None
-        return ControlInfo(
-            id="",
-            name=str(node.Name or ""),
-            control_type=ctype,
-            rect=rect,
-            is_enabled=bool(node.IsEnabled),
-            is_visible=visible,
-            automation_id=str(node.AutomationId or ""),
-            value=_value(node, self.errors),
-            depth=depth,
-            source="uia",
-        )
+# How long aclose waits for the worker thread to leave COM (a stuck call keeps it busy; it is a daemon).
+_RELEASE_TIMEOUT = 2.0
 
 
 class UIABackend:
     """UI Automation desktop backend (see the module docstring)."""
 
     platform = "windows"
+    # Seconds between window-list polls while ``launch`` waits for the application's window.
+    launch_poll = 0.1
+    # How long ``close_window`` waits for the window to go, and how often it looks.
+    close_wait, close_poll = 3.0, 0.05
 
     def __init__(
         self,
@@ -136,25 +66,28 @@ class UIABackend:
             self._errors += (com_error,)
         # A missing pattern shows up as AttributeError on some elements.
         self._soft_errors: tuple[type[BaseException], ...] = (*self._errors, AttributeError)
+        self._com = ComApartment(self.auto, self._errors)
         self._worker = WorkerThread("starweave-uia")
+        self._closed = False
         self._windows: dict[str, Any] = {}
         self._walk = WalkState()
+        # The windows of the last walk: the walked window first, then its application's dialogs.
+        self._walked: list[str] = []
 
     async def list_windows(self) -> list[WindowInfo]:
-        return await self._worker.run(self._list_windows)
+        return await self._run(self._list_windows)
 
     async def focus_window(self, window_id: str) -> WindowInfo:
-        return await self._worker.run(self._focus_window, window_id)
+        return await self._run(self._focus_window, window_id)
 
     async def window_controls(self, window_id: str, limits: WalkLimits | None = None) -> list[ControlInfo]:
-        return await self._worker.run(self._window_controls, window_id, limits or WalkLimits())
+        return await self._run(self._window_controls, window_id, limits or WalkLimits())
 
     async def ui_tree(self, window_id: str, limits: WalkLimits | None = None) -> dict[str, Any]:
-        return await self._worker.run(self._ui_tree, window_id, limits or WalkLimits())
+        return await self._run(self._ui_tree, window_id, limits or WalkLimits())
 
     async def screenshot(self, window_id: str | None = None) -> bytes:
-        rect = None if window_id is None else element_rect(await self._worker.run(self._window, window_id))
-        return await self._worker.run(screen.screenshot_png, rect)
+        return await self._run(self._screenshot, window_id)
 
     async def click(
         self,
@@ -164,7 +97,7 @@ class UIABackend:
         button: str = "left",
         double: bool = False,
     ) -> None:
-        await self._worker.run(self._click, control_id, x, y, button, double)
+        await self._run(self._click, control_id, x, y, button, double)
 
     async def drag(
         self,
@@ -176,32 +109,51 @@ class UIABackend:
         duration: float = 1.0,
         key_hold: str | None = None,
     ) -> None:
-        await self._worker.run(self._drag, x1, y1, x2, y2, duration, key_hold)
+        await self._run(self._drag, x1, y1, x2, y2, duration, key_hold)
 
     async def set_text(self, control_id: str, text: str, clear: bool = False) -> None:
-        await self._worker.run(self._set_text, control_id, text, clear)
+        await self._run(self._set_text, control_id, text, clear)
 
     async def type_keys(self, keys: str, control_id: str | None = None) -> None:
-        ops = parse_keys(keys)
-        await self._worker.run(self._type_keys, ops, control_id)
+        ops = parse_keys(keys)  # parse first: a syntax error must not touch the UI
+        await self._run(self._type_keys, ops, control_id)
 
     async def scroll(self, control_id: str, wheel_dist: int) -> None:
-        await self._worker.run(self._scroll, control_id, wheel_dist)
+        await self._run(self._scroll, control_id, wheel_dist)
 
     async def get_text(self, control_id: str) -> str:
-        return await self._worker.run(self._get_text, control_id)
+        return await self._run(self._get_text, control_id)
 
     async def launch(self, command: str, wait: float = 15.0) -> int:
-        return await self._worker.run(_launch, command)
+        return await self._run(self._launch, command, wait)
 
     async def close_window(self, window_id: str) -> bool:
-        return await self._worker.run(self._close_window, window_id)
+        return await self._run(self._close_window, window_id)
 
     async def aclose(self) -> None:
-        self._worker.shutdown()
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._com.active:
+                # COM is left on the thread that entered it; a call stuck on that thread keeps it.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._worker.run(self._com.release), _RELEASE_TIMEOUT)
+        finally:
+            self._worker.shutdown()
 
-    # -- blocking implementations ----------------------------------------------------------------
+    # -- worker thread ---------------------------------------------------------------------------
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the worker thread, COM initialised there before its first UIA call."""
+        return await self._worker.run(self._in_com, fn, *args)
+
+    def _in_com(self, fn: Callable[..., T], *args: Any) -> T:
+        self._com.ensure()
+        return fn(*args)
+
+    # -- windows ---------------------------------------------------------------------------------
     def _list_windows(self) -> list[WindowInfo]:
+        foreground = self._foreground()
         windows: dict[str, Any] = {}
         infos = []
         for element in self.auto.GetRootControl().GetChildren():
@@ -209,25 +161,43 @@ class UIABackend:
                 if element.IsOffscreen or not element.Name or control_type(element) not in {"Window", "Pane"}:
                     continue
                 window_id = str(element.NativeWindowHandle)
-                infos.append(self._window_info(window_id, element))
+                infos.append(self._window_info(window_id, element, foreground))
             except self._errors:
                 continue
             windows[window_id] = element
         self._windows = windows
         return infos
 
-    def _window_info(self, window_id: str, element: Any) -> WindowInfo:
+    def _foreground(self) -> int | None:
+        """The foreground window's handle, when the module can tell."""
+        get = getattr(self.auto, "GetForegroundWindow", None)
+        if get is None:
+            return None
+        try:
+            return int(get())
+        except self._errors:
+            return None
+
+    def _window_info(self, window_id: str, element: Any, foreground: int | None = None) -> WindowInfo:
         state = self._visual_state(element)
+        handle = int(element.NativeWindowHandle)
+        # The foreground window is the active one (as on Linux); the window element itself rarely
+        # has the keyboard focus (a control inside it does).
+        active = (
+            handle == foreground
+            if foreground is not None
+            else bool(getattr(element, "HasKeyboardFocus", False))
+        )
         return WindowInfo(
             id=window_id,
             name=str(element.Name),
             title=str(element.Name),
-            handle=int(element.NativeWindowHandle),
+            handle=handle,
             class_name=str(element.ClassName or ""),
             process_id=int(element.ProcessId),
             is_minimized=state == _MINIMIZED,
             is_maximized=state == _MAXIMIZED,
-            is_active=bool(getattr(element, "HasKeyboardFocus", False)),
+            is_active=active,
             rectangle=element_rect(element),
             control_type=control_type(element),
         )
@@ -249,20 +219,89 @@ class UIABackend:
                 "list the windows again."
             ) from exc
 
-    def _focus_window(self, window_id: str) -> WindowInfo:
-        element = self._window(window_id)
+    def _activate(self, window_id: str, element: Any) -> None:
         try:
             element.SetActive()
             element.SetFocus()
-        except self._errors as exc:
-            raise DesktopError(f"Failed to set focus on window: {exc}") from exc
-        return self._window_info(str(window_id), element)
+        except self._soft_errors as exc:
+            raise DesktopError(
+                f"Could not focus window '{window_id}': {exc}. It may have closed; list the windows again."
+            ) from exc
 
+    def _focus_window(self, window_id: str) -> WindowInfo:
+        element = self._window(window_id)
+        self._activate(str(window_id), element)
+        return self._window_info(str(window_id), element, self._foreground())
+
+    def _focus_walked(self, control_id: str | None) -> None:
+        """Focus the window holding ``control_id`` (the walked window or one of its dialogs); with no
+        control, the topmost window of the last walk: its first dialog (the desktop's children come in
+        z-order, topmost first), else the window itself."""
+        walked = [w for w in self._walked if w in self._windows]
+        if not walked:
+            return
+        target = self._walk.owner(control_id) if control_id is not None else walked[min(1, len(walked) - 1)]
+        if target is not None and target in self._windows:
+            self._activate(target, self._windows[target])
+
+    def _focus_in_walked_app(self) -> bool:
+        """True when the keyboard focus is in the walked window's process (e.g. in its own dialog)."""
+        window = self._windows.get(self._walk.window_id or "")
+        focused = getattr(self.auto, "GetFocusedControl", None)
+        if window is None or focused is None:
+            return False
+        try:
+            return int(focused().ProcessId) == int(window.ProcessId)
+        except self._soft_errors:
+            return False
+
+    def _close_window(self, window_id: str) -> bool:
+        element = self._window(window_id)
+        try:
+            handle = int(element.NativeWindowHandle)
+            element.GetWindowPattern().Close()
+        except self._soft_errors as exc:
+            raise DesktopError(f"Failed to close window '{window_id}': {exc}") from exc
+
+        def gone() -> bool:
+            try:
+                return all(
+                    int(top.NativeWindowHandle) != handle for top in self.auto.GetRootControl().GetChildren()
+                )
+            except self._errors:
+                return False
+
+        # The application may ask to save first: the window is then still there.
+        closed = poll_cancellable(gone, self.close_wait, self.close_poll, self._worker.cancelled)
+        if closed:
+            self._windows.pop(str(window_id), None)
+        return closed
+
+    def _launch(self, command: str, wait: float) -> int:
+        proc = spawn(command)
+
+        def shown() -> bool:
+            if proc.poll() is not None:
+                return True  # handed over to a running instance, or failed: nothing to wait for
+            return any(w.process_id == proc.pid for w in self._list_windows())
+
+        poll_cancellable(shown, wait, self.launch_poll, self._worker.cancelled)
+        if proc.poll() not in (None, 0):
+            raise DesktopError(f"Failed to launch application {command!r}: it exited with {proc.returncode}.")
+        return proc.pid
+
+    # -- controls --------------------------------------------------------------------------------
     def _window_controls(self, window_id: str, limits: WalkLimits) -> list[ControlInfo]:
-        reader = UIAReader(self._errors)
-        result = walk_controls(self._window(window_id), reader, limits, cancelled=self._worker.cancelled)
-        self._walk.replace(str(window_id), result.controls, result.elements)
-        return result.controls
+        window_id = str(window_id)
+        element = self._window(window_id)
+        dialogs = dialogs_of(self.auto, window_id, element, self._errors)
+        self._windows.update(dialogs)  # so the window owning a control can be focused
+        walk = walk_parts(
+            [(window_id, element), *dialogs], UIAReader(self._errors), limits, self._worker.cancelled
+        )
+        self._walk.replace(window_id, walk.controls, walk.elements, walk.owners)
+        self._walked = walk.walked
+        return walk.controls
 
     def _ui_tree(self, window_id: str, limits: WalkLimits) -> dict[str, Any]:
         root = self._window(window_id)
@@ -282,6 +321,15 @@ class UIABackend:
         reader = UIAReader(self._errors, visible_only=False)
         return build_tree(root, reader, label, limits, cancelled=self._worker.cancelled)
 
+    def _get_text(self, control_id: str) -> str:
+        _, element = self._walk.get(control_id)
+        return element_value(element, self._errors) or str(element.Name or "")
+
+    def _screenshot(self, window_id: str | None) -> bytes:
+        rect = None if window_id is None else element_rect(self._window(window_id))
+        return screen.screenshot_png(rect)
+
+    # -- input -----------------------------------------------------------------------------------
     def _acting(self, action: Callable[[], None]) -> None:
         before = fingerprint(self._observe())
         action()
@@ -298,15 +346,19 @@ class UIABackend:
         if control_id is None:
             if x is None or y is None:
                 raise DesktopError("click needs a control id or both x and y screen coordinates.")
+            self._focus_walked(None)  # the click lands in what the agent is looking at
             self._acting(lambda: self._mouse(x, y, button, double))
             return
         info, _ = self._walk.get(control_id)
+        self._focus_walked(control_id)
         cx, cy = info.rect.center
         self._acting(lambda: self._mouse(cx, cy, button, double))
 
     def _drag(self, x1: int, y1: int, x2: int, y2: int, duration: float, key_hold: str | None) -> None:
+        hold = getattr(self.auto.Keys, vk_name(key_hold)) if key_hold else None
+        self._focus_walked(None)
+
         def act() -> None:
-            hold = getattr(self.auto.Keys, vk_name(key_hold)) if key_hold else None
             if hold is not None:
                 self.auto.PressKey(hold)
             try:
@@ -318,43 +370,64 @@ class UIABackend:
         self._acting(act)
 
     def _set_text(self, control_id: str, text: str, clear: bool) -> None:
-        _, element = self._walk.get(control_id)
+        info, element = self._walk.get(control_id)
+        if self._set_value(element, text, clear):
+            return
+        # No writable ValuePattern: focus the control and type like a user.
+        if info.rect.is_empty():
+            raise DesktopError(
+                f"Control '{control_id}' does not accept text and is not on screen to type into."
+            )
+        # The text is literal: it never goes through the key parser ("50% ~now" must not press alt).
+        ops: list[KeyOp] = [KeyPress("a", ("ctrl",))] if clear else []
+        ops += text_ops(text)
+        self._focus_walked(control_id)
+        cx, cy = info.rect.center
+
+        def act() -> None:
+            self._mouse(cx, cy, "left", False)
+            send_ops(self.auto, ops, self._worker.cancelled)
+
+        self._acting(act)
+
+    def _set_value(self, element: Any, text: str, clear: bool) -> bool:
+        """Write through the ValuePattern; False when the element has none or it is read-only."""
         try:
             pattern = element.GetValuePattern()
+            if bool(getattr(pattern, "IsReadOnly", False)):
+                return False
             current = "" if clear else str(pattern.Value or "")
-            self._acting(lambda: pattern.SetValue(current + text))
-        except self._soft_errors as exc:
-            raise DesktopError(f"Control '{control_id}' does not accept text: {exc}") from exc
+        except self._soft_errors:
+            return False
+        before = fingerprint(self._observe())
+        try:
+            pattern.SetValue(current + text)
+        except self._soft_errors:
+            return False  # refused as a whole: typing it instead cannot double the text
+        wait_until_settled(self._observe, self.settle, before)
+        return True
 
     def _type_keys(self, ops: list[KeyOp], control_id: str | None) -> None:
-        if control_id is not None:
-            _, element = self._walk.get(control_id)
-            element.SetFocus()
-        self._acting(lambda: self._send(ops))
-
-    def _send(self, ops: list[KeyOp]) -> None:
-        keys = self.auto.Keys
-        for op in ops:
-            if self._worker.cancelled():
-                return  # the caller gave up: send no more keys
-            if isinstance(op, TypeText):
-                self.auto.SendKeys(escape_send_keys(op.text), interval=0.01)
-            elif isinstance(op, KeyDown):
-                self.auto.PressKey(getattr(keys, vk_name(op.key)))
-            elif isinstance(op, KeyUp):
-                self.auto.ReleaseKey(getattr(keys, vk_name(op.key)))
-            elif isinstance(op, KeyPress):
-                mods = [getattr(keys, vk_name(m)) for m in op.modifiers]
-                for mod in mods:
-                    self.auto.PressKey(mod)
-                key = getattr(keys, vk_name(op.key))
-                self.auto.PressKey(key)
-                self.auto.ReleaseKey(key)
-                for mod in reversed(mods):
-                    self.auto.ReleaseKey(mod)
+        # Keys for "whatever has focus" stay in the application's own dialog: the walked window is
+        # focused only when the focus is elsewhere.
+        target = self._walk.get(control_id) if control_id is not None else None
+        if control_id is not None or not self._focus_in_walked_app():
+            self._focus_walked(control_id)
+        if target is not None:
+            info, element = target
+            try:
+                element.SetFocus()
+            except self._soft_errors as exc:
+                if info.rect.is_empty():
+                    raise DesktopError(
+                        f"Could not focus control '{control_id}' to type into it: {exc}"
+                    ) from exc
+                self._mouse(*info.rect.center, "left", False)
+        self._acting(lambda: send_ops(self.auto, ops, self._worker.cancelled))
 
     def _scroll(self, control_id: str, wheel_dist: int) -> None:
         info, _ = self._walk.get(control_id)
+        self._focus_walked(control_id)
 
         def act() -> None:
             self.auto.SetCursorPos(*info.rect.center)
@@ -364,31 +437,3 @@ class UIABackend:
                 self.auto.WheelDown(-wheel_dist)
 
         self._acting(act)
-
-    def _get_text(self, control_id: str) -> str:
-        _, element = self._walk.get(control_id)
-        return _value(element, self._errors) or str(element.Name or "")
-
-    def _close_window(self, window_id: str) -> bool:
-        element = self._window(window_id)
-        try:
-            element.GetWindowPattern().Close()
-        except self._soft_errors as exc:
-            raise DesktopError(f"Failed to close window '{window_id}': {exc}") from exc
-        self._windows.pop(str(window_id), None)
-        return True
-
-
-def _launch(command: str) -> int:
-    try:
-        proc = subprocess.Popen(shlex.split(command, posix=False))
-    except OSError as exc:
-        raise DesktopError(f"Failed to launch application {command!r}: {exc}") from exc
-    return proc.pid
-
-
-def _value(element: Any, errors: tuple[type[BaseException], ...]) -> str:
-    try:
-        return str(element.GetValuePattern().Value or "")
-    except (*errors, AttributeError):  # type: ignore[misc]
-        return ""
