@@ -21,8 +21,15 @@ from starweave.agent.processing import (
 from starweave.agent.processor import ProcessorTemplate
 from starweave.agent.prompter import BasicPrompter, tool_to_llm_prompt, tools_to_llm_prompt
 from starweave.agent.registry import AgentFactory, AgentRegistry
-from starweave.agent.state import AgentState, AgentStateManager, SelfContainedAgentState
+from starweave.agent.state import (
+    AgentState,
+    AgentStateManager,
+    SelfContainedAgentState,
+    TerminalAgentState,
+    record_failure,
+)
 from starweave.agent.status import AgentStatus
+from starweave.agent.steps import add_usage, count_llm_call, llm_result, log_request, record_step
 from starweave.agent.strategy import BaseProcessingStrategy, ComposedStrategy, ProcessingStrategy
 from starweave.agent.strategy_dependency import (
     StrategyDependency,
@@ -60,8 +67,15 @@ __all__ = [
     "SelfContainedAgentState",
     "StrategyDependency",
     "StrategyDependencyValidator",
+    "TerminalAgentState",
+    "add_usage",
+    "count_llm_call",
     "depends_on",
+    "llm_result",
+    "log_request",
     "provides",
+    "record_failure",
+    "record_step",
     "tool_to_llm_prompt",
     "tools_to_llm_prompt",
 ]

@@ -24,6 +24,25 @@ if TYPE_CHECKING:
     from starweave.agent.processor import ProcessorTemplate
 
 
+def step_identity(processor: ProcessorTemplate, agent_type: str) -> dict[str, Any]:
+    """The keys that open every agent's ``response.log`` line: which step of which agent it was."""
+    local = processor.processing_context.local_context
+    return {
+        "step": local.session_step,
+        "round_step": local.round_step,
+        "round_num": local.round_num,
+        "agent_step": local.agent_step,
+        "request": local.request,
+        "agent_type": agent_type,
+        "agent_name": processor.agent.name,
+    }
+
+
+def phase_times(context: ProcessingContext) -> dict[str, float]:
+    """Each phase's run time in seconds, keyed by the phase's name (``LLM_INTERACTION``...)."""
+    return {phase.name: r.execution_time for phase, r in context.phase_results.items()}
+
+
 class ProcessorMiddleware(ABC):
     """Hooks wrapped around one processor run."""
 

@@ -13,6 +13,7 @@ from abc import ABC, ABCMeta, abstractmethod
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from starweave.agent.context import ContextNames
 from starweave.agent.status import status_key
 
 if TYPE_CHECKING:
@@ -152,3 +153,36 @@ class SelfContainedAgentState(AgentState):
     def is_subtask_end(self) -> bool:
         """Only terminal states end the subtask."""
         return False
+
+
+class TerminalAgentState(SelfContainedAgentState):
+    """A state that ends the round and the subtask (FINISH, FAIL, ERROR, the none state).
+
+    The next state is the one registered for :attr:`finish_status` (so FAIL and ERROR move on to
+    FINISH, and FINISH stays FINISH); with ``finish_status = None`` the state is absorbing itself.
+    """
+
+    finish_status: ClassVar[str | None] = "FINISH"
+
+    def next_state(self, agent: BasicAgent) -> AgentState:
+        """The FINISH state of this agent type, or this state when :attr:`finish_status` is None."""
+        if self.finish_status is None:
+            return self
+        return self.state_manager().get_state(self.finish_status)
+
+    def is_round_end(self) -> bool:
+        """The round ends."""
+        return True
+
+    def is_subtask_end(self) -> bool:
+        """The subtask ends."""
+        return True
+
+
+def record_failure(agent: BasicAgent, context: Context | None, status: str, message: str) -> None:
+    """Set ``agent.status`` to ``status`` and put ``message`` in the context's ERROR_MESSAGE and
+    ROUND_RESULT (``"Failed: <message>"``), so the session reports why the round ended."""
+    agent.status = status
+    if context is not None:
+        context.set(ContextNames.ERROR_MESSAGE, message)
+        context.set(ContextNames.ROUND_RESULT, f"Failed: {message}")

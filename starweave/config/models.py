@@ -147,6 +147,14 @@ class SystemConfig(_Section):
     screenshot_to_memory: bool = Field(
         True, validation_alias=AliasChoices("SCREENSHOT_TO_MEMORY", "screenshot_to_memory")
     )
+    # With VISUAL_MODE: send the clean and annotated screenshots as one side-by-side image, and the
+    # previous step's selected-control screenshot too (the reference's defaults).
+    concat_screenshot: bool = Field(
+        False, validation_alias=AliasChoices("CONCAT_SCREENSHOT", "concat_screenshot")
+    )
+    include_last_screenshot: bool = Field(
+        True, validation_alias=AliasChoices("INCLUDE_LAST_SCREENSHOT", "include_last_screenshot")
+    )
     use_mcp: bool = Field(True, validation_alias=AliasChoices("USE_MCP", "use_mcp"))
     mcp_tool_timeout: float = Field(
         120.0, gt=0, validation_alias=AliasChoices("MCP_TOOL_TIMEOUT", "mcp_tool_timeout")

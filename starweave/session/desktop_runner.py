@@ -66,6 +66,12 @@ def load_desktop_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
     for name in (HOST_NAME, "AppAgent"):
         config.mcp.setdefault(name, shipped[name])
     for block, name in ((config.host_agent, "HOST_AGENT"), (config.app_agent, "APP_AGENT")):
+        if block.visual_mode and block.api_type == "local":
+            raise ConfigError(
+                f"{name} has VISUAL_MODE: true, but the embedded model (API_TYPE local) reads text only; "
+                "set VISUAL_MODE: false (the controls are listed as text) or use a vision model "
+                "(API_TYPE openai, claude, ...)"
+            )
         if block.api_type == "replay" and not block.replay_file:
             raise ConfigError(
                 f"{name} uses the replay provider without a file: pass --replay-file PATH "

@@ -8,12 +8,14 @@
 - ``result.json``: the final result of the session.
 
 Lines are appended with one small write each and flushed, so a crash loses nothing that was logged.
-Secrets are scrubbed before anything is written.
+Secrets are scrubbed before anything is written, and base64 screenshots in prompts are replaced by
+their size (the PNG files are saved next to the logs).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -24,10 +26,22 @@ from pydantic_core import to_jsonable_python
 
 from starweave.redaction import redact
 
+# Screenshots sent to a visual model as ``data:`` URLs; the PNG files are in the log folder already.
+_DATA_URL = re.compile(r"(data:image/[A-Za-z0-9.+-]+;base64,)[A-Za-z0-9+/=]{64,}")
+
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """Remove known secret values and anything shaped like an API key from ``text``."""
     return redact(text, secrets)
+
+
+def shorten_images(text: str) -> str:
+    """``text`` with every base64 image replaced by its size (a prompt's screenshots are megabytes)."""
+    if ";base64," not in text:
+        return text
+    return _DATA_URL.sub(
+        lambda m: f"{m.group(1)}<{len(m.group(0)) - len(m.group(1))} characters left out>", text
+    )
 
 
 def default_task_name() -> str:
@@ -54,6 +68,7 @@ class JsonLinesWriter:
             if isinstance(record, str)
             else json.dumps(to_jsonable_python(record, fallback=str), ensure_ascii=False)
         )
+        line = shorten_images(line)
         line = scrub(line.replace("\n", " ") if isinstance(record, str) else line, self._secrets)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")

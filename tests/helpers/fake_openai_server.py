@@ -11,11 +11,15 @@ from typing import Any
 
 
 class ScriptedServer:
-    """Answers POST /v1/chat/completions with ``status`` and ``body``; keeps every request it got."""
+    """Answers POST /v1/chat/completions with ``status`` and ``body``; keeps every request it got.
+
+    ``queue``, when not empty, holds bodies answered in turn before ``body`` is used.
+    """
 
     def __init__(self) -> None:
         self.status = 200
         self.body: dict[str, Any] = {}
+        self.queue: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.base_url = ""
@@ -31,7 +35,7 @@ def scripted_server() -> Iterator[ScriptedServer]:
             length = int(self.headers.get("Content-Length", "0"))
             state.requests.append(json.loads(self.rfile.read(length) or b"{}"))
             state.headers.append(dict(self.headers))
-            payload = json.dumps(state.body).encode()
+            payload = json.dumps(state.queue.pop(0) if state.queue else state.body).encode()
             self.send_response(state.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))

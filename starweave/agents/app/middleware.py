@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from starweave.agent import ContextNames, ProcessingResult, ProcessorMiddleware
+from starweave.agent.middleware import phase_times, step_identity
 
 if TYPE_CHECKING:
     from starweave.agent import ProcessingContext, ProcessorTemplate
@@ -50,25 +51,18 @@ def _jsonable(value: Any) -> Any:
 def step_record(processor: ProcessorTemplate, agent_type: str, total_time: float) -> dict[str, Any]:
     """The response-log line of one step."""
     ctx: ProcessingContext = processor.processing_context
-    local = ctx.local_context
     record: dict[str, Any] = {
         key: _jsonable(ctx.get_local(key)) for key in RECORD_KEYS if ctx.get_local(key) is not None
     }
     record.setdefault("status", processor.agent.status)
     record.update(
         {
-            "step": local.session_step,
-            "round_step": local.round_step,
-            "round_num": local.round_num,
-            "agent_step": local.agent_step,
-            "request": local.request,
-            "agent_type": agent_type,
-            "agent_name": processor.agent.name,
+            **step_identity(processor, agent_type),
             "action": _jsonable(ctx.get_local("action")),
             "cost": ctx.get_local("llm_cost") or 0.0,
             "tokens": ctx.get_local("tokens") or 0,
             "total_time": total_time,
-            "time_cost": {phase.name: r.execution_time for phase, r in ctx.phase_results.items()},
+            "time_cost": phase_times(ctx),
         }
     )
     return record

@@ -10,11 +10,17 @@ be a list (spec D §19).
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
-from starweave.agent import BasicAgent
+from starweave.agents.common import (
+    Arguments,
+    TextList,
+    argument_schema,
+    call_string,
+    status_checker,
+)
 
 
 class AppAgentStatus(StrEnum):
@@ -33,6 +39,7 @@ class AppAgentStatus(StrEnum):
 LLM_STATUSES = ("CONTINUE", "FINISH", "FAIL", "PENDING", "CONFIRM", "SCREENSHOT")
 #: The most actions one speculative answer may carry.
 MAX_ACTIONS = 8
+Status = Annotated[str, AfterValidator(status_checker(LLM_STATUSES))]
 
 
 class AppAction(BaseModel):
@@ -41,14 +48,9 @@ class AppAction(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     function: str = Field("", validation_alias=AliasChoices("function", "Function", "tool"))
-    arguments: dict[str, Any] = Field(
+    arguments: Arguments = Field(
         default_factory=dict, validation_alias=AliasChoices("arguments", "args", "Args", "Arguments")
     )
-
-    @field_validator("arguments", mode="before")
-    @classmethod
-    def _no_null_arguments(cls, value: Any) -> Any:
-        return {} if value is None else value
 
     @property
     def control_id(self) -> str | None:
@@ -58,9 +60,7 @@ class AppAction(BaseModel):
 
     def call_string(self) -> str:
         """``click_input(id='3', name='7')``."""
-        return (
-            BasicAgent.get_command_string(self.function, self.arguments) if self.function else "(no action)"
-        )
+        return call_string(self.function, self.arguments)
 
 
 class SaveScreenshot(BaseModel):
@@ -80,8 +80,8 @@ class AppAgentResponse(BaseModel):
     observation: str = Field("", validation_alias=AliasChoices("observation", "Observation"))
     thought: str = Field("", validation_alias=AliasChoices("thought", "Thought"))
     actions: list[AppAction] = Field(default_factory=list)
-    status: str = Field("CONTINUE", validation_alias=AliasChoices("status", "Status"))
-    plan: list[str] = Field(default_factory=list, validation_alias=AliasChoices("plan", "Plan"))
+    status: Status = Field("CONTINUE", validation_alias=AliasChoices("status", "Status"))
+    plan: TextList = Field(default_factory=list, validation_alias=AliasChoices("plan", "Plan"))
     comment: str = Field("", validation_alias=AliasChoices("comment", "Comment"))
     result: str = Field("", validation_alias=AliasChoices("result", "Result"))
     save_screenshot: SaveScreenshot = Field(
@@ -106,21 +106,6 @@ class AppAgentResponse(BaseModel):
         ]
         return data
 
-    @field_validator("status")
-    @classmethod
-    def _status(cls, value: str) -> str:
-        value = value.strip().upper()
-        if value not in LLM_STATUSES:
-            raise ValueError(f"status must be one of {', '.join(LLM_STATUSES)}, not {value!r}")
-        return value
-
-    @field_validator("plan", mode="before")
-    @classmethod
-    def _plan_list(cls, value: Any) -> Any:
-        if value is None:
-            return []
-        return [value] if isinstance(value, str) else value
-
     def call_string(self) -> str:
         """All actions, readable, separated by ``; ``."""
         return "; ".join(a.call_string() for a in self.actions) or "(no action)"
@@ -136,28 +121,6 @@ class AppAgentResponse(BaseModel):
             "comment": self.comment,
             "result": self.result,
         }
-
-
-_JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
-
-
-def argument_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The union of the tools' parameters with their JSON types; none is required."""
-    properties: dict[str, Any] = {}
-    for tool in tools:
-        for name, spec in (tool.get("input_schema") or {}).get("properties", {}).items():
-            if name in properties or not isinstance(spec, dict):
-                continue
-            kind = spec.get("type")
-            if isinstance(kind, str) and kind in _JSON_TYPES:
-                prop: dict[str, Any] = {"type": kind}
-            else:
-                kinds = [s.get("type") for s in spec.get("anyOf", []) if s.get("type") not in (None, "null")]
-                prop = {"type": kinds[0] if kinds and kinds[0] in _JSON_TYPES else "string"}
-            if prop["type"] == "string":
-                prop["maxLength"] = 2000 if name in ("text", "content") else 400
-            properties[name] = prop
-    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 def response_json_schema(tools: list[dict[str, Any]], multi_action: bool) -> dict[str, Any]:

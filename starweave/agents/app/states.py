@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
+from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, record_failure
 from starweave.agents.app.response import AppAgentStatus
 from starweave.errors import StarweaveError
 
@@ -52,10 +52,7 @@ async def process_step(agent: BasicAgent, context: Context | None, error_status:
         await agent.process(context)
     except StarweaveError as exc:
         logger.info("%s step failed: %s", type(agent).__name__, exc)
-        agent.status = error_status
-        if context is not None:
-            context.set(ContextNames.ERROR_MESSAGE, str(exc))
-            context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
+        record_failure(agent, context, error_status, str(exc))
     agent.step += 1
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starweave.agent import (
     BaseProcessingStrategy,
@@ -20,13 +20,17 @@ from starweave.agent import (
     ProcessingPhase,
     ProcessingResult,
     depends_on,
+    llm_result,
+    log_request,
     provides,
+    record_step,
 )
 from starweave.agents.app.actions import ListActionCommandInfo
 from starweave.agents.app.controls import Control
 from starweave.agents.app.data_strategies import step_file, window_origin
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.response import AppAgentResponse, AppAgentStatus, response_json_schema
+from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
 from starweave.errors import ToolError
 
 if TYPE_CHECKING:
@@ -36,11 +40,6 @@ logger = logging.getLogger(__name__)
 
 ANSWER_TOKENS = 900
 _END = (AppAgentStatus.FINISH.value, AppAgentStatus.FAIL.value)
-
-
-def count_llm_call(context: Any, attempts: int) -> None:
-    """Add ``attempts`` model calls to the session's ``LLM_CALLS`` counter."""
-    context.set("LLM_CALLS", int(context.get("LLM_CALLS") or 0) + attempts)
 
 
 @provides(
@@ -85,30 +84,17 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
                 ),
             )
             schema = response_json_schema(tools, multi)
-            request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
-            if request_logger is not None:
-                request_logger.write(
-                    {
-                        "step": context.get_global(ContextNames.SESSION_STEP),
-                        "agent": agent.name,
-                        "prompt": messages,
-                    }
-                )
-            completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
-            agent.llm_calls += completion.attempts
-            count_llm_call(context.global_context, completion.attempts)
+            log_request(context, {"agent": agent.name, "prompt": messages})
+            completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
             parsed = AppAgentResponse.model_validate(completion.parsed)
             if not multi and len(parsed.actions) > 1:
                 # One action per step while falling back: the rest is planned again next step.
                 parsed.actions = parsed.actions[:1]
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.LLM_INTERACTION,
-                data={
-                    "parsed_response": parsed,
-                    "response_text": completion.text,
-                    "llm_cost": completion.cost,
-                    "prompt_message": messages,
+            return llm_result(
+                parsed,
+                completion,
+                messages,
+                {
                     "save_screenshot": parsed.save_screenshot.model_dump(),
                     "comment": parsed.comment,
                     "concat_screenshot_path": "",
@@ -117,10 +103,8 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
                     "last_control_screenshot_path": "",
                     "action": [a.model_dump() for a in parsed.actions],
                     "thought": parsed.thought,
-                    "tokens": completion.usage.total,
-                    "llm_time": completion.latency,
-                    "multi_action": multi,
                 },
+                {"multi_action": multi},
             )
         except Exception as exc:  # handle_error re-raises when fail_fast
             return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
@@ -211,10 +195,7 @@ async def selected_control_screenshot(
 def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentResponse) -> MemoryItem:
     """The memory record of one step."""
     info: ListActionCommandInfo = context.get_local("action_info") or ListActionCommandInfo()
-    note = str(context.get_local("note") or "")
-    output = info.to_representation() if info.actions else "(no action was run)"
-    if note:
-        output = f"{note}\n{output}"
+    output = noted_output(context, info.to_representation() if info.actions else NO_ACTION_RUN)
     status = str(context.get_local("status") or parsed.status)
     item = MemoryItem()
     item.add_values_from_dict(
@@ -258,9 +239,9 @@ class AppMemoryUpdateStrategy(BaseProcessingStrategy):
         try:
             parsed: AppAgentResponse = context.get_local("parsed_response")
             item = step_memory(agent, context, parsed)
-            agent.add_memory(item)
-            data = item.to_dict()
-            agent.blackboard.add_trajectories({k: data[k] for k in agent.history_keys if k in data})
+            data = record_step(
+                agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True
+            )
             saved = False
             shot = str(context.get_local("clean_screenshot_path") or "")
             if parsed.save_screenshot.save and shot:
@@ -272,15 +253,6 @@ class AppMemoryUpdateStrategy(BaseProcessingStrategy):
                     },
                 )
                 saved = True
-            glob = context.global_context
-            glob.set(
-                ContextNames.SESSION_COST,
-                float(glob.get(ContextNames.SESSION_COST) or 0.0) + float(data["cost"]),
-            )
-            glob.set(
-                ContextNames.TOTAL_TOKENS, int(glob.get(ContextNames.TOTAL_TOKENS) or 0) + int(data["tokens"])
-            )
-            glob.add_to_structural_logs(data)
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.MEMORY_UPDATE,

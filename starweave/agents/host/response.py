@@ -8,12 +8,11 @@ HostUIExecutor's other tools, and hands the subtask over with status ASSIGN.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
-from starweave.agent import BasicAgent
-from starweave.agents.app.response import argument_schema
+from starweave.agents.common import Arguments, TextList, argument_schema, call_string, status_checker
 
 
 class HostAgentStatus(StrEnum):
@@ -31,6 +30,7 @@ class HostAgentStatus(StrEnum):
 #: What the model may answer; ERROR is set by the system.
 LLM_STATUSES = ("CONTINUE", "ASSIGN", "FINISH", "FAIL", "PENDING", "CONFIRM")
 SELECT_APPLICATION_COMMAND = "select_application_window"
+Status = Annotated[str, AfterValidator(status_checker(LLM_STATUSES))]
 
 
 class HostAgentResponse(BaseModel):
@@ -46,43 +46,19 @@ class HostAgentResponse(BaseModel):
     message: str = Field("", validation_alias=AliasChoices("message", "Message"))
     control_label: str = Field("", validation_alias=AliasChoices("control_label", "ControlLabel"))
     control_text: str = Field("", validation_alias=AliasChoices("control_text", "ControlText"))
-    plan: list[str] = Field(default_factory=list, validation_alias=AliasChoices("plan", "Plan"))
-    status: str = Field(validation_alias=AliasChoices("status", "Status"))
+    plan: TextList = Field(default_factory=list, validation_alias=AliasChoices("plan", "Plan"))
+    status: Status = Field(validation_alias=AliasChoices("status", "Status"))
     comment: str = Field("", validation_alias=AliasChoices("comment", "Comment"))
-    questions: list[str] = Field(
-        default_factory=list, validation_alias=AliasChoices("questions", "Questions")
-    )
+    questions: TextList = Field(default_factory=list, validation_alias=AliasChoices("questions", "Questions"))
     function: str = Field("", validation_alias=AliasChoices("function", "Function"))
-    arguments: dict[str, Any] = Field(
+    arguments: Arguments = Field(
         default_factory=dict, validation_alias=AliasChoices("arguments", "Args", "args")
     )
     result: str = Field("", validation_alias=AliasChoices("result", "Result"))
 
-    @field_validator("status")
-    @classmethod
-    def _status(cls, value: str) -> str:
-        value = value.strip().upper()
-        if value not in LLM_STATUSES:
-            raise ValueError(f"status must be one of {', '.join(LLM_STATUSES)}, not {value!r}")
-        return value
-
-    @field_validator("arguments", mode="before")
-    @classmethod
-    def _no_null(cls, value: Any) -> Any:
-        return {} if value is None else value
-
-    @field_validator("plan", "questions", mode="before")
-    @classmethod
-    def _as_list(cls, value: Any) -> Any:
-        if value is None:
-            return []
-        return [value] if isinstance(value, str) else value
-
     def call_string(self) -> str:
         """The call, readable."""
-        return (
-            BasicAgent.get_command_string(self.function, self.arguments) if self.function else "(no action)"
-        )
+        return call_string(self.function, self.arguments)
 
 
 def response_json_schema(tools: list[dict[str, Any]], target_ids: list[str]) -> dict[str, Any]:

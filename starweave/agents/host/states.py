@@ -13,7 +13,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
+from starweave.agent import (
+    AgentState,
+    AgentStateManager,
+    SelfContainedAgentState,
+    TerminalAgentState,
+    record_failure,
+)
 from starweave.agents.app.states import process_step
 from starweave.agents.host.response import HostAgentStatus
 from starweave.errors import StarweaveError
@@ -75,9 +81,7 @@ class AssignHostAgentState(HostAgentState):
             await agent.create_subagent(context)
         except StarweaveError as exc:
             logger.info("HostAgent could not assign the subtask: %s", exc)
-            agent.status = HostAgentStatus.ERROR.value
-            context.set(ContextNames.ERROR_MESSAGE, str(exc))
-            context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
+            record_failure(agent, context, HostAgentStatus.ERROR.value, str(exc))
 
     def next_agent(self, agent: BasicAgent) -> BasicAgent:
         """The active AppAgent, or the host itself (third-party run, or an error)."""
@@ -99,20 +103,8 @@ class AssignHostAgentState(HostAgentState):
 
 
 @HostAgentStateManager.register
-class FinishHostAgentState(HostAgentState):
-    """Terminal: the request is done."""
-
-    def next_state(self, agent: BasicAgent) -> AgentState:
-        """Absorbing."""
-        return FinishHostAgentState()
-
-    def is_round_end(self) -> bool:
-        """The round ends."""
-        return True
-
-    def is_subtask_end(self) -> bool:
-        """The subtask ends."""
-        return True
+class FinishHostAgentState(HostAgentState, TerminalAgentState):
+    """Terminal: the request is done (absorbing)."""
 
     @classmethod
     def name(cls) -> str:

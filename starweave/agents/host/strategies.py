@@ -4,7 +4,7 @@ target (or launch/close an application), remember the step."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starweave.agent import (
     BaseProcessingStrategy,
@@ -14,13 +14,16 @@ from starweave.agent import (
     ProcessingPhase,
     ProcessingResult,
     depends_on,
+    llm_result,
+    log_request,
     provides,
+    record_step,
 )
 from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.data_strategies import capture, step_file
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import sensitive_reason
-from starweave.agents.app.strategies import count_llm_call
+from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
 from starweave.agents.host.response import (
     SELECT_APPLICATION_COMMAND,
     HostAgentResponse,
@@ -128,27 +131,14 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
                 screenshot_path=str(context.get_local("desktop_screenshot_path") or ""),
             )
             schema = response_json_schema(tools, [t.id for t in targets])
-            request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
-            if request_logger is not None:
-                request_logger.write(
-                    {
-                        "step": context.get_global(ContextNames.SESSION_STEP),
-                        "agent": agent.name,
-                        "prompt": messages,
-                    }
-                )
-            completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
-            agent.llm_calls += completion.attempts
-            count_llm_call(context.global_context, completion.attempts)
+            log_request(context, {"agent": agent.name, "prompt": messages})
+            completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
             parsed = HostAgentResponse.model_validate(completion.parsed)
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.LLM_INTERACTION,
-                data={
-                    "parsed_response": parsed,
-                    "response_text": completion.text,
-                    "llm_cost": completion.cost,
-                    "prompt_message": messages,
+            return llm_result(
+                parsed,
+                completion,
+                messages,
+                {
                     "subtask": parsed.current_subtask,
                     "plan": parsed.plan,
                     "result": parsed.result,
@@ -157,8 +147,6 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
                     "question_list": parsed.questions,
                     "function_name": parsed.function,
                     "function_arguments": parsed.arguments,
-                    "tokens": completion.usage.total,
-                    "llm_time": completion.latency,
                 },
             )
         except Exception as exc:
@@ -270,10 +258,7 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
 def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentResponse) -> MemoryItem:
     """The memory record of one HostAgent step."""
     info: ActionCommandInfo | None = context.get_local("action_info")
-    note = str(context.get_local("note") or "")
-    output = info.to_representation() if info and info.function else "(no action was run)"
-    if note:
-        output = f"{note}\n{output}"
+    output = noted_output(context, info.to_representation() if info and info.function else NO_ACTION_RUN)
     item = MemoryItem()
     item.add_values_from_dict(parsed.model_dump())
     item.add_values_from_dict(
@@ -314,17 +299,8 @@ class HostMemoryUpdateStrategy(BaseProcessingStrategy):
         try:
             parsed: HostAgentResponse = context.get_local("parsed_response")
             item = host_memory(agent, context, parsed)
-            agent.add_memory(item)
-            data: dict[str, Any] = item.to_dict()
-            glob = context.global_context
-            glob.add_to_structural_logs(data)
-            agent.blackboard.add_trajectories({k: data[k] for k in agent.history_keys if k in data})
-            glob.set(
-                ContextNames.SESSION_COST,
-                float(glob.get(ContextNames.SESSION_COST) or 0.0) + float(data["cost"]),
-            )
-            glob.set(
-                ContextNames.TOTAL_TOKENS, int(glob.get(ContextNames.TOTAL_TOKENS) or 0) + int(data["tokens"])
+            data = record_step(
+                agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True
             )
             return ProcessingResult(
                 success=True,

@@ -13,6 +13,7 @@ from starweave.agent import (
     ProcessingResult,
     ProcessorMiddleware,
 )
+from starweave.agent.middleware import phase_times, step_identity
 from starweave.commands import Result
 
 if TYPE_CHECKING:
@@ -26,25 +27,18 @@ RESPONSE_KEYS = ("observation", "thought", "action", "call", "status", "result",
 def step_record(processor: ProcessorTemplate, total_time: float) -> dict[str, Any]:
     """The response-log line of one step: the answer, the outcome and the step metadata."""
     ctx = processor.processing_context
-    local = ctx.local_context
     results: list[Result] = ctx.get_local("results") or []
     record: dict[str, Any] = {key: ctx.get_local(key) for key in RESPONSE_KEYS}
     record["status"] = record["status"] or processor.agent.status
     record.update(
         {
-            "step": local.session_step,
-            "round_step": local.round_step,
-            "round_num": local.round_num,
-            "agent_step": local.agent_step,
-            "request": local.request,
-            "agent_type": "LinuxAgent",
-            "agent_name": processor.agent.name,
+            **step_identity(processor, "LinuxAgent"),
             "results": [r.model_dump(mode="json") if isinstance(r, Result) else r for r in results],
             "cost": ctx.get_local("llm_cost") or 0.0,
             "tokens": ctx.get_local("tokens") or 0,
             "llm_time": ctx.get_local("llm_time") or 0.0,
             "total_time": total_time,
-            "time_cost": {phase.name: r.execution_time for phase, r in ctx.phase_results.items()},
+            "time_cost": phase_times(ctx),
         }
     )
     return record

@@ -10,11 +10,11 @@ only pass their parameters.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
-from starweave.agent import BasicAgent
+from starweave.agents.common import Arguments, argument_schema, call_string, status_checker
 
 
 class LinuxAgentStatus(StrEnum):
@@ -27,6 +27,7 @@ class LinuxAgentStatus(StrEnum):
 
 
 LLM_STATUSES = ("CONTINUE", "FINISH", "FAIL")
+Status = Annotated[str, AfterValidator(status_checker(LLM_STATUSES))]
 
 
 class LinuxAction(BaseModel):
@@ -35,23 +36,10 @@ class LinuxAction(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     function: str = Field("", validation_alias=AliasChoices("function", "tool", "Function"))
-    arguments: dict[str, Any] = Field(
+    arguments: Arguments = Field(
         default_factory=dict, validation_alias=AliasChoices("arguments", "args", "Args", "Arguments")
     )
-    status: str = Field("CONTINUE", validation_alias=AliasChoices("status", "Status"))
-
-    @field_validator("status")
-    @classmethod
-    def _status(cls, value: str) -> str:
-        value = value.strip().upper()
-        if value not in LLM_STATUSES:
-            raise ValueError(f"status must be one of {', '.join(LLM_STATUSES)}, not {value!r}")
-        return value
-
-    @field_validator("arguments", mode="before")
-    @classmethod
-    def _no_null_arguments(cls, value: Any) -> Any:
-        return {} if value is None else value
+    status: Status = Field("CONTINUE", validation_alias=AliasChoices("status", "Status"))
 
 
 class LinuxAgentResponse(BaseModel):
@@ -73,32 +61,7 @@ class LinuxAgentResponse(BaseModel):
 
     def call_string(self) -> str:
         """A readable form of the action, e.g. ``execute_command(command='ls')``."""
-        if not self.action.function:
-            return "(no action)"
-        return BasicAgent.get_command_string(self.action.function, self.action.arguments)
-
-
-_JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
-
-
-def _argument_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The union of the tools' parameters, each with its JSON type, none required."""
-    properties: dict[str, Any] = {}
-    for tool in tools:
-        for name, spec in (tool.get("input_schema") or {}).get("properties", {}).items():
-            if name in properties:
-                continue
-            kind = spec.get("type")
-            if isinstance(kind, str) and kind in _JSON_TYPES:
-                prop: dict[str, Any] = {"type": kind}
-            else:
-                # Optional parameters come as anyOf [T, null]; take the first concrete type.
-                kinds = [s.get("type") for s in spec.get("anyOf", []) if s.get("type") not in (None, "null")]
-                prop = {"type": kinds[0] if kinds else "string"}
-            if prop["type"] == "string":
-                prop["maxLength"] = 2000 if name == "content" else 400
-            properties[name] = prop
-    return {"type": "object", "properties": properties, "additionalProperties": False}
+        return call_string(self.action.function, self.action.arguments)
 
 
 def response_json_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -113,7 +76,7 @@ def response_json_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
                 "type": "object",
                 "properties": {
                     "function": {"type": "string", "enum": [*names, ""]},
-                    "arguments": _argument_schema(tools),
+                    "arguments": argument_schema(tools, long_fields=("content",)),
                     "status": {"type": "string", "enum": list(LLM_STATUSES)},
                 },
                 "required": ["function", "arguments", "status"],

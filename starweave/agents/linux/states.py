@@ -15,7 +15,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
+from starweave.agent import (
+    AgentState,
+    AgentStateManager,
+    ContextNames,
+    SelfContainedAgentState,
+    TerminalAgentState,
+    record_failure,
+)
 from starweave.agents.linux.feedback import describe_results
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.commands import Result
@@ -59,10 +66,7 @@ class ContinueLinuxAgentState(LinuxAgentState):
             await agent.process(context)
         except StarweaveError as exc:
             logger.info("step failed: %s", exc)
-            agent.status = LinuxAgentStatus.FAIL.value
-            if context is not None:
-                context.set(ContextNames.ERROR_MESSAGE, str(exc))
-                context.set(ContextNames.ROUND_RESULT, f"Failed: {exc}")
+            record_failure(agent, context, LinuxAgentStatus.FAIL.value, str(exc))
 
     @classmethod
     def name(cls) -> str:
@@ -71,20 +75,8 @@ class ContinueLinuxAgentState(LinuxAgentState):
 
 
 @LinuxAgentStateManager.register
-class FinishLinuxAgentState(LinuxAgentState):
-    """Terminal: the request is done."""
-
-    def next_state(self, agent: BasicAgent) -> AgentState:
-        """FINISH is absorbing."""
-        return FinishLinuxAgentState()
-
-    def is_round_end(self) -> bool:
-        """The round ends."""
-        return True
-
-    def is_subtask_end(self) -> bool:
-        """The subtask ends."""
-        return True
+class FinishLinuxAgentState(LinuxAgentState, TerminalAgentState):
+    """Terminal: the request is done (FINISH is absorbing)."""
 
     @classmethod
     def name(cls) -> str:

@@ -24,7 +24,10 @@ from starweave.agent import (
     ProcessingPhase,
     ProcessingResult,
     depends_on,
+    llm_result,
+    log_request,
     provides,
+    record_step,
 )
 from starweave.agents.linux.feedback import NOTHING_RUN, describe_results
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
@@ -94,25 +97,17 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
             request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
             messages = agent.message_constructor(request=request, tools=tools)
             schema = response_json_schema(tools)
-            request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
-            step = context.get_global(ContextNames.SESSION_STEP)
-            if request_logger is not None:
-                request_logger.write({"step": step, "prompt": messages, "schema": schema})
+            log_request(context, {"prompt": messages, "schema": schema})
             completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
             parsed = LinuxAgentResponse.model_validate(completion.parsed)
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.LLM_INTERACTION,
-                data={
-                    "parsed_response": parsed,
-                    "response_text": completion.text,
-                    "llm_cost": completion.cost,
-                    "prompt_message": messages,
+            return llm_result(
+                parsed,
+                completion,
+                messages,
+                {
                     "action": parsed.action.model_dump(),
                     "thought": parsed.thought,
                     "observation": parsed.observation,
-                    "tokens": completion.usage.total,
-                    "llm_time": completion.latency,
                 },
             )
         except Exception as exc:  # handle_error re-raises when fail_fast, which is the point
@@ -245,19 +240,9 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
                     "time": time.time(),
                 }
             )
-            agent.add_memory(item)
-            history_keys = agent.history_keys
-            agent.blackboard.add_trajectories({k: v for k, v in item.to_dict().items() if k in history_keys})
-            global_context = context.global_context
-            global_context.set(
-                ContextNames.SESSION_COST,
-                float(global_context.get(ContextNames.SESSION_COST) or 0.0)
-                + float(item.get_value("cost") or 0.0),
-            )
-            global_context.set(
-                ContextNames.TOTAL_TOKENS,
-                int(global_context.get(ContextNames.TOTAL_TOKENS) or 0) + int(item.get_value("tokens") or 0),
-            )
+            # Item order, not history_keys order: the host's prompt shows this trajectory as it is.
+            trajectory = {k: v for k, v in item.to_dict().items() if k in agent.history_keys}
+            record_step(agent, context, item, trajectory=trajectory)
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.MEMORY_UPDATE,

@@ -16,6 +16,7 @@ from starweave.agent import (
     ProcessorMiddleware,
     ProcessorTemplate,
 )
+from starweave.agent.middleware import phase_times, step_identity
 from starweave.commands import Result
 from starweave.galaxy.agent.strategies import ConstellationStrategyFactory
 from starweave.galaxy.constellation import TaskConstellation
@@ -42,7 +43,6 @@ class ConstellationProcessorContext(BasicProcessorContext):
 def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[str, Any]:
     """The ``response.log`` line of one step: the answer, the calls and their outcome, both DAGs."""
     ctx = processor.processing_context
-    local = ctx.local_context
     parsed = ctx.get_local("parsed_response")
     actions = ctx.get_local("action_info") or []
     results: list[Result] = ctx.get_local("execution_result") or []
@@ -50,13 +50,7 @@ def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[st
     record: dict[str, Any] = parsed.model_dump(mode="json", exclude={"action"}) if parsed is not None else {}
     record.update(
         {
-            "step": local.session_step,
-            "round_step": local.round_step,
-            "round_num": local.round_num,
-            "agent_step": local.agent_step,
-            "request": local.request,
-            "agent_type": "ConstellationAgent",
-            "agent_name": processor.agent.name,
+            **step_identity(processor, "ConstellationAgent"),
             "weaving_mode": ctx.get_local("weaving_mode"),
             "status": ctx.get_local("status") or processor.agent.status,
             "action": [a.model_dump(mode="json", exclude={"result"}) for a in actions],
@@ -72,7 +66,7 @@ def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[st
             "cost": ctx.get_local("llm_cost") or 0.0,
             "tokens": ctx.get_local("tokens") or 0,
             "total_time": total_time,
-            "execution_times": {phase.name: r.execution_time for phase, r in ctx.phase_results.items()},
+            "execution_times": phase_times(ctx),
         }
     )
     return record

@@ -12,7 +12,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, ContextNames, SelfContainedAgentState
+from starweave.agent import (
+    AgentState,
+    AgentStateManager,
+    ContextNames,
+    SelfContainedAgentState,
+    TerminalAgentState,
+    record_failure,
+)
 from starweave.errors import StarweaveError
 from starweave.galaxy.agent.merge import all_succeeded
 from starweave.galaxy.agent.response import ConstellationAgentStatus, WeavingMode
@@ -50,11 +57,8 @@ class ConstellationAgentState(SelfContainedAgentState):
 def fail(agent: ConstellationAgent, context: Context | None, message: str) -> None:
     """End in FAIL with ``message`` (also put in the context's ERROR_MESSAGE and ROUND_RESULT)."""
     logger.error("ConstellationAgent failed: %s", message)
-    agent.status = Status.FAIL.value
     agent.error_message = message
-    if context is not None:
-        context.set(ContextNames.ERROR_MESSAGE, message)
-        context.set(ContextNames.ROUND_RESULT, f"Failed: {message}")
+    record_failure(agent, context, Status.FAIL.value, message)
 
 
 @ConstellationAgentStateManager.register
@@ -130,24 +134,14 @@ class ContinueConstellationAgentState(ConstellationAgentState):
 
 
 @ConstellationAgentStateManager.register
-class FinishConstellationAgentState(ConstellationAgentState):
-    """Terminal: the request is done."""
+class FinishConstellationAgentState(ConstellationAgentState, TerminalAgentState):
+    """Terminal: the request is done; absorbing (FAIL stays FAIL too)."""
+
+    finish_status = None
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Log the outcome."""
         logger.info("Galaxy task completed successfully")
-
-    def next_state(self, agent: BasicAgent) -> AgentState:
-        """Absorbing."""
-        return self
-
-    def is_round_end(self) -> bool:
-        """The round ends."""
-        return True
-
-    def is_subtask_end(self) -> bool:
-        """The subtask ends."""
-        return True
 
     @classmethod
     def name(cls) -> str:

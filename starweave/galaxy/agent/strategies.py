@@ -21,7 +21,10 @@ from starweave.agent import (
     ProcessingPhase,
     ProcessingResult,
     depends_on,
+    llm_result,
+    log_request,
     provides,
+    record_step,
 )
 from starweave.commands import Command, Result, ResultStatus
 from starweave.errors import AgentError
@@ -106,18 +109,16 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
             schema = creation_json_schema([str(d.get("device_id")) for d in online_devices(devices)])
         else:
             schema = editing_json_schema(llm_tools(agent.editing_tools))
-        request_logger = context.get_global(ContextNames.REQUEST_LOGGER)
-        if request_logger is not None:
-            request_logger.write(
-                {
-                    "step": context.get_global(ContextNames.SESSION_STEP),
-                    "weaving_mode": mode.value,
-                    "device_info": devices,
-                    "constellation": constellation.to_dict() if constellation is not None else None,
-                    "request": request,
-                    "prompt": messages,
-                }
-            )
+        log_request(
+            context,
+            {
+                "weaving_mode": mode.value,
+                "device_info": devices,
+                "constellation": constellation.to_dict() if constellation is not None else None,
+                "request": request,
+                "prompt": messages,
+            },
+        )
         conversation = list(messages)
         last_error = ""
         for _attempt in range(max(1, agent.json_retries)):
@@ -142,20 +143,14 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
                     "cost": completion.cost,
                 },
             )
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.LLM_INTERACTION,
-                data={
-                    "parsed_response": parsed,
-                    "response_text": completion.text,
-                    "llm_cost": completion.cost,
-                    "prompt_message": messages,
-                    "status": parsed.status,
-                    "thought": parsed.thought,
-                    "tokens": completion.usage.total,
+            return llm_result(
+                parsed,
+                completion,
+                messages,
+                {"status": parsed.status, "thought": parsed.thought},
+                {
                     "prompt_tokens": completion.usage.prompt_tokens,
                     "completion_tokens": completion.usage.completion_tokens,
-                    "llm_time": completion.latency,
                 },
             )
         raise AgentError(
@@ -297,16 +292,7 @@ class ConstellationMemoryUpdateStrategy(BaseProcessingStrategy):
                     "time": time.time(),
                 }
             )
-            agent.add_memory(item)
-            glob = context.global_context
-            glob.set(
-                ContextNames.SESSION_COST,
-                float(glob.get(ContextNames.SESSION_COST) or 0.0) + float(item.get_value("cost") or 0.0),
-            )
-            glob.set(
-                ContextNames.TOTAL_TOKENS,
-                int(glob.get(ContextNames.TOTAL_TOKENS) or 0) + int(item.get_value("tokens") or 0),
-            )
+            record_step(agent, context, item)
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.MEMORY_UPDATE,

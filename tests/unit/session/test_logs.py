@@ -46,3 +46,21 @@ def test_trajectory_markdown_lists_steps_and_outputs() -> None:
     assert "**Request:** count lines" in text
     assert "## Step 1: CONTINUE" in text and "`execute_command(command='wc -l f')`" in text
     assert "3 f" in text and "## Result" in text and "3 lines" in text
+
+
+def test_screenshots_in_prompts_are_logged_by_size_only(tmp_path: Path) -> None:
+    import base64
+
+    png = base64.b64encode(b"\x89PNG" + bytes(range(256)) * 40).decode()
+    logs = SessionLogs(tmp_path, "t", secrets=[])
+    prompt = [
+        {"type": "text", "text": "Screenshot 1:"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}},
+        {"type": "text", "text": "short base64 stays: data:image/png;base64,QUJD"},
+    ]
+    logs.request_log.write({"step": 1, "prompt": prompt})
+    record = json.loads((tmp_path / "t" / "request.log").read_text(encoding="utf-8"))
+    url = record["prompt"][1]["image_url"]["url"]
+    assert url == f"data:image/png;base64,<{len(png)} characters left out>"
+    assert png not in (tmp_path / "t" / "request.log").read_text(encoding="utf-8")
+    assert record["prompt"][2]["text"].endswith("data:image/png;base64,QUJD")

@@ -20,8 +20,6 @@ from starweave.tools.desktop.screen import screen_size as screen_size
 from starweave.tools.desktop.screen import screenshot_png as screenshot_png
 
 XDOTOOL_TIMEOUT = 10.0
-
-
 _BUTTONS = {"left": "1", "middle": "2", "right": "3", "x": "8", "x1": "8", "x2": "9"}
 
 
@@ -35,21 +33,31 @@ class XWindow:
     rect: Rect
 
 
+# Tries of `xdotool search` when a window vanishes under it.
+SEARCH_ATTEMPTS = 3
+
+
 def xdotool(*args: str, timeout: float = XDOTOOL_TIMEOUT) -> str:
     """Run ``xdotool args...`` and return its stdout; a failure raises :class:`DesktopError`."""
     exe = shutil.which("xdotool")
     if exe is None:
         raise DesktopError("xdotool is not installed: run `apt-get install xdotool` (or `make system-deps`).")
-    try:
-        proc = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise DesktopError(f"xdotool {' '.join(args)} did not finish within {timeout}s.") from exc
-    if proc.returncode != 0:
+    searching = bool(args) and args[0] == "search"
+    for attempt in range(SEARCH_ATTEMPTS if searching else 1):
+        try:
+            proc = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise DesktopError(f"xdotool {' '.join(args)} did not finish within {timeout}s.") from exc
+        if proc.returncode == 0:
+            return proc.stdout
         # `search` exits 1 when nothing matches: that is an empty result, not an error.
-        if args and args[0] == "search" and not proc.stderr.strip():
+        if searching and not proc.stderr.strip():
             return ""
-        raise DesktopError(f"xdotool {' '.join(args)} failed: {proc.stderr.strip() or proc.returncode}")
-    return proc.stdout
+        # A window that vanished while `search` walked the tree (an application starting up opens
+        # and destroys helper windows) aborts the search with BadWindow: search again.
+        if not (searching and "BadWindow" in proc.stderr and attempt + 1 < SEARCH_ATTEMPTS):
+            break
+    raise DesktopError(f"xdotool {' '.join(args)} failed: {proc.stderr.strip() or proc.returncode}")
 
 
 def geometry(xid: int) -> Rect:

@@ -1,0 +1,102 @@
+"""What the device agents (LinuxAgent, HostAgent, AppAgent) share beyond the kernel.
+
+Their answers are pydantic models with the same kinds of fields (a status from a fixed list,
+arguments that may come as null, lists that may come as one string), their JSON schemas describe
+tool arguments alike, and the HostAgent and the AppAgent count their model calls the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BeforeValidator
+
+from starweave.agent import BasicAgent, ProcessingContext, count_llm_call
+
+if TYPE_CHECKING:
+    from starweave.llm.base import Completion
+
+#: The output of a step that ran no action.
+NO_ACTION_RUN = "(no action was run)"
+
+_JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
+
+
+def _empty_if_none(value: Any) -> Any:
+    return {} if value is None else value
+
+
+def as_list(value: Any) -> Any:
+    """None as ``[]`` and one string as a one-item list (models write either for a list)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else value
+
+
+def status_checker(allowed: tuple[str, ...]) -> Callable[[str], str]:
+    """A validator that upper-cases a status and refuses one not in ``allowed``."""
+
+    def check(value: str) -> str:
+        value = value.strip().upper()
+        if value not in allowed:
+            raise ValueError(f"status must be one of {', '.join(allowed)}, not {value!r}")
+        return value
+
+    return check
+
+
+#: Tool arguments; a null from the model counts as no arguments.
+Arguments = Annotated[dict[str, Any], BeforeValidator(_empty_if_none)]
+#: A list of strings; null and a lone string are accepted (see :func:`as_list`).
+TextList = Annotated[list[str], BeforeValidator(as_list)]
+
+
+def call_string(function: str, arguments: dict[str, Any]) -> str:
+    """A readable tool call, e.g. ``execute_command(command='ls')``, or ``(no action)``."""
+    return BasicAgent.get_command_string(function, arguments) if function else "(no action)"
+
+
+def argument_schema(
+    tools: list[dict[str, Any]], long_fields: tuple[str, ...] = ("text", "content")
+) -> dict[str, Any]:
+    """The union of the tools' parameters with their JSON types; none is required.
+
+    Strings are capped at 400 characters, those named in ``long_fields`` at 2000.
+    """
+    properties: dict[str, Any] = {}
+    for tool in tools:
+        for name, spec in (tool.get("input_schema") or {}).get("properties", {}).items():
+            if name in properties or not isinstance(spec, dict):
+                continue
+            kind = spec.get("type")
+            if isinstance(kind, str) and kind in _JSON_TYPES:
+                prop: dict[str, Any] = {"type": kind}
+            else:
+                # Optional parameters come as anyOf [T, null]; take the first concrete type.
+                kinds = [s.get("type") for s in spec.get("anyOf", []) if s.get("type") not in (None, "null")]
+                prop = {"type": kinds[0] if kinds and kinds[0] in _JSON_TYPES else "string"}
+            if prop["type"] == "string":
+                prop["maxLength"] = 2000 if name in long_fields else 400
+            properties[name] = prop
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def noted_output(context: ProcessingContext, output: str) -> str:
+    """A step's output with this step's ``note`` (if any) on the line before it."""
+    note = str(context.get_local("note") or "")
+    return f"{note}\n{output}" if note else output
+
+
+async def complete_counted(
+    agent: Any,
+    context: ProcessingContext,
+    messages: list[dict[str, Any]],
+    schema: dict[str, Any],
+    max_tokens: int,
+) -> Completion:
+    """Ask ``agent.llm`` for a schema answer and count the attempts on the agent and in the session."""
+    completion: Completion = await agent.llm.complete(messages, schema=schema, max_tokens=max_tokens)
+    agent.llm_calls += completion.attempts
+    count_llm_call(context.global_context, completion.attempts)
+    return completion
