@@ -96,6 +96,12 @@ def run(
     multi_action: Annotated[
         bool, typer.Option("--multi-action", help="--agent host: AppAgents may plan several actions a step.")
     ] = False,
+    visual: Annotated[
+        bool,
+        typer.Option(
+            "--visual", help="--agent host: send the screenshots to the model (VISUAL_MODE; a vision model)."
+        ),
+    ] = False,
 ) -> None:
     """Run an agent on this machine until the request is done (or fails): the LinuxAgent by default."""
     from starweave.session.console import ConsoleView
@@ -124,7 +130,8 @@ def run(
         if agent == "host":
             from starweave.session.desktop_runner import DesktopOptions, run_host_task
 
-            result = asyncio.run(run_host_task(options, view, DesktopOptions(multi_action=multi_action)))
+            desktop = DesktopOptions(multi_action=multi_action, visual=visual)
+            result = asyncio.run(run_host_task(options, view, desktop))
         else:
             result = asyncio.run(run_linux_task(options, view=view))
     except StarweaveError as exc:

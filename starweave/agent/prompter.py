@@ -166,8 +166,8 @@ class BasicPrompter:
         """The user prompt text; agents override this."""
         raise NotImplementedError(f"{type(self).__name__} must implement user_prompt_construction()")
 
-    def user_content_construction(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        """The user message content parts; agents override this."""
+    def user_content_construction(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]] | str:
+        """The user message content (text, or text and image parts); agents override this."""
         raise NotImplementedError(f"{type(self).__name__} must implement user_content_construction()")
 
     @staticmethod

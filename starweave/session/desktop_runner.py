@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent import AgentFactory, Context, ContextNames
+from starweave.agents.app.vision import VisualOptions
 from starweave.agents.host import HostAgent
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import StarweaveConfig, load_config
@@ -49,15 +50,20 @@ class DesktopOptions:
     multi_action: bool = False
     #: Also keep a desktop screenshot per AppAgent step.
     save_full_screen: bool = False
+    #: VISUAL_MODE for both agents: the model sees the screenshots (it must be a vision model).
+    visual: bool = False
 
 
-def load_desktop_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
-    """The configuration of a HostAgent run: command-line model overrides apply to both agents."""
+def load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[StarweaveConfig, Path]:
+    """The configuration of a HostAgent run: command-line model overrides (and ``visual``, i.e.
+    ``--visual``) apply to both agents."""
     if not options.request.strip():
         raise ConfigError("the request is empty; say what the agents should do")
     mode = load_config(options.config_dir).system.shell.mode
     workspace = resolve_workspace(options.workspace, mode)
     overrides = _overrides(options, workspace)
+    if visual:
+        overrides.setdefault("APP_AGENT", {})["VISUAL_MODE"] = True
     if "APP_AGENT" in overrides:
         overrides["HOST_AGENT"] = dict(overrides["APP_AGENT"])
     config = load_config(options.config_dir, overrides=overrides)
@@ -69,8 +75,8 @@ def load_desktop_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
         if block.visual_mode and block.api_type == "local":
             raise ConfigError(
                 f"{name} has VISUAL_MODE: true, but the embedded model (API_TYPE local) reads text only; "
-                "set VISUAL_MODE: false (the controls are listed as text) or use a vision model "
-                "(API_TYPE openai, claude, ...)"
+                "set VISUAL_MODE: false (or leave out --visual; the controls are listed as text) "
+                "or use a vision model (API_TYPE openai, claude, ...)"
             )
         if block.api_type == "replay" and not block.replay_file:
             raise ConfigError(
@@ -139,6 +145,12 @@ def make_host_agent(
     agent.action_sequence = desktop.multi_action
     agent.save_full_screen = desktop.save_full_screen
     agent.annotator = SetOfMarkAnnotator()
+    agent.prompter.is_visual = config.host_agent.visual_mode
+    agent.app_visual = config.app_agent.visual_mode
+    agent.visual = VisualOptions(
+        concat_screenshot=config.system.concat_screenshot,
+        include_last_screenshot=config.system.include_last_screenshot,
+    )
 
     async def confirm(command: str, reason: str) -> bool:
         # Reading the terminal blocks; keep the event loop free while the user decides.
@@ -174,7 +186,7 @@ async def run_host_task(
 ) -> dict[str, Any]:
     """Run one request with the HostAgent to completion; the result also goes to ``result.json``."""
     desktop = desktop or DesktopOptions()
-    config, workspace = load_desktop_config(options)
+    config, workspace = load_desktop_config(options, desktop.visual)
     await check_desktop()
     view = view or ConsoleView(quiet=options.quiet)
     register_builtin_servers()

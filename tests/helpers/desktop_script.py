@@ -13,6 +13,7 @@ from typing import Any
 
 from starweave.tools.desktop.backend import DesktopBackend
 from starweave.tools.desktop.model import WindowInfo
+from starweave.tools.desktop.settle import apoll_until
 
 
 def host(
@@ -74,6 +75,18 @@ async def window_ids(backend: DesktopBackend) -> dict[str, tuple[str, WindowInfo
     """``{process app name: (annotation id, window)}`` as ``get_desktop_app_info`` numbers them."""
     windows = [w for w in await backend.list_windows() if (w.name or w.title).strip()]
     return {(getattr(w, "app_name", "") or w.name): (str(i), w) for i, w in enumerate(windows, start=1)}
+
+
+async def launched_window(backend: DesktopBackend, app_name: str) -> tuple[str, str, str]:
+    """(annotation id, name, backend window id) of the application's window once AT-SPI lists it."""
+
+    async def find() -> tuple[str, str, str] | None:
+        entry = (await window_ids(backend)).get(app_name)
+        return (entry[0], entry[1].name, entry[1].id) if entry else None
+
+    found = await apoll_until(find, timeout=15)
+    assert found is not None, f"{app_name} never appeared on the AT-SPI desktop"
+    return found
 
 
 async def control_labels(backend: DesktopBackend, window_id: str) -> dict[tuple[str, str], str]:

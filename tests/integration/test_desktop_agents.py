@@ -24,6 +24,7 @@ from helpers.desktop_script import (
     call,
     control_labels,
     host,
+    launched_window,
     select,
     window_ids,
     write_answers,
@@ -57,18 +58,6 @@ async def run_host(
     with (tmp_path / "console.txt").open("w") as out:
         view = ConsoleView(console=Console(file=out, width=120))
         return await run_host_task(options, view, DesktopOptions(multi_action=multi_action))
-
-
-async def launched_window(backend: LinuxDesktopBackend, app_name: str) -> tuple[str, str, str]:
-    """(annotation id, name, backend window id) of the application's window once AT-SPI lists it."""
-
-    async def find() -> tuple[str, str, str] | None:
-        entry = (await window_ids(backend)).get(app_name)
-        return (entry[0], entry[1].name, entry[1].id) if entry else None
-
-    found = await apoll_until(find, timeout=15)
-    assert found is not None, f"{app_name} never appeared on the AT-SPI desktop"
-    return found
 
 
 def read_log(tmp_path: Path) -> list[dict[str, Any]]:

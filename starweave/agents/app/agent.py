@@ -19,6 +19,7 @@ from starweave.agents.app.prompter import AppAgentPrompter, blackboard_text, ste
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus
 from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
+from starweave.agents.app.vision import VisualOptions
 from starweave.tools.desktop.detect import ControlDetector
 
 logger = logging.getLogger(__name__)
@@ -113,6 +114,9 @@ class AppAgent(BasicAgent):
         self.single_action_steps = 0
         self.save_full_screen = False
         self.save_ui_tree = False
+        # What a visual model sees (VISUAL_MODE); the previous step's selected-control screenshot.
+        self.visual = VisualOptions()
+        self.last_selected_screenshot = ""
         self.history_keys: list[str] = list(DEFAULT_HISTORY_KEYS)
         self.subtask = ""
         self.host_message = ""
@@ -153,6 +157,7 @@ class AppAgent(BasicAgent):
         self.subtask_start = len(self.memory.content)
         self.single_action_steps = 0
         self.pending = None
+        self.last_selected_screenshot = ""
         self.status = AppAgentStatus.CONTINUE.value
 
     def archive_subtask(self, context: Context | None, status: str) -> None:
@@ -196,13 +201,16 @@ class AppAgent(BasicAgent):
         controls: list[Control],
         multi_action: bool = False,
         screenshot_path: str = "",
+        images: list[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """The system prompt and one user message (controls as text, Blackboard, earlier steps)."""
+        """The system prompt and one user message (controls as text, Blackboard, earlier steps; for a
+        visual model the step's ``images`` first)."""
         system = self.prompter.system_prompt_construction(tools, multi_action)
         note = ""
         if self.action_sequence and not multi_action:
             note = "The window changed during your last plan: give one action this step."
-        user = self.prompter.user_prompt_construction(
+        user = self.prompter.user_content_construction(
+            images or [],
             user_request=request,
             subtask=self.subtask,
             current_application=self.app_root_name or self.process_name,

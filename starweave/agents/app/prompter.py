@@ -1,8 +1,9 @@
 """AppAgentPrompter: the system prompt with the application's tools, and one user message holding the
 request, the subtask, the controls as text, the shared Blackboard and this subtask's earlier steps.
 
-The embedded model is text-only: the controls are listed as ``[label] Type "name"`` lines, which is
-what the set-of-mark screenshot shows a visual model; the screenshot's path is only logged.
+The controls are always listed as ``[label] Type "name"`` lines, which is what the set-of-mark
+screenshot shows a visual model; the text-only embedded model gets only that list and the
+screenshot's path, a visual model (``VISUAL_MODE``) the screenshots too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from starweave.agent import BasicPrompter, Blackboard, MemoryItem
 from starweave.agent.blackboard import QUESTIONS_HEADER, REQUESTS_HEADER, TRAJECTORIES_HEADER
+from starweave.agents.app.vision import visual_content
 from starweave.agents.linux.prompter import compact_tool_prompt
 
 #: Earlier steps of the subtask shown in full; older ones are summarised by their call.
@@ -97,6 +99,7 @@ class AppAgentPrompter(BasicPrompter):
             note=note,
         )
 
-    def user_content_construction(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        """The user message as one text part."""
-        return [{"type": "text", "text": self.user_prompt_construction(*args, **kwargs)}]
+    def user_content_construction(self, image_list: list[str], **kwargs: Any) -> list[dict[str, Any]] | str:
+        """The user message: the text alone, or for a visual model each screenshot and then the text."""
+        text = self.user_prompt_construction(**kwargs)
+        return visual_content(text, image_list) if self.is_visual and image_list else text

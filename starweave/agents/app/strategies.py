@@ -30,6 +30,7 @@ from starweave.agents.app.controls import Control
 from starweave.agents.app.data_strategies import step_file, window_origin
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.response import AppAgentResponse, AppAgentStatus, response_json_schema
+from starweave.agents.app.vision import app_step_images
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
 from starweave.errors import ToolError
 
@@ -72,16 +73,22 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
             tools = await agent.action_tools(context.global_context)
             multi = agent.multi_action_enabled
             controls: dict[str, Control] = context.get_local("annotation_dict") or {}
+            clean = str(context.get_local("clean_screenshot_path") or "")
+            annotated = str(context.get_local("annotated_screenshot_path") or "")
+            images: list[str] = []
+            concat = ""
+            last_selected = agent.last_selected_screenshot if agent.visual.include_last_screenshot else ""
+            if agent.prompter.is_visual:
+                images, concat = await app_step_images(
+                    agent.visual, clean, annotated, last_selected, step_file(context, "_concat.png")
+                )
             messages = agent.message_constructor(
                 request=str(context.get("request") or ""),
                 tools=tools,
                 controls=list(controls.values()),
                 multi_action=multi,
-                screenshot_path=str(
-                    context.get_local("annotated_screenshot_path")
-                    or context.get_local("clean_screenshot_path")
-                    or ""
-                ),
+                screenshot_path=annotated or clean,
+                images=images,
             )
             schema = response_json_schema(tools, multi)
             log_request(context, {"agent": agent.name, "prompt": messages})
@@ -97,10 +104,10 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
                 {
                     "save_screenshot": parsed.save_screenshot.model_dump(),
                     "comment": parsed.comment,
-                    "concat_screenshot_path": "",
+                    "concat_screenshot_path": concat,
                     "plan": parsed.plan,
                     "observation": parsed.observation,
-                    "last_control_screenshot_path": "",
+                    "last_control_screenshot_path": last_selected if agent.prompter.is_visual else "",
                     "action": [a.model_dump() for a in parsed.actions],
                     "thought": parsed.thought,
                 },
@@ -152,6 +159,7 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
             if not outcome.fallback:
                 agent.end_fallback_step()
             selected_path = await selected_control_screenshot(agent, context, parsed, planned)
+            agent.last_selected_screenshot = selected_path
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.ACTION_EXECUTION,

@@ -12,6 +12,7 @@ from starweave.agents.app.agent import AppAgent, Asker
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
 from starweave.agents.app.prompter import blackboard_text
 from starweave.agents.app.safety import Confirmer, ask_confirmation
+from starweave.agents.app.vision import VisualOptions
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
 from starweave.agents.host.response import SELECT_APPLICATION_COMMAND, HostAgentResponse, HostAgentStatus
@@ -43,6 +44,7 @@ APP_OPTIONS = (
     "save_full_screen",
     "save_ui_tree",
     "view",
+    "visual",
 )
 
 
@@ -94,6 +96,9 @@ class HostAgent(BasicAgent):
         self.appagent_dict: dict[str, BasicAgent] = {}
         self._active_appagent: AppAgent | None = None
         self.app_llm: Any = None
+        # Whether the AppAgents' model is visual (VISUAL_MODE of APP_AGENT), and what it is shown.
+        self.app_visual = False
+        self.visual = VisualOptions()
         self.view: Any = None
         self.confirmer: Confirmer | None = None
         self.asker: Asker | None = None
@@ -138,13 +143,15 @@ class HostAgent(BasicAgent):
         tools: list[dict[str, Any]],
         previous_subtasks: list[dict[str, Any]],
         screenshot_path: str = "",
+        images: list[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """System prompt and one user message."""
+        """System prompt and one user message (for a visual model the desktop screenshot first)."""
         intros = {
             n: self.third_party_introductions.get(n, "a third-party agent") for n in self.third_party_agents
         }
         system = self.prompter.system_prompt_construction(tools, intros)
-        user = self.prompter.user_prompt_construction(
+        user = self.prompter.user_content_construction(
+            images or [],
             user_request=request,
             targets=targets,
             previous_subtasks=previous_subtasks,
@@ -199,6 +206,7 @@ class HostAgent(BasicAgent):
         agent.host = self
         agent.blackboard = self.blackboard
         agent.llm = self.app_llm if self.app_llm is not None else self.llm
+        agent.prompter.is_visual = self.app_visual
         for option in APP_OPTIONS:
             setattr(agent, option, getattr(self, option))
         return agent

@@ -123,12 +123,14 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
         try:
             targets = [TargetInfo.model_validate(t) for t in context.get_local("target_info_list") or []]
             tools = await agent.action_tools(context.global_context)
+            desktop_url = str(context.get_local("desktop_screenshot_url") or "")
             messages = agent.message_constructor(
                 request=str(context.get("request") or ""),
                 targets=targets,
                 tools=tools,
                 previous_subtasks=list(context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []),
                 screenshot_path=str(context.get_local("desktop_screenshot_path") or ""),
+                images=[desktop_url] if agent.prompter.is_visual and desktop_url else [],
             )
             schema = response_json_schema(tools, [t.id for t in targets])
             log_request(context, {"agent": agent.name, "prompt": messages})

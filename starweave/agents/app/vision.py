@@ -1,0 +1,88 @@
+"""Screenshots for a visual model (``VISUAL_MODE: true``): which images a step sends, and how.
+
+The text-only embedded model gets the controls as a text list instead; these images are only built
+when the agent's prompter is visual. As in the reference, each image is preceded by a
+``Screenshot N:`` text part and the prompt text comes last. The AppAgent sends the previous step's
+selected-control screenshot (``INCLUDE_LAST_SCREENSHOT``), then the clean and the annotated
+screenshots, or both side by side in one image (``CONCAT_SCREENSHOT``, saved as
+``action_step{N}_concat.png``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starweave.errors import ToolError
+
+
+@dataclass
+class VisualOptions:
+    """What the AppAgent shows a visual model (``CONCAT_SCREENSHOT``, ``INCLUDE_LAST_SCREENSHOT``)."""
+
+    concat_screenshot: bool = False
+    include_last_screenshot: bool = True
+
+
+def visual_content(text: str, images: list[str]) -> list[dict[str, Any]]:
+    """The user message parts: ``Screenshot N:`` and the image, for each image, then ``text``."""
+    parts: list[dict[str, Any]] = []
+    for index, url in enumerate(images, start=1):
+        parts.append({"type": "text", "text": f"Screenshot {index}:"})
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    parts.append({"type": "text", "text": text})
+    return parts
+
+
+async def file_urls(paths: list[str]) -> list[str]:
+    """``data:image/png;base64,...`` URLs of the files among ``paths`` that exist (read off the loop)."""
+
+    def read() -> list[str]:
+        urls = []
+        for path in paths:
+            if path and Path(path).is_file():
+                urls.append(
+                    "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+                )
+        return urls
+
+    return await asyncio.to_thread(read)
+
+
+async def concat_side_by_side(left: str, right: str, out: Path) -> str:
+    """Save ``left`` and ``right`` side by side as ``out`` (Pillow, off the loop); returns its path."""
+
+    def build() -> str:
+        try:
+            from PIL import Image
+        except ImportError as exc:
+            raise ToolError("CONCAT_SCREENSHOT needs Pillow: pip install 'starweave[desktop]'") from exc
+        with Image.open(left) as first, Image.open(right) as second:
+            canvas = Image.new("RGB", (first.width + second.width, max(first.height, second.height)), "white")
+            canvas.paste(first.convert("RGB"), (0, 0))
+            canvas.paste(second.convert("RGB"), (first.width, 0))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        canvas.save(out, format="PNG")
+        return str(out)
+
+    return await asyncio.to_thread(build)
+
+
+async def app_step_images(
+    options: VisualOptions, clean: str, annotated: str, last_selected: str, concat_path: Path | None
+) -> tuple[list[str], str]:
+    """The data URLs an AppAgent step sends, and the concatenated screenshot's path (or "")."""
+    paths = [last_selected] if options.include_last_screenshot and last_selected else []
+    concat = ""
+    if options.concat_screenshot and clean and annotated and concat_path is not None:
+        try:
+            concat = await concat_side_by_side(clean, annotated, concat_path)
+        except (ToolError, OSError) as exc:
+            raise ToolError(f"cannot build the concatenated screenshot: {exc}") from exc
+        paths.append(concat)
+    else:
+        paths.extend(p for p in (clean, annotated) if p)
+    return await file_urls(paths), concat
