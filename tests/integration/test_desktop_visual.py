@@ -50,7 +50,7 @@ def images_of(request: dict[str, Any]) -> list[Image.Image]:
     assert isinstance(content, list), "a visual prompt is a list of parts"
     labels = [p["text"] for p in content if p["type"] == "text"][:-1]
     urls = [p["image_url"]["url"] for p in content if p["type"] == "image_url"]
-    assert labels == [f"Screenshot {i}:" for i in range(1, len(urls) + 1)]
+    assert [label.split(" (")[0] for label in labels] == [f"Screenshot {i}" for i in range(1, len(urls) + 1)]
     assert content[-1]["type"] == "text" and "type 99 in the calculator" in content[-1]["text"]
     return [Image.open(io.BytesIO(base64.b64decode(u.split(",", 1)[1]))) for u in urls]
 
@@ -95,6 +95,7 @@ async def test_a_visual_model_sees_the_desktop_and_the_annotated_window(
         [desktop] = images_of(requests[0])
         assert desktop.size == (1280, 1024)
         # The AppAgent's first step: the clean and the annotated window (same size, different pixels).
+        assert "(the same window with each control's label in a numbered box)" in json.dumps(requests[1])
         clean, annotated = images_of(requests[1])
         assert clean.size == annotated.size and clean.tobytes() != annotated.tobytes()
         # Its second step also gets the first step's selected-control screenshot, first.

@@ -19,7 +19,7 @@ from starweave.agents.app.prompter import AppAgentPrompter, blackboard_text, ste
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus
 from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
-from starweave.agents.app.vision import VisualOptions
+from starweave.agents.app.vision import Image, VisualOptions
 from starweave.tools.desktop.detect import ControlDetector
 
 logger = logging.getLogger(__name__)
@@ -201,7 +201,7 @@ class AppAgent(BasicAgent):
         controls: list[Control],
         multi_action: bool = False,
         screenshot_path: str = "",
-        images: list[str] | None = None,
+        images: list[Image] | None = None,
     ) -> list[dict[str, Any]]:
         """The system prompt and one user message (controls as text, Blackboard, earlier steps; for a
         visual model the step's ``images`` first)."""
@@ -266,6 +266,7 @@ class AppAgent(BasicAgent):
                 planned_is_live=False,
                 hold_sensitive=self.safe_guard and not self.auto_approve,
                 approved=1,
+                application=self.app_root_name,
             )
             info = outcome.info
             ok = not outcome.stopped and not outcome.pending

@@ -101,6 +101,7 @@ async def execute_actions(
     model_asked_confirmation: bool = False,
     window_rect: dict[str, Any] | None = None,
     approved: int = 0,
+    application: str = "",
 ) -> ExecutionOutcome:
     """Run ``actions`` in order against the controls the model saw (``planned``).
 
@@ -131,7 +132,9 @@ async def execute_actions(
                 for rest in actions[index + 1 :]:
                     outcome.info.add_action(_skipped(rest, "Not run: an earlier action was not run", None))
                 return outcome
-        reason = sensitive_reason(action.function, action.arguments, target.name if target else "")
+        reason = sensitive_reason(
+            action.function, action.arguments, target.name if target else "", application
+        )
         if reason is None and model_asked_confirmation and index == 0:
             reason = MODEL_ASKED
         if reason and hold_sensitive and index >= approved:

@@ -14,7 +14,7 @@ from typing import Any
 
 from starweave.agent import BasicPrompter, Blackboard, MemoryItem
 from starweave.agent.blackboard import QUESTIONS_HEADER, REQUESTS_HEADER, TRAJECTORIES_HEADER
-from starweave.agents.app.vision import visual_content
+from starweave.agents.app.vision import Image, visual_content
 from starweave.agents.linux.prompter import compact_tool_prompt
 
 #: Earlier steps of the subtask shown in full; older ones are summarised by their call.
@@ -99,7 +99,7 @@ class AppAgentPrompter(BasicPrompter):
             note=note,
         )
 
-    def user_content_construction(self, image_list: list[str], **kwargs: Any) -> list[dict[str, Any]] | str:
+    def user_content_construction(self, image_list: list[Image], **kwargs: Any) -> list[dict[str, Any]] | str:
         """The user message: the text alone, or for a visual model each screenshot and then the text."""
         text = self.user_prompt_construction(**kwargs)
         return visual_content(text, image_list) if self.is_visual and image_list else text

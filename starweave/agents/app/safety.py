@@ -7,11 +7,13 @@ through an injectable async callback; with nobody to ask, the answer is no.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starweave.tools.desktop.keys import KeyDown, KeyPress, KeyUp, parse_keys
+from starweave.tools.servers.desktop.launch_policy import TERMINALS
 
 #: ``await confirmer(action_text, reason) -> bool``.
 Confirmer = Callable[[str, str], Awaitable[bool]]
@@ -24,6 +26,7 @@ SENSITIVE_FUNCTIONS = {
     "execute_command": "it runs a shell command",
     "launch_application": "it starts a program",
 }
+TYPING_FUNCTIONS = frozenset({"keyboard_input", "set_edit_text"})
 _SENSITIVE_WORDS = re.compile(
     r"\b(delete|remove|send|submit|pay|purchase|buy|close|quit|exit|uninstall|format|erase|discard|"
     r"don'?t save|shut ?down|restart|reboot|log ?out|sign ?out|overwrite|empty trash)\b",
@@ -54,10 +57,15 @@ def closing_chord(keys: str) -> bool:
     return False
 
 
-def sensitive_reason(function: str, arguments: dict[str, Any], control_name: str = "") -> str | None:
-    """Why ``function(arguments)`` on a control named ``control_name`` needs approval, or None."""
+def sensitive_reason(
+    function: str, arguments: dict[str, Any], control_name: str = "", application: str = ""
+) -> str | None:
+    """Why ``function(arguments)`` on a control named ``control_name`` in ``application`` (its process
+    name) needs approval, or None."""
     if function in SENSITIVE_FUNCTIONS:
         return SENSITIVE_FUNCTIONS[function]
+    if function in TYPING_FUNCTIONS and os.path.basename(application) in TERMINALS:
+        return f"it types into a terminal ({application}), where text runs as shell commands unchecked"
     if function == "keyboard_input":
         keys = str(arguments.get("keys", ""))
         if closing_chord(keys):

@@ -30,7 +30,7 @@ from starweave.agents.app.controls import Control
 from starweave.agents.app.data_strategies import step_file, window_origin
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.response import AppAgentResponse, AppAgentStatus, response_json_schema
-from starweave.agents.app.vision import app_step_images
+from starweave.agents.app.vision import Image, app_step_images
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
 from starweave.errors import ToolError
 
@@ -75,7 +75,7 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
             controls: dict[str, Control] = context.get_local("annotation_dict") or {}
             clean = str(context.get_local("clean_screenshot_path") or "")
             annotated = str(context.get_local("annotated_screenshot_path") or "")
-            images: list[str] = []
+            images: list[Image] = []
             concat = ""
             last_selected = agent.last_selected_screenshot if agent.visual.include_last_screenshot else ""
             if agent.prompter.is_visual:
@@ -127,6 +127,8 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute and decide CONTINUE / FINISH / FAIL / CONFIRM / PENDING / SCREENSHOT."""
+        # Until this step's picture exists, a visual model must not be shown an older step's.
+        agent.last_selected_screenshot = ""
         try:
             parsed: AppAgentResponse = context.get_local("parsed_response")
             planned: dict[str, Control] = context.get_local("annotation_dict") or {}
@@ -138,6 +140,7 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
                 hold_sensitive=agent.safe_guard and not agent.auto_approve,
                 model_asked_confirmation=parsed.status == AppAgentStatus.CONFIRM.value,
                 window_rect=window_origin(context),
+                application=agent.app_root_name,
             )
             agent.validations += outcome.validations
             status = parsed.status

@@ -27,26 +27,40 @@ class VisualOptions:
     include_last_screenshot: bool = True
 
 
-def visual_content(text: str, images: list[str]) -> list[dict[str, Any]]:
-    """The user message parts: ``Screenshot N:`` and the image, for each image, then ``text``."""
+LAST_SELECTED = "the control acted on in the previous step, highlighted"
+CLEAN = "the application window now"
+ANNOTATED = "the same window with each control's label in a numbered box"
+CONCATENATED = "the application window now, left as it is, right with each control's label in a numbered box"
+DESKTOP = "the whole desktop now"
+
+#: A screenshot for the model: (what it shows, ``data:`` URL).
+Image = tuple[str, str]
+
+
+def visual_content(text: str, images: list[Image]) -> list[dict[str, Any]]:
+    """The user message parts: ``Screenshot N (what it shows):`` and the image, for each, then ``text``.
+
+    The description stays with its image, so the model knows which one carries the labels even
+    when the number of images changes from step to step.
+    """
     parts: list[dict[str, Any]] = []
-    for index, url in enumerate(images, start=1):
-        parts.append({"type": "text", "text": f"Screenshot {index}:"})
+    for index, (what, url) in enumerate(images, start=1):
+        parts.append({"type": "text", "text": f"Screenshot {index} ({what}):"})
         parts.append({"type": "image_url", "image_url": {"url": url}})
     parts.append({"type": "text", "text": text})
     return parts
 
 
-async def file_urls(paths: list[str]) -> list[str]:
-    """``data:image/png;base64,...`` URLs of the files among ``paths`` that exist (read off the loop)."""
+async def file_urls(paths: list[tuple[str, str]]) -> list[Image]:
+    """(description, ``data:image/png;base64,...``) for each (description, path) whose file exists
+    (read off the loop)."""
 
-    def read() -> list[str]:
+    def read() -> list[Image]:
         urls = []
-        for path in paths:
+        for what, path in paths:
             if path and Path(path).is_file():
-                urls.append(
-                    "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
-                )
+                encoded = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+                urls.append((what, f"data:image/png;base64,{encoded}"))
         return urls
 
     return await asyncio.to_thread(read)
@@ -73,16 +87,16 @@ async def concat_side_by_side(left: str, right: str, out: Path) -> str:
 
 async def app_step_images(
     options: VisualOptions, clean: str, annotated: str, last_selected: str, concat_path: Path | None
-) -> tuple[list[str], str]:
-    """The data URLs an AppAgent step sends, and the concatenated screenshot's path (or "")."""
-    paths = [last_selected] if options.include_last_screenshot and last_selected else []
+) -> tuple[list[Image], str]:
+    """The screenshots an AppAgent step sends, and the concatenated screenshot's path (or "")."""
+    paths = [(LAST_SELECTED, last_selected)] if options.include_last_screenshot and last_selected else []
     concat = ""
     if options.concat_screenshot and clean and annotated and concat_path is not None:
         try:
             concat = await concat_side_by_side(clean, annotated, concat_path)
         except (ToolError, OSError) as exc:
             raise ToolError(f"cannot build the concatenated screenshot: {exc}") from exc
-        paths.append(concat)
+        paths.append((CONCATENATED, concat))
     else:
-        paths.extend(p for p in (clean, annotated) if p)
+        paths.extend((what, p) for what, p in ((CLEAN, clean), (ANNOTATED, annotated)) if p)
     return await file_urls(paths), concat

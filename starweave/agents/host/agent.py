@@ -12,7 +12,7 @@ from starweave.agents.app.agent import AppAgent, Asker
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
 from starweave.agents.app.prompter import blackboard_text
 from starweave.agents.app.safety import Confirmer, ask_confirmation
-from starweave.agents.app.vision import VisualOptions
+from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
 from starweave.agents.host.response import SELECT_APPLICATION_COMMAND, HostAgentResponse, HostAgentStatus
@@ -143,7 +143,7 @@ class HostAgent(BasicAgent):
         tools: list[dict[str, Any]],
         previous_subtasks: list[dict[str, Any]],
         screenshot_path: str = "",
-        images: list[str] | None = None,
+        images: list[Image] | None = None,
     ) -> list[dict[str, Any]]:
         """System prompt and one user message (for a visual model the desktop screenshot first)."""
         intros = {

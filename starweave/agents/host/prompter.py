@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent import BasicPrompter, MemoryItem
-from starweave.agents.app.vision import visual_content
+from starweave.agents.app.vision import Image, visual_content
 from starweave.agents.host.targets import TargetInfo
 from starweave.agents.linux.prompter import compact_tool_prompt
 
@@ -73,7 +73,7 @@ class HostAgentPrompter(BasicPrompter):
             screenshot=screenshot_note or "(no screenshot)",
         )
 
-    def user_content_construction(self, image_list: list[str], **kwargs: Any) -> list[dict[str, Any]] | str:
+    def user_content_construction(self, image_list: list[Image], **kwargs: Any) -> list[dict[str, Any]] | str:
         """The user message: the text alone, or for a visual model the desktop screenshot, then the text."""
         text = self.user_prompt_construction(**kwargs)
         return visual_content(text, image_list) if self.is_visual and image_list else text

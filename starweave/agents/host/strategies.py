@@ -23,6 +23,7 @@ from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.data_strategies import capture, step_file
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import sensitive_reason
+from starweave.agents.app.vision import DESKTOP
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
 from starweave.agents.host.response import (
     SELECT_APPLICATION_COMMAND,
@@ -130,7 +131,7 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
                 tools=tools,
                 previous_subtasks=list(context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []),
                 screenshot_path=str(context.get_local("desktop_screenshot_path") or ""),
-                images=[desktop_url] if agent.prompter.is_visual and desktop_url else [],
+                images=[(DESKTOP, desktop_url)] if agent.prompter.is_visual and desktop_url else [],
             )
             schema = response_json_schema(tools, [t.id for t in targets])
             log_request(context, {"agent": agent.name, "prompt": messages})

@@ -14,6 +14,7 @@ _VK: dict[str, str] = {
     "right": "VK_RIGHT", "up": "VK_UP", "down": "VK_DOWN", "page_up": "VK_PRIOR", "page_down": "VK_NEXT",
     "space": "VK_SPACE", "caps_lock": "VK_CAPITAL", "print": "VK_SNAPSHOT", "apps": "VK_APPS",
     "pause": "VK_PAUSE", "ctrl": "VK_CONTROL", "shift": "VK_SHIFT", "alt": "VK_MENU", "super": "VK_LWIN",
+    "-": "VK_OEM_MINUS", "=": "VK_OEM_PLUS", "+": "VK_OEM_PLUS", ",": "VK_OEM_COMMA", ".": "VK_OEM_PERIOD",
 }  # fmt: skip
 
 
@@ -35,23 +36,42 @@ def escape_send_keys(text: str) -> str:
 
 
 def send_ops(auto: Any, ops: list[KeyOp], cancelled: Callable[[], bool]) -> None:
-    """Press the keys and type the text of ``ops`` in order; stops early once ``cancelled()``."""
+    """Press the keys and type the text of ``ops`` in order; stops early once ``cancelled()``.
+
+    Every virtual key is resolved before anything is pressed, and whatever is still held when the
+    keys stop (an error, a cancel between a key-down and its key-up) is released: a modifier left
+    down would corrupt every later input on the real desktop.
+    """
     keys = auto.Keys
-    for op in ops:
-        if cancelled():
-            return  # the caller gave up: send no more keys
-        if isinstance(op, TypeText):
-            auto.SendKeys(escape_send_keys(op.text), interval=0.01)
-        elif isinstance(op, KeyDown):
-            auto.PressKey(getattr(keys, vk_name(op.key)))
-        elif isinstance(op, KeyUp):
-            auto.ReleaseKey(getattr(keys, vk_name(op.key)))
-        elif isinstance(op, KeyPress):
-            mods = [getattr(keys, vk_name(m)) for m in op.modifiers]
-            for mod in mods:
-                auto.PressKey(mod)
-            key = getattr(keys, vk_name(op.key))
-            auto.PressKey(key)
-            auto.ReleaseKey(key)
-            for mod in reversed(mods):
-                auto.ReleaseKey(mod)
+
+    def vk(name: str) -> Any:
+        return getattr(keys, vk_name(name))
+
+    for op in ops:  # resolve first: an unknown key fails before any key goes down
+        for name in (*op.modifiers, op.key) if isinstance(op, KeyPress) else (getattr(op, "key", None),):
+            if name is not None:
+                vk(name)
+    held: list[Any] = []
+    try:
+        for op in ops:
+            if cancelled():
+                return  # the caller gave up: send no more keys
+            if isinstance(op, TypeText):
+                auto.SendKeys(escape_send_keys(op.text), interval=0.01)
+            elif isinstance(op, KeyDown):
+                auto.PressKey(vk(op.key))
+                held.append(vk(op.key))
+            elif isinstance(op, KeyUp):
+                auto.ReleaseKey(vk(op.key))
+                if vk(op.key) in held:
+                    held.remove(vk(op.key))
+            elif isinstance(op, KeyPress):
+                for code in (*(vk(m) for m in op.modifiers), vk(op.key)):
+                    auto.PressKey(code)
+                    held.append(code)
+                for code in reversed(held[-len(op.modifiers) - 1 :]):
+                    auto.ReleaseKey(code)
+                del held[-len(op.modifiers) - 1 :]
+    finally:
+        for code in reversed(held):
+            auto.ReleaseKey(code)

@@ -146,7 +146,8 @@ def create_host_executor_server(state: UIState) -> MCPServer:
         """
         if not command.strip():
             raise McpToolError("Application command cannot be empty.")
-        refusal = launch_refusal(command, state.shell)
+        # Off the loop: the first call reads the system's .desktop entries.
+        refusal = await asyncio.to_thread(launch_refusal, command, state.shell)
         if refusal is not None:
             raise McpToolError(f"Refused to launch {command!r}: {refusal}.")
         try:

@@ -8,6 +8,7 @@ walk of the selected window.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -29,6 +30,7 @@ from starweave.tools.servers.desktop.state import (
 )
 
 UI_COLLECTOR_NAME = "UFO UI Data MCP Server"
+GONE_RECHECK_SECONDS = 0.5
 CONTROL_SOURCE = "uia"  # TargetInfo.source when the backend does not say (the reference's value)
 
 WINDOW_FIELDS: dict[str, Callable[[WindowInfo], Any]] = {
@@ -86,11 +88,6 @@ async def refresh_windows(state: UIState, remove_empty: bool, refresh: bool) -> 
             windows = await state.backend.list_windows()
         except BACKEND_ERRORS as exc:
             raise McpToolError(f"Failed to list the desktop windows: {describe(exc)}") from None
-        selected = state.selected_app_window
-        if selected is not None and all(w.id != selected.id for w in windows):
-            # Closed behind our back (by the application, the user or a key chord): acting on it
-            # again would go to a dead window, so the HostAgent has to select one anew.
-            state.clear_selection()
         if remove_empty:
             windows = [w for w in windows if (w.name or w.title).strip()]
         state.last_app_windows = {str(i): w for i, w in enumerate(windows, start=1)}
@@ -101,8 +98,16 @@ async def walk_controls(state: UIState) -> list[ControlInfo]:
     """Walk the selected window's controls and remember them as the control dictionary."""
     window = state.require_window()
     try:
-        controls = await state.backend.window_controls(window.id, state.limits)
+        try:
+            controls = await state.backend.window_controls(window.id, state.limits)
+        except WindowNotFound:
+            # One listing can miss a window that is still open (its application busy on the
+            # accessibility bus): look once more before calling it closed.
+            await asyncio.sleep(GONE_RECHECK_SECONDS)
+            controls = await state.backend.window_controls(window.id, state.limits)
     except WindowNotFound:
+        # Closed behind our back (by the application, the user or a key chord): acting on it again
+        # would go to a dead window, so the HostAgent has to select one anew.
         state.clear_selection()
         raise McpToolError(
             f"The selected window '{window.name}' is gone (it was closed); select a window again."

@@ -126,3 +126,10 @@ def test_window_changed_names_the_difference() -> None:
 def test_content_controls_may_change_their_text() -> None:
     display = Control(id="9", name="2+3", control_type="Edit")
     assert window_changed({"9": display}, {"9": Control(id="9", name="5", control_type="Edit")}) is None
+
+
+def test_typing_into_a_terminal_needs_approval() -> None:
+    reason = sensitive_reason("keyboard_input", {"keys": "rm -rf ~{ENTER}"}, "", "xfce4-terminal")
+    assert reason is not None and "types into a terminal" in reason
+    assert sensitive_reason("set_edit_text", {"text": "ls"}, "", "/usr/bin/xterm") is not None
+    assert sensitive_reason("keyboard_input", {"keys": "hello"}, "", "mousepad") is None

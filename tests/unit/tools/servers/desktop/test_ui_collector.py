@@ -258,10 +258,14 @@ async def test_a_window_closed_behind_our_back_is_no_longer_selected() -> None:
         error = await d.error(d.collector, "get_app_window_controls_info", {"field_list": ["label"]})
         assert "The selected window 'Calculator' is gone (it was closed); select a window again." in error
         assert d.state.selected_app_window is None and d.state.control_dict == {}
-
-        await d.select(window_id="1", name="Editor", walk=False)
-        d.backend.windows = []
-        await d.ok(d.collector, "get_desktop_app_info")
-        assert d.state.selected_app_window is None
         error = await d.error(d.app, "click_input", {"id": "1", "name": "7"})
         assert "Error: No window selected. Call select_application_window first." in error
+
+        # A window merely missing from one listing stays selected.
+        await d.select(window_id="1", name="Editor", walk=False)
+        kept = list(d.backend.windows)
+        d.backend.windows = []
+        await d.ok(d.collector, "get_desktop_app_info")
+        assert d.state.selected_app_window is not None
+        d.backend.windows = kept
+        await d.ok(d.collector, "get_app_window_controls_info", {"field_list": ["label"]})
