@@ -253,3 +253,19 @@ async def desktop_backend(desktop_session: DesktopSession) -> AsyncIterator[obje
     backend = LinuxDesktopBackend()
     yield backend
     await backend.aclose()
+
+
+@pytest.fixture
+def calculator(desktop_session: DesktopSession) -> Iterator[LaunchedApp]:
+    """gnome-calculator on the test desktop, top right, for one test."""
+    launched = desktop_session.launch("gnome-calculator", position=(600, 30))
+    yield launched
+    desktop_session.stop(launched)
+
+
+@pytest.fixture
+def mousepad(desktop_session: DesktopSession) -> Iterator[LaunchedApp]:
+    """mousepad on the test desktop, bottom left, for one test."""
+    launched = desktop_session.launch("mousepad", position=(20, 420))
+    yield launched
+    desktop_session.stop(launched)

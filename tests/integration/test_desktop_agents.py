@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.desktop_env import DesktopSession, LaunchedApp
+from helpers.desktop_env import LaunchedApp
+from helpers.desktop_env import calculator as calculator
 from helpers.desktop_env import desktop_backend as desktop_backend
 from helpers.desktop_env import desktop_session as desktop_session
+from helpers.desktop_env import mousepad as mousepad
 from helpers.desktop_script import (
     app,
     calculator_answers,
@@ -63,20 +65,6 @@ async def run_host(
 def read_log(tmp_path: Path) -> list[dict[str, Any]]:
     text = (tmp_path / "logs" / "desk" / "response.log").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-@pytest.fixture
-def calculator(desktop_session: DesktopSession) -> Any:
-    launched = desktop_session.launch("gnome-calculator", position=(600, 30))
-    yield launched
-    desktop_session.stop(launched)
-
-
-@pytest.fixture
-def mousepad(desktop_session: DesktopSession) -> Any:
-    launched = desktop_session.launch("mousepad", position=(20, 420))
-    yield launched
-    desktop_session.stop(launched)
 
 
 async def test_host_selects_calculator_and_app_agent_adds_with_one_speculative_answer(

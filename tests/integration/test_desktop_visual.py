@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.desktop_env import DesktopSession, LaunchedApp
+from helpers.desktop_env import LaunchedApp
+from helpers.desktop_env import calculator as calculator
 from helpers.desktop_env import desktop_backend as desktop_backend
 from helpers.desktop_env import desktop_session as desktop_session
 from helpers.desktop_script import (
@@ -35,13 +36,6 @@ from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
 
 pytestmark = pytest.mark.desktop
 KEY = "sk-test-key-0123456789abcdef"
-
-
-@pytest.fixture
-def calculator(desktop_session: DesktopSession) -> Any:
-    launched = desktop_session.launch("gnome-calculator", position=(600, 30))
-    yield launched
-    desktop_session.stop(launched)
 
 
 def images_of(request: dict[str, Any]) -> list[Image.Image]:
