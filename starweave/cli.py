@@ -1,17 +1,36 @@
-"""The ``starweave`` command: run, doctor, config show, mcp."""
+"""The ``starweave`` command: run, server and client here; galaxy, doctor, config show and mcp serve
+in :mod:`starweave.cli_commands`. Usage errors are one line and exit code 2."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
+import click
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
+from starweave.cli_commands import config_show, doctor, galaxy, mcp_serve
+from starweave.cli_support import (
+    USAGE_EXIT,
+    ConfigDirOption,
+    check_bind,
+    check_positive,
+    check_ws_url,
+    err,
+    host_platform,
+    os_error_line,
+    print_config_warnings,
+    usage_error_line,
+    validation_line,
+)
+from starweave.cli_support import fail as _fail
+from starweave.cli_support import setup_logging as _setup_logging
 from starweave.errors import StarweaveError
 
 app = typer.Typer(
@@ -24,33 +43,6 @@ config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True
 mcp_app = typer.Typer(help="Run Starweave's MCP servers on their own.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(mcp_app, name="mcp")
-
-err = Console(stderr=True, highlight=False)
-
-ConfigDirOption = Annotated[
-    Path | None,
-    typer.Option("--config-dir", help="Folder holding ufo/*.yaml (default: ./config if it has ufo/)."),
-]
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/bold red] {message}", soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def host_platform() -> str:
-    """This machine's platform name as AIP uses it: linux, windows, darwin."""
-    import platform
-
-    return platform.system().lower() or "linux"
-
-
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.WARNING),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
 
 
 @app.command()
@@ -137,10 +129,9 @@ def run(
     except StarweaveError as exc:
         _fail(str(exc))
     except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        _fail(f"{where}{exc.strerror or exc}")
+        _fail(os_error_line(exc))
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/yellow]")
+        # Once the run has its log folder, the runner has written result.json and output.md and said so.
         raise typer.Exit(130) from None
     if json_output:
         print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
@@ -190,17 +181,42 @@ def server(
         Path | None, typer.Option("--log-dir", help="Where session logs go (default: logs/).")
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir",
+            help="Where device-id bindings (hashed device tokens) are kept "
+            "(default: ~/.local/state/starweave/server/HOST_PORT; memory only with --port 0).",
+        ),
+    ] = None,
+    device_tokens: Annotated[
+        Path | None,
+        typer.Option("--device-tokens", help="YAML file of 'device_id: token' lines binding those ids."),
+    ] = None,
+    forget_device: Annotated[
+        list[str] | None,
+        typer.Option("--forget-device", help="Unbind this device id (it lost its token) before serving."),
+    ] = None,
 ) -> None:
-    """Run the agent server: device agents reason here, their commands run on device clients."""
+    """Run the agent server: device agents reason here, their commands run on device clients.
+
+    Each device id is bound to a token of its own, issued at its first registration (the client
+    keeps it); a bound id cannot be taken by another client holding only the shared API key.
+    """
     import secrets
 
     from starweave.server.app import serve
+    from starweave.server.credentials import DeviceCredentials, credentials_file_for, load_device_tokens
     from starweave.server.settings import ServerSettings
     from starweave.session.service import LinuxServiceSessionFactory, service_config
 
     _setup_logging(log_level)
     if local and host not in LOOPBACK:
         _fail(f"--local serves this machine only; it cannot be combined with --host {host}")
+    try:
+        check_bind(host, port)
+    except StarweaveError as exc:
+        _fail(str(exc))
     if host not in LOOPBACK and not api_key:
         api_key = secrets.token_urlsafe(32)
         err.print(f"[yellow]Listening beyond loopback: clients must send this API key:[/yellow] {api_key}")
@@ -217,17 +233,29 @@ def server(
             log_level=log_level.lower(),
         )
         settings.validate_security()
-        factory = LinuxServiceSessionFactory(config, auto_approve=yes)
+        _setup_logging(log_level, (api_key,))
+        credentials = DeviceCredentials(
+            credentials_file_for(host, port, state_dir),
+            load_device_tokens(device_tokens) if device_tokens is not None else {},
+        )
+        for device_id in forget_device or []:
+            if not credentials.forget(device_id):
+                err.print(f"[yellow]warning:[/yellow] --forget-device {escape(device_id)}: not bound")
+        factory = LinuxServiceSessionFactory(config, auto_approve=yes, secrets=(api_key or "",))
 
         async def main() -> None:
             try:
-                await serve(settings, factory)
+                await serve(settings, factory, credentials)
             finally:
                 await factory.aclose()
 
         asyncio.run(main())
     except StarweaveError as exc:
         _fail(str(exc))
+    except ValidationError as exc:
+        _fail(validation_line(exc))
+    except OSError as exc:
+        _fail(os_error_line(exc))
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
 
@@ -243,15 +271,34 @@ def client(
     client_id: Annotated[str, typer.Option("--client-id", help="This device's unique id.")] = "client_001",
     platform: Annotated[str | None, typer.Option("--platform", help="linux (default: this OS).")] = None,
     api_key: Annotated[
-        str | None, typer.Option("--api-key", envvar="STARWEAVE_API_KEY", help="The server's API key.")
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="STARWEAVE_API_KEY",
+            help="The server's API key (or a device token the server's operator gave this device).",
+        ),
     ] = None,
     workspace: Annotated[
         Path | None,
         typer.Option("--workspace", "-w", help="Folder commands run and write in (default: current)."),
     ] = None,
     max_retries: Annotated[
-        int, typer.Option("--max-retries", help="Reconnection attempts before giving up.")
-    ] = 5,
+        int | None,
+        typer.Option(
+            "--max-retries",
+            help="Give up after this many failed attempts in a row (default: retry for ever).",
+        ),
+    ] = None,
+    max_backoff: Annotated[
+        float, typer.Option("--max-backoff", help="Longest wait in seconds between reconnection attempts.")
+    ] = 30.0,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir",
+            help="Where the device token the server issues is kept (default: ~/.local/state/starweave).",
+        ),
+    ] = None,
     heartbeat_interval: Annotated[
         float, typer.Option("--heartbeat-interval", help="Seconds between heartbeats.")
     ] = 30.0,
@@ -266,11 +313,21 @@ def client(
     log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
 ) -> None:
     """Run a device client: register with the server and execute the commands it sends."""
+    from starweave.client.credentials import default_state_dir
     from starweave.client.runner import ClientOptions, run_device_client
 
-    _setup_logging(log_level)
+    _setup_logging(log_level, (api_key,))
     if not ws:
         _fail("only WebSocket mode exists: pass --ws")
+    try:
+        check_ws_url(ws_server)
+        check_positive(heartbeat_interval, "--heartbeat-interval")
+        check_positive(duplicate_wait, "--duplicate-wait", allow_zero=True)
+        check_positive(max_backoff, "--max-backoff")
+        if max_retries is not None:
+            check_positive(max_retries, "--max-retries", allow_zero=True)
+    except StarweaveError as exc:
+        _fail(str(exc))
     options = ClientOptions(
         ws_url=ws_server,
         client_id=client_id,
@@ -279,8 +336,10 @@ def client(
         workspace=workspace,
         config_dir=config_dir,
         max_retries=max_retries,
+        max_backoff=max_backoff,
         heartbeat_interval=heartbeat_interval,
         duplicate_wait=duplicate_wait,
+        state_dir=state_dir if state_dir is not None else default_state_dir(),
     )
     try:
         code = asyncio.run(run_device_client(options))
@@ -291,156 +350,27 @@ def client(
     raise typer.Exit(code)
 
 
-@app.command()
-def galaxy(
-    request: Annotated[list[str] | None, typer.Argument(help="The request (words are joined).")] = None,
-    devices: Annotated[
-        Path | None,
-        typer.Option("--devices", help="devices.yaml (or constellation.yaml) listing the devices."),
-    ] = None,
-    local: Annotated[
-        int, typer.Option("--local", help="Start N local Linux devices on loopback instead of --devices.")
-    ] = 0,
-    interactive: Annotated[
-        bool, typer.Option("--interactive", "-i", help="Take requests one after another.")
-    ] = False,
-    provider: Annotated[
-        str | None, typer.Option("--provider", help="The ConstellationAgent's model provider (as for run).")
-    ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
-    replay_file: Annotated[
-        Path | None, typer.Option("--replay-file", help="Recorded ConstellationAgent answers (replay).")
-    ] = None,
-    device_provider: Annotated[
-        str | None,
-        typer.Option("--device-provider", help="Model provider of --local devices (default: --provider)."),
-    ] = None,
-    device_replay_file: Annotated[
-        Path | None,
-        typer.Option("--device-replay-file", help="Recorded answers of the --local devices' agents."),
-    ] = None,
-    workspace: Annotated[
-        Path, typer.Option("--workspace", help="Folder holding each --local device's workspace.")
-    ] = Path("galaxy_workspace"),
-    log_dir: Annotated[Path, typer.Option("--log-dir", help="Where session logs go.")] = Path("logs/galaxy"),
-    task_name: Annotated[
-        str | None, typer.Option("--task-name", help="Log folder name of the request.")
-    ] = None,
-    live: Annotated[
-        bool | None, typer.Option("--live/--no-live", help="Live terminal view (default: on a terminal).")
-    ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="--local devices run dangerous commands without asking.")
-    ] = False,
-    config_dir: ConfigDirOption = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
-) -> None:
-    """Plan a request as a task DAG and run it across devices (the ConstellationAgent and orchestrator)."""
-    from starweave.galaxy.client import GalaxyOptions, run_galaxy
-
-    _setup_logging(log_level)
-    text = " ".join(request or []).strip()
-    if not text and not interactive:
-        _fail('give a request, e.g. starweave galaxy "count the files in each device\'s workspace" --local 2')
-    if local < 0:
-        _fail("--local takes a number of devices (1 or more)")
-    if local and devices:
-        _fail("use either --devices FILE or --local N, not both")
-    options = GalaxyOptions(
-        requests=[text] if text else [],
-        interactive=interactive,
-        devices_file=devices,
-        local=local,
-        config_dir=config_dir,
-        provider=provider,
-        model=model,
-        replay_file=replay_file,
-        device_provider=device_provider,
-        device_replay_file=device_replay_file,
-        log_dir=log_dir,
-        workspace=workspace,
-        task_name=task_name,
-        live=live,
-        yes=yes,
-    )
-    try:
-        code = asyncio.run(run_galaxy(options))
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
-
-
-@app.command()
-def doctor(
-    config_dir: ConfigDirOption = None,
-    verify: Annotated[bool, typer.Option("--verify", help="Hash the embedded model file again.")] = False,
-) -> None:
-    """Report what is installed and configured: Python, model file, providers, sandbox."""
-    from starweave.doctor import collect_report, render_report
-
-    try:
-        report = collect_report(config_dir, verify=verify)
-    except StarweaveError as exc:
-        _fail(str(exc))
-    render_report(report, Console(highlight=False))
-
-
-@config_app.command("show")
-def config_show(
-    config_dir: ConfigDirOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON instead of YAML.")] = False,
-) -> None:
-    """Print the effective configuration, secrets masked."""
-    import yaml
-
-    from starweave.config import find_config_dir, load_config, masked_dump
-
-    try:
-        folder = find_config_dir(config_dir)
-        data: dict[str, Any] = masked_dump(load_config(config_dir))
-    except StarweaveError as exc:
-        _fail(str(exc))
-    source = str(folder / "ufo") if folder else "(no files: embedded defaults)"
-    if as_json:
-        print(json.dumps(data, indent=2, default=str))
-    else:
-        print(f"# effective configuration, from {source}")
-        print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), end="")
-
-
-@mcp_app.command("serve")
-def mcp_serve(
-    server: Annotated[str, typer.Argument(help="Which server: bash (BashExecutor) or files (FileExecutor).")],
-    transport: Annotated[str, typer.Option("--transport", help="stdio or http (streamable HTTP).")] = "stdio",
-    host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8010,
-    workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", help="Folder commands may write in.")
-    ] = None,
-    config_dir: ConfigDirOption = None,
-) -> None:
-    """Serve a Starweave MCP server over stdio or streamable HTTP."""
-    from starweave.tools.servers import serve_named
-
-    if transport not in ("stdio", "http"):
-        _fail(f"unknown transport {transport!r}; use stdio or http")
-    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
-        err.print(
-            f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands"
-        )
-    try:
-        asyncio.run(serve_named(server, transport, host, port, workspace, config_dir))
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+# galaxy, doctor, config show and mcp serve live in cli_commands, so that each module stays small.
+app.command()(galaxy)
+app.command()(doctor)
+config_app.command("show")(config_show)
+mcp_app.command("serve")(mcp_serve)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: usage errors are one line and exit 2, Ctrl+C exits 130."""
+    print_config_warnings()
+    try:
+        code = app(prog_name="starweave", standalone_mode=False)
+    except (typer.TyperException, click.ClickException) as exc:  # typer vendors click since 0.20
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()  # type: ignore[union-attr]  # the help text, as `starweave --help` prints it
+        else:
+            err.print(f"[bold red]error:[/bold red] {escape(usage_error_line(exc))}", soft_wrap=True)
+        sys.exit(getattr(exc, "exit_code", USAGE_EXIT))
+    except (typer.Abort, click.exceptions.Abort):
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

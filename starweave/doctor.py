@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.metadata
+import os
 import platform
 import shutil
 import sys
@@ -26,21 +26,49 @@ def _package_version(name: str) -> str | None:
 
 
 def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
-    """Whether shell commands would run inside bubblewrap here, and why not."""
-    from starweave.tools.servers.shell.sandbox import probe_bwrap
+    """What would confine the shell commands here: each sandbox's state, the choice for SHELL.SANDBOX,
+    and the limits every command gets."""
+    from starweave.tools.servers.shell import landlock
+    from starweave.tools.servers.shell.launcher_confine import kernel_has_pidns_pid_max
+    from starweave.tools.servers.shell.sandbox import (
+        SandboxUnavailable,
+        choose_sandbox,
+        probe_bwrap_sync,
+        probe_landlock_sync,
+    )
 
-    works, detail = asyncio.run(probe_bwrap(shell.allow_network))
-    if shell.mode == "unrestricted" or shell.sandbox == "none":
-        used = f"no (SHELL.{'MODE is unrestricted' if shell.mode == 'unrestricted' else 'SANDBOX is none'})"
-    elif works:
-        used = "yes (bubblewrap: workspace read-write, the rest read-only, no network)"
+    bwrap_ok, bwrap_detail = probe_bwrap_sync(shell.allow_network)
+    abi = landlock.landlock_abi()
+    landlock_ok, landlock_detail = probe_landlock_sync(shell.allow_network) if abi else (False, "")
+    try:
+        used = choose_sandbox(shell).describe()
+    except SandboxUnavailable as exc:
+        used = f"NONE - the shell tools refuse to start: {exc}"
+    if abi:
+        landlock_text = f"ABI {abi} ({', '.join(landlock.abi_features(abi))})"
+        landlock_text += "" if landlock_ok else f"; does not work here: {landlock_detail}"
     else:
-        used = (
-            "no: "
-            + detail
-            + (" (SHELL.SANDBOX is bwrap: commands will be refused)" if shell.sandbox == "bwrap" else "")
+        landlock_text = "not available (Linux 5.13+ with Landlock enabled is needed)"
+    if os.geteuid() == 0:
+        processes = (
+            f"{shell.max_processes} (as root: the PID namespace's pid_max, at least 300)"
+            if kernel_has_pidns_pid_max()
+            else "not enforced as root on this kernel (needs Linux 6.14+ for a per-namespace pid_max)"
         )
-    return {"bwrap works here": works, "sandbox used": used, "setting": shell.sandbox, "mode": shell.mode}
+    else:
+        processes = str(shell.max_processes)
+    return {
+        "sandbox used": used,
+        "setting": f"SHELL.SANDBOX: {shell.sandbox}, SHELL.MODE: {shell.mode}",
+        "bubblewrap": f"works ({shutil.which('bwrap')})" if bwrap_ok else f"does not work: {bwrap_detail}",
+        "Landlock": landlock_text,
+        "limits per command": (
+            f"{shell.max_memory_mb} MB data memory per process, {shell.max_file_size_mb} MB per file, "
+            f"{shell.max_open_files} open files, timeout {shell.timeout}s (max {shell.max_timeout}s)"
+        ),
+        "process limit": processes,
+        "network": "allowed" if shell.allow_network else "none",
+    }
 
 
 def collect_report(config_dir: str | Path | None = None, verify: bool = False) -> dict[str, Any]:

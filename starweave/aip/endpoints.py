@@ -35,6 +35,7 @@ from starweave.aip.protocols import (
     HeartbeatProtocol,
     RegistrationProtocol,
     TaskExecutionProtocol,
+    task_request_message,
 )
 from starweave.aip.resilience import HeartbeatManager, ReconnectionPolicy, ReconnectionStrategy
 from starweave.aip.transport import Transport, TransportClosed, WebSocketTransport
@@ -49,6 +50,9 @@ __all__ = [
 log = logging.getLogger("starweave.aip.endpoints")
 
 API_KEY_HEADER = "X-API-Key"
+# The agent server's frame limit (ServerSettings.max_message_bytes): a larger TASK would be
+# answered with an ERROR the server cannot tie to the task, so it is refused here instead.
+DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
 
 
 class TaskRejected(AIPError):
@@ -128,6 +132,7 @@ class ConstellationEndpoint:
         message_processor: MessageProcessor | None = None,
         registration_timeout: float = 30.0,
         transport_factory: Callable[[], Transport] = WebSocketTransport,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     ) -> None:
         if not constellation_id:
             raise ValueError("constellation_id must not be empty")
@@ -141,6 +146,7 @@ class ConstellationEndpoint:
         self.message_processor = message_processor
         self.registration_timeout = registration_timeout
         self.transport_factory = transport_factory
+        self.max_frame_bytes = max_frame_bytes
         self._links: dict[str, _DeviceLink] = {}
         self._urls: dict[str, str] = {}
         self._errors: dict[str, str] = {}
@@ -396,7 +402,8 @@ class ConstellationEndpoint:
 
         The TASK_END may be FAILED (with ``error``, e.g. "Device disconnected before the task
         finished"). Raises TimeoutError after ``timeout`` s (None: no limit), ConnectionError when
-        the connection to the server is lost, TaskRejected when the server refuses the task.
+        the connection to the server is lost, TaskRejected when the server refuses the task (or it is
+        too large to send).
         """
         request = task_request.get("request")
         if not request:
@@ -406,20 +413,29 @@ class ConstellationEndpoint:
         task_name = str(task_request.get("task_name") or f"{self.task_name}-{session_id}")
         if session_id in link.tasks:
             raise ValueError(f"session '{session_id}' is already pending on device '{device_id}'")
+        message = task_request_message(
+            str(request),
+            task_name,
+            session_id,
+            link.client_id,
+            client_type=ClientType.CONSTELLATION,
+            target_id=device_id,
+            metadata={"constellation_id": self.constellation_id},
+        )
+        size = len(message.model_dump_json(exclude_none=True).encode("utf-8"))
+        if size > self.max_frame_bytes:
+            reason = (
+                f"the task is a {size}-byte message, over the server's frame limit of "
+                f"{self.max_frame_bytes} bytes; shorten the request"
+            )
+            self._errors[device_id] = reason
+            raise TaskRejected(device_id, session_id, reason)
         future: asyncio.Future[ServerMessage] = asyncio.get_running_loop().create_future()
         link.tasks[session_id] = future  # before sending: the TASK_END may come back at once
         try:
             # The send is inside the limit too: a peer that stops reading must not block it forever.
             async with asyncio.timeout(timeout):
-                await link.protocol.send_task_request(
-                    str(request),
-                    task_name,
-                    session_id,
-                    link.client_id,
-                    client_type=ClientType.CONSTELLATION,
-                    target_id=device_id,
-                    metadata={"constellation_id": self.constellation_id},
-                )
+                await link.protocol.send_message(message)
                 return await future
         except TimeoutError:
             self._errors[device_id] = f"task {session_id} got no TASK_END within {timeout:g}s"

@@ -21,6 +21,9 @@ from starweave.commands.models import Command, Result, ResultStatus
 from starweave.errors import StarweaveError
 
 __all__ = [
+    "DEVICE_TOKEN_FIELD",
+    "DEVICE_TOKEN_HEADER",
+    "REQUEST_DEVICE_TOKEN",
     "AIPError",
     "ClientMessage",
     "ClientMessageType",
@@ -41,6 +44,15 @@ __all__ = [
     "parse_server_message",
     "utc_now",
 ]
+
+
+# Per-device credentials (Starweave's extension; reference peers ignore all three): a device asks for
+# a token of its own with REGISTER ``metadata.request_device_token: true``; the server returns it in
+# the registration HEARTBEAT's ``device_token`` field; the device presents it on later connections
+# in the ``X-Starweave-Device-Token`` handshake header.
+REQUEST_DEVICE_TOKEN = "request_device_token"
+DEVICE_TOKEN_FIELD = "device_token"
+DEVICE_TOKEN_HEADER = "X-Starweave-Device-Token"
 
 
 class AIPError(StarweaveError):

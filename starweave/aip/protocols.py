@@ -40,6 +40,7 @@ __all__ = [
     "ProtocolMiddleware",
     "RegistrationProtocol",
     "TaskExecutionProtocol",
+    "task_request_message",
 ]
 
 log = logging.getLogger("starweave.aip.protocol")
@@ -126,6 +127,8 @@ class RegistrationProtocol(AIPProtocol):
     def __init__(self, transport: Transport) -> None:
         super().__init__(transport)
         self.last_error: str | None = None
+        # The HEARTBEAT ok that accepted the last registration (it may carry a ``device_token``).
+        self.last_confirmation: ServerMessage | None = None
 
     async def register_as_device(
         self,
@@ -173,6 +176,7 @@ class RegistrationProtocol(AIPProtocol):
 
     async def _await_confirmation(self, timeout: float) -> bool:  # noqa: ASYNC109
         self.last_error = None
+        self.last_confirmation = None
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -182,6 +186,7 @@ class RegistrationProtocol(AIPProtocol):
                         log.warning("Ignoring a malformed frame while registering: %s", exc)
                         continue
                     if answer.type == ServerMessageType.HEARTBEAT and answer.status == TaskStatus.OK:
+                        self.last_confirmation = answer
                         return True
                     if answer.type == ServerMessageType.ERROR:
                         self.last_error = answer.error or "the server refused the registration"
@@ -235,18 +240,7 @@ class TaskExecutionProtocol(AIPProtocol):
     ) -> None:
         """Client side: ask the server to run ``request`` (a device confirms a dispatched TASK this way)."""
         await self.send_message(
-            ClientMessage(
-                type=ClientMessageType.TASK,
-                status=TaskStatus.CONTINUE,
-                client_type=client_type,
-                request=request,
-                task_name=task_name,
-                session_id=session_id,
-                client_id=client_id,
-                target_id=target_id,
-                metadata=metadata,
-                request_id=new_id(),
-            )
+            task_request_message(request, task_name, session_id, client_id, client_type, target_id, metadata)
         )
 
     async def send_command_results(
@@ -380,6 +374,30 @@ class DeviceInfoProtocol(AIPProtocol):
     ) -> None:
         """Answer a device-info request (status error when ``error`` is given)."""
         await self.send_message(builders.device_info_response(device_info, request_id, error))
+
+
+def task_request_message(
+    request: str,
+    task_name: str,
+    session_id: str | None,
+    client_id: str,
+    client_type: ClientType = ClientType.DEVICE,
+    target_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> ClientMessage:
+    """The client TASK message (built apart from sending, so a caller can check its size first)."""
+    return ClientMessage(
+        type=ClientMessageType.TASK,
+        status=TaskStatus.CONTINUE,
+        client_type=client_type,
+        request=request,
+        task_name=task_name,
+        session_id=session_id,
+        client_id=client_id,
+        target_id=target_id,
+        metadata=metadata,
+        request_id=new_id(),
+    )
 
 
 _TOOL_TYPES = frozenset({"action", "data_collection"})

@@ -60,12 +60,13 @@ class ReconnectionStrategy:
     Attempts count from 1. Exponential: initial·multiplier^(attempt−1) (1, 2, 4, 8 … with the
     defaults); linear: initial·attempt (1, 2, 3 …); immediate: 0. Every delay is capped at
     max_backoff, then spread by ±jitter (a fraction) so many clients restarting together do not
-    reconnect in lock-step; the result never exceeds max_backoff. Policy NONE never retries.
+    reconnect in lock-step; the result never exceeds max_backoff. Policy NONE never retries;
+    ``max_retries=None`` retries for ever.
     """
 
     def __init__(
         self,
-        max_retries: int = 5,
+        max_retries: int | None = 5,
         initial_backoff: float = 1.0,
         max_backoff: float = 60.0,
         backoff_multiplier: float = 2.0,
@@ -74,8 +75,8 @@ class ReconnectionStrategy:
         sleep: Sleep = asyncio.sleep,
         rand: Callable[[], float] = random.random,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
+        if max_retries is not None and max_retries < 0:
+            raise ValueError("max_retries must be 0 or more (or None: for ever)")
         if initial_backoff < 0 or max_backoff < 0:
             raise ValueError("backoff times must not be negative")
         if not 0.0 <= jitter < 1.0:
@@ -114,7 +115,9 @@ class ReconnectionStrategy:
 
     def should_retry(self, attempt: int) -> bool:
         """True if ``attempt`` (1-based, counting the first connection) may still be made."""
-        return self.policy != ReconnectionPolicy.NONE and attempt <= self.max_retries
+        if self.policy == ReconnectionPolicy.NONE:
+            return False
+        return self.max_retries is None or attempt <= self.max_retries
 
     async def sleep(self, seconds: float) -> None:
         """Sleep with the injected clock."""

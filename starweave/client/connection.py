@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from starweave.aip.messages import (
+    DEVICE_TOKEN_FIELD,
+    REQUEST_DEVICE_TOKEN,
     AIPError,
     ClientMessage,
     ClientMessageType,
@@ -29,12 +31,13 @@ from starweave.aip.protocols import (
     HeartbeatProtocol,
     RegistrationProtocol,
     TaskExecutionProtocol,
+    task_request_message,
 )
 from starweave.aip.resilience import HeartbeatManager, Sleep
 from starweave.aip.transport import Transport, TransportClosed
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
-from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results
+from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results, frame_size
 
 __all__ = [
     "AUTH_CLOSE_CODES",
@@ -52,6 +55,8 @@ log = logging.getLogger("starweave.client")
 AUTH_CLOSE_CODES = frozenset({1008, 4001, 4003})
 # Silence from the server for this many heartbeat intervals means it is gone (half-open connection).
 DEAD_SERVER_INTERVALS = 3
+# A started task the server has not confirmed (ack, COMMAND, TASK_END or ERROR) by then is dropped.
+DEFAULT_TASK_START_TIMEOUT = 60.0
 _AUTH_WORDS = ("token", "api key", "api_key", "apikey", "unauthori", "forbidden", "authenticat", "credential")
 
 
@@ -82,8 +87,11 @@ class DeviceProtocol(RegistrationProtocol, HeartbeatProtocol, TaskExecutionProto
 class DeviceConnection:
     """Registers a device on an open transport, then serves it until the connection closes.
 
-    One task at a time: a TASK while another runs is ignored with a warning; an ERROR or TASK_END
-    about the running session ends it. Each COMMAND runs in
+    One task at a time: a TASK while another runs is ignored with a warning (and an ERROR telling
+    the server); an ERROR or TASK_END about the running session ends it. Nothing the server sends
+    can leave the device believing it has a task for ever: a TASK whose echo would exceed the
+    server's frame limit is refused at once, and a task the server does not confirm (ack, COMMAND,
+    TASK_END or ERROR) within ``task_start_timeout`` is dropped. Each COMMAND runs in
     its own asyncio task (so heartbeats keep being read), in order under the client's task lock.
     A TASK_END for the running session, or the end of the connection, cancels that task's commands.
     No message from the server for DEAD_SERVER_INTERVALS heartbeat intervals closes the transport
@@ -101,6 +109,7 @@ class DeviceConnection:
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT,
     ) -> None:
         self.transport = transport
         self.device_client = device_client
@@ -112,6 +121,12 @@ class DeviceConnection:
         self._clock = clock
         self._sleep = sleep
         self.max_frame_bytes = max_frame_bytes
+        self.task_start_timeout = task_start_timeout
+        # A token of its own the server issued at this registration (the caller stores it).
+        self.issued_token: str | None = None
+        self._start_confirmed = asyncio.Event()
+        self._start_watch: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
         self.last_server_message: float | None = None
         self.dead_reason: str | None = None
         self.current_session_id: str | None = None
@@ -134,7 +149,7 @@ class DeviceConnection:
             info = await asyncio.to_thread(self.info_provider.collect_system_info, self.client_id)
         except (OSError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
             log.warning("[WS] [AIP] Device info collection failed (%s); registering without it", exc)
-            return {"registration_time": utc_now()}
+            return {"registration_time": utc_now(), REQUEST_DEVICE_TOKEN: True}
         log.info(
             "[WS] [AIP] Collected device info: platform=%s, cpu=%s, memory=%sGB",
             info.platform,
@@ -145,6 +160,8 @@ class DeviceConnection:
             "platform": self.device_client.platform,
             "system_info": info.to_dict(),
             "registration_time": utc_now(),
+            # A server that binds ids answers with a token of our own (others ignore the key).
+            REQUEST_DEVICE_TOKEN: True,
         }
 
     async def register(self) -> None:
@@ -170,6 +187,10 @@ class DeviceConnection:
                 f"registration of {self.client_id!r} refused: {reason}", is_auth_refusal(reason)
             )
         self.registered = True
+        confirmation = self.protocol.last_confirmation
+        token = (confirmation.model_extra or {}).get(DEVICE_TOKEN_FIELD) if confirmation else None
+        if isinstance(token, str) and token:
+            self.issued_token = token
         log.info("[WS] [AIP] ✅ Successfully registered as %s", self.client_id)
 
     async def serve(self) -> None:
@@ -231,6 +252,8 @@ class DeviceConnection:
         elif kind == ServerMessageType.TASK_END:
             await self.end_task(message)
         elif kind == ServerMessageType.HEARTBEAT:
+            if message.session_id is not None and message.session_id == self.current_session_id:
+                self._start_confirmed.set()  # the server started the session of our TASK echo
             self.heartbeat_acks += 1
             self.last_heartbeat_ack = self._clock()
             log.debug("[WS] Heartbeat acknowledged (%s)", message.response_id)
@@ -259,25 +282,37 @@ class DeviceConnection:
                 "[WS] Task %s is still running, ignoring new task %s", self.current_session_id, session_id
             )
             self.ignored_tasks.append(session_id)
+            busy = (
+                f"the device is busy with task {self.current_session_id}; task {session_id} was not started"
+            )
+            self._spawn(self._send_error(busy, session_id))
             return
         self.current_session_id = session_id
+        self._start_confirmed = asyncio.Event()
         task_name = message.task_name or new_id()
         self._starter = asyncio.create_task(
             self._begin_task(message.user_request or "", task_name, session_id)
         )
 
     async def _begin_task(self, request: str, task_name: str, session_id: str) -> None:
+        echo = task_request_message(
+            request, task_name, session_id, self.client_id, metadata={"platform": self.device_client.platform}
+        )
+        size = frame_size(echo)
+        if size > self.max_frame_bytes:
+            reason = (
+                f"task {task_name} not started: its request makes a {size}-byte message, over the "
+                f"server's frame limit of {self.max_frame_bytes} bytes; send a shorter request"
+            )
+            log.error("[WS] %s", reason)
+            self._clear_task(session_id)
+            await self._send_error(reason, session_id)
+            return
         try:
             async with self.device_client.task_lock:
                 await self.device_client.reset()
                 self.device_client.session_id = session_id
-                await self.protocol.send_task_request(
-                    request,
-                    task_name,
-                    session_id,
-                    self.client_id,
-                    metadata={"platform": self.device_client.platform},
-                )
+                await self.protocol.send_message(echo)
             log.info("[WS] Started task %s (%s)", task_name, session_id)
         except ConnectionError as exc:
             log.warning("[WS] Could not confirm task %s: %s", session_id, exc)
@@ -285,9 +320,43 @@ class DeviceConnection:
             log.error("[WS] Could not start task %s: %s", session_id, exc)
             self._clear_task(session_id)
             await self._send_error(f"could not start task {task_name}: {exc}", session_id)
+            return
+        if self.current_session_id == session_id:
+            self._start_watch = asyncio.create_task(self._watch_start(session_id, task_name))
+
+    async def _watch_start(self, session_id: str, task_name: str) -> None:
+        """Drop the task if the server never confirms it (its answer to the echo may have been lost)."""
+        confirmed = asyncio.create_task(self._start_confirmed.wait())
+        timer = asyncio.create_task(self._pause(self.task_start_timeout))
+        try:
+            await asyncio.wait({confirmed, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in (confirmed, timer):
+                waiter.cancel()
+            await asyncio.gather(confirmed, timer, return_exceptions=True)
+        if self._start_confirmed.is_set() or self.current_session_id != session_id:
+            return
+        reason = (
+            f"the server did not confirm task {task_name} within {self.task_start_timeout:g}s; "
+            "the device dropped it and is free for the next task"
+        )
+        log.warning("[WS] %s", reason)
+        await self._cancel_session(session_id, "not confirmed")
+        self.current_session_id = None
+        await self._send_error(reason, session_id)
+
+    async def _pause(self, seconds: float) -> None:
+        await self._sleep(seconds)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def start_command(self, message: ServerMessage) -> None:
         """Run a COMMAND in its own asyncio task."""
+        if message.session_id is not None and message.session_id == self.current_session_id:
+            self._start_confirmed.set()
         task = asyncio.create_task(self._run_command(message))
         running = self._commands.setdefault(message.session_id, set())
         running.add(task)
@@ -343,6 +412,7 @@ class DeviceConnection:
     def _clear_task(self, session_id: str | None) -> None:
         if session_id is not None and session_id == self.current_session_id:
             self.current_session_id = None
+            self._start_confirmed.set()  # ends the start watch
 
     async def _cancel_session(self, session_id: str | None, reason: str) -> None:
         running = [t for t in self._commands.pop(session_id, set()) if not t.done()]
@@ -354,9 +424,10 @@ class DeviceConnection:
 
     async def cancel_all(self, reason: str) -> None:
         """Cancel the task start and every running command (task cancel on disconnect)."""
-        if self._starter is not None and not self._starter.done():
-            self._starter.cancel()
-            await asyncio.gather(self._starter, return_exceptions=True)
+        for task in [self._starter, self._start_watch, *self._background]:
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         for session_id in list(self._commands):
             await self._cancel_session(session_id, reason)
         self.current_session_id = None

@@ -71,6 +71,14 @@ def _resolved_ip() -> str:
     return socket.gethostbyname(socket.gethostname())
 
 
+def _command_confinement() -> dict[str, str]:
+    # What confines the model's shell commands here (chosen when the client started); a server
+    # logs a warning for a device that says "none".
+    from starweave.tools.servers.shell.sandbox import current_confinement
+
+    return current_confinement()
+
+
 @dataclass
 class SystemProbe:
     """Where each piece of information comes from; ``memory_total_bytes`` returns None without psutil."""
@@ -82,6 +90,7 @@ class SystemProbe:
     hostname: Callable[[], str] = socket.gethostname
     route_ip: Callable[[], str] = local_ip_address
     resolved_ip: Callable[[], str] = _resolved_ip
+    confinement: Callable[[], dict[str, str]] = _command_confinement
 
 
 class DeviceInfoProvider:
@@ -98,7 +107,7 @@ class DeviceInfoProvider:
         self, client_id: str, custom_metadata: dict[str, Any] | None = None
     ) -> DeviceSystemInfo:
         """Everything known about this device; minimal 'unknown' info if collection fails as a whole."""
-        custom = dict(custom_metadata or {})
+        custom = {**dict(custom_metadata or {}), **self.confinement()}
         try:
             system = self.platform_name()
             return DeviceSystemInfo(
@@ -116,6 +125,14 @@ class DeviceInfoProvider:
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             log.warning("Device info collection failed (%s); sending minimal info", exc)
             return self.minimal_info(client_id, custom)
+
+    def confinement(self) -> dict[str, str]:
+        """``sandbox`` (bwrap, landlock, none) and ``command_confinement`` (a sentence)."""
+        try:
+            return dict(self.probe.confinement())
+        except (OSError, ValueError) as exc:
+            log.warning("Cannot tell what confines shell commands (%s)", exc)
+            return {"sandbox": "unknown", "command_confinement": "unknown"}
 
     @staticmethod
     def minimal_info(client_id: str, custom_metadata: dict[str, Any] | None = None) -> DeviceSystemInfo:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from starweave.aip.resilience import ReconnectionStrategy
+from starweave.client.connection import DEFAULT_TASK_START_TIMEOUT
+from starweave.client.credentials import TokenStore
 from starweave.client.device_client import DeviceClient
 from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.client.websocket import DeviceWebSocketClient
@@ -17,6 +19,7 @@ from starweave.config import load_config
 from starweave.errors import ConfigError, ToolError
 from starweave.tools import ComputerManager, MCPServerManager
 from starweave.tools.servers import register_builtin_servers, resolve_workspace
+from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
 __all__ = ["EXIT_CONFIG", "ClientOptions", "build_device_client", "run_device_client"]
 
@@ -35,7 +38,12 @@ def _detect_platform() -> str:
 
 @dataclass
 class ClientOptions:
-    """What ``starweave client`` needs; backoff and timeout knobs are there for tests and slow links."""
+    """What ``starweave client`` needs; backoff and timeout knobs are there for tests and slow links.
+
+    ``max_retries`` None: reconnect for ever (until stopped), waiting at most ``max_backoff`` s
+    between attempts. ``state_dir``: where the device token the server issues is kept (None: in
+    memory only).
+    """
 
     ws_url: str = "ws://localhost:5000/ws"
     client_id: str = "client_001"
@@ -43,16 +51,18 @@ class ClientOptions:
     api_key: str | None = None
     workspace: Path | None = None
     config_dir: Path | None = None
-    max_retries: int = 5
+    max_retries: int | None = None
     heartbeat_interval: float = 30.0
     initial_backoff: float = 1.0
-    max_backoff: float = 60.0
+    max_backoff: float = 30.0
     registration_timeout: float = 30.0
     # Keep retrying a refused "id already connected" this long: the server drops a half-open
     # connection only after its heartbeat timeout (90 s by default).
     duplicate_wait: float = 120.0
     # The server's frame limit; larger COMMAND_RESULTS are cut down to failures that say so.
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    state_dir: Path | None = None
+    task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT
 
 
 def build_device_client(options: ClientOptions) -> DeviceClient:
@@ -81,6 +91,8 @@ async def run_device_client(options: ClientOptions, report: Callable[[str], None
         return EXIT_CONFIG
     try:
         device = build_device_client(options)
+        # A required sandbox that is missing is a start-up error, not a failure of the first task.
+        await ensure_sandbox(device.mcp_server_manager.shell)
     except (ConfigError, ToolError) as exc:
         say(f"starweave client: {exc}")
         return EXIT_CONFIG
@@ -98,6 +110,8 @@ async def run_device_client(options: ClientOptions, report: Callable[[str], None
         registration_timeout=options.registration_timeout,
         duplicate_wait=options.duplicate_wait,
         max_frame_bytes=options.max_frame_bytes,
+        token_store=TokenStore(options.state_dir),
+        task_start_timeout=options.task_start_timeout,
     )
     try:
         code = await endpoint.connect_and_listen()

@@ -1,9 +1,15 @@
 """The device's WebSocket loop (the reference's UFOWebSocketClient / DeviceClientEndpoint, spec A §6.2).
 
-Connect → register → serve (receive + heartbeat) → on loss, back off and reconnect. The retry count
-restarts after every successful registration; a refusal about credentials is not retried. A refusal
-because this client id is still connected (the server keeps a half-open connection until its
-heartbeat timeout, 90 s by default) is retried for ``duplicate_wait`` seconds even past max_retries.
+Connect → register → serve (receive + heartbeat) → on loss, back off and reconnect. With the
+strategy's ``max_retries=None`` (``starweave client``'s default) it reconnects for ever, with capped
+exponential backoff and jitter, saying so in the log at each attempt, until :meth:`stop`; a number
+gives up after that many failed attempts in a row (the count restarts after every successful
+registration). A refusal about credentials is never retried. A refusal because this client id is
+still connected (the server keeps a half-open connection until its heartbeat timeout, 90 s by
+default) is retried for ``duplicate_wait`` seconds even past max_retries.
+
+A server that binds device ids issues a token at the first registration; it is kept in the
+TokenStore and presented on every later connection (``X-Starweave-Device-Token``).
 """
 
 from __future__ import annotations
@@ -14,9 +20,16 @@ import time
 from collections.abc import Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
+from starweave.aip.messages import DEVICE_TOKEN_HEADER
+from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy, Sleep
 from starweave.aip.transport import HandshakeRejected, Transport, WebSocketTransport
-from starweave.client.connection import DeviceConnection, RegistrationRefused, is_duplicate_refusal
+from starweave.client.connection import (
+    DEFAULT_TASK_START_TIMEOUT,
+    DeviceConnection,
+    RegistrationRefused,
+    is_duplicate_refusal,
+)
+from starweave.client.credentials import TokenStore, server_key
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
 from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES
@@ -70,6 +83,9 @@ class DeviceWebSocketClient:
         duplicate_wait: float = 120.0,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+        token_store: TokenStore | None = None,
+        task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT,
     ) -> None:
         self.ws_url = ws_url
         self.device_client = device_client
@@ -81,7 +97,12 @@ class DeviceWebSocketClient:
         self.transport_factory = transport_factory
         self.duplicate_wait = duplicate_wait
         self.max_frame_bytes = max_frame_bytes
+        self.task_start_timeout = task_start_timeout
+        self.token_store = token_store if token_store is not None else TokenStore()
+        # Time of the connection (heartbeats, dead-server watchdog, task-start watch) and of the
+        # duplicate-id wait; injected by tests. The backoff sleeps are the strategy's.
         self._clock = clock
+        self._sleep = sleep
         self._duplicate_since: float | None = None  # first "id already connected" refusal in a row
         self.last_error: str | None = None
         self.registrations = 0
@@ -90,9 +111,14 @@ class DeviceWebSocketClient:
         self._stop = asyncio.Event()
 
     @property
-    def max_attempts(self) -> int:
-        """Connection attempts in a row before giving up (at least one)."""
-        return max(1, self.strategy.max_retries)
+    def max_attempts(self) -> int | None:
+        """Connection attempts in a row before giving up (at least one); None: never give up."""
+        retries = self.strategy.max_retries
+        return None if retries is None else max(1, retries)
+
+    def _out_of_attempts(self, failures: int) -> bool:
+        limit = self.max_attempts
+        return limit is not None and failures >= limit
 
     def is_connected(self) -> bool:
         """True while registered on an open connection."""
@@ -111,7 +137,7 @@ class DeviceWebSocketClient:
         setbacks = 0  # failures plus a lost registered connection (for the backoff)
         while not self._stop.is_set():
             if (
-                failures >= self.max_attempts
+                self._out_of_attempts(failures)
                 or (failures and self.strategy.policy == ReconnectionPolicy.NONE)
             ) and not self._waiting_for_stale_id():
                 log.error("[WS] Max retries reached. Exiting.")
@@ -121,10 +147,16 @@ class DeviceWebSocketClient:
                 return EXIT_GAVE_UP
             if setbacks:
                 delay = self.strategy.delay(setbacks)
-                log.info("[WS] Retrying in %.1fs...", delay)
+                self._announce_retry(failures, delay)
                 if await self._wait_or_stop(delay):
                     break
-            log.info("[WS] Connecting to %s (attempt %d/%d)", self.ws_url, failures + 1, self.max_attempts)
+            limit = self.max_attempts
+            log.info(
+                "[WS] Connecting to %s (attempt %d%s)",
+                _without_query(self.ws_url),
+                failures + 1,
+                f"/{limit}" if limit is not None else "",
+            )
             try:
                 await self._connect_once()
             except RegistrationRefused as exc:
@@ -163,6 +195,21 @@ class DeviceWebSocketClient:
             setbacks = 1
         return EXIT_OK
 
+    def _announce_retry(self, failures: int, delay: float) -> None:
+        """One log line per attempt: why, how long until the next one, and which one it is."""
+        if failures == 0:
+            log.warning(
+                "[WS] Connection to the server lost (%s); reconnecting in %.1fs", self.last_error, delay
+            )
+            return
+        log.warning(
+            "[WS] Server unreachable (%s); retrying in %.1fs (attempt %d%s)",
+            self.last_error or "unknown error",
+            delay,
+            failures + 1,
+            f" of {self.max_attempts}" if self.max_attempts is not None else "",
+        )
+
     def _waiting_for_stale_id(self) -> bool:
         """True while the last refusals were "id already connected" for less than duplicate_wait."""
         if self._duplicate_since is None or self.strategy.policy == ReconnectionPolicy.NONE:
@@ -195,8 +242,13 @@ class DeviceWebSocketClient:
     async def _connect_once(self) -> None:
         transport = self.transport_factory()
         self._transport = transport
+        server = server_key(self.ws_url)
+        client_id = self.device_client.client_id
         try:
             headers = {"X-API-Key": self.api_key} if self.api_key else {}
+            device_token = await self.token_store.get(server, client_id)
+            if device_token:
+                headers[DEVICE_TOKEN_HEADER] = device_token
             await transport.connect(with_token(self.ws_url, self.api_key), headers=headers)
             if self._stop.is_set():  # stop() came while connecting: nothing was open to close then
                 return
@@ -207,10 +259,24 @@ class DeviceWebSocketClient:
                 info_provider=self.info_provider,
                 registration_timeout=self.registration_timeout,
                 max_frame_bytes=self.max_frame_bytes,
+                task_start_timeout=self.task_start_timeout,
+                sleep=self._sleep,
+                clock=self._clock,
             )
             self.connection = connection
             await connection.register()
             self.registrations += 1
+            if self.last_error:  # back after a failure: say so where the failures were reported
+                log.warning(
+                    "[WS] Connected to %s again, registered as %s", _without_query(self.ws_url), client_id
+                )
+                self.last_error = None
+            if connection.issued_token:
+                await self.token_store.put(server, client_id, connection.issued_token)
+                where = self.token_store.path or "memory (no state folder)"
+                log.warning(
+                    "[WS] The server bound id %s to a device token of its own; kept in %s", client_id, where
+                )
             await connection.serve()
             code = transport.close_code
             self.last_error = connection.dead_reason or (
@@ -233,6 +299,11 @@ class DeviceWebSocketClient:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         return self._stop.is_set()
+
+
+def _without_query(url: str) -> str:
+    """``url`` for the log: the query may carry the API key (``?token=``)."""
+    return urlunsplit(urlsplit(url)._replace(query=""))
 
 
 def _reason(transport: Transport) -> str:

@@ -20,7 +20,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from starweave.config.keys import warn_about_keys
 from starweave.config.models import StarweaveConfig
+from starweave.config.workspace import workspace_problem
 from starweave.errors import ConfigError
 
 AGENT_BLOCKS = ("HOST_AGENT", "APP_AGENT", "BACKUP_AGENT", "EVALUATION_AGENT", "OPERATOR")
@@ -161,6 +163,12 @@ def load_raw(
                     ),
                 )
             )
+    # The user's own sources only: the command line's overrides are ours.
+    for origin, data in sources:
+        warn_about_keys(origin, data)
+    for name, value in env.items():
+        if name.startswith(ENV_PREFIX) and "__" in name:
+            warn_about_keys(f"environment variable {name}", _env_overrides({name: value}))
     sources.append(("environment", _env_overrides(env)))
     if overrides:
         sources.append(("command line", dict(overrides)))
@@ -197,9 +205,30 @@ def load_config(
     folder = find_config_dir(config_dir, env)
     raw, origins = load_raw(folder, env, overrides)
     try:
-        return StarweaveConfig.model_validate(raw)
+        config = StarweaveConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, origins)) from None
+    _check_workspace(config, origins)
+    return config
+
+
+def _check_workspace(config: StarweaveConfig, origins: Origins) -> None:
+    """SHELL.WORKSPACE, wherever it was set, names a folder an agent may be given."""
+    shell = config.system.shell
+    if not shell.workspace or shell.mode == "unrestricted":
+        return
+    folder = Path(shell.workspace).expanduser()
+    if not folder.is_absolute():
+        return  # relative to where a command starts; resolve_workspace checks it there
+    problem = workspace_problem(folder.resolve())
+    if problem:
+        origin = origins.get(("system", "SHELL", "WORKSPACE")) or origins.get(
+            ("system", "SHELL", "workspace")
+        )
+        raise ConfigError(
+            f"{origin or 'configuration'}: system.SHELL.WORKSPACE: refusing {shell.workspace} ({problem}): "
+            "every file in it would be writable by the agent; name a project folder"
+        )
 
 
 SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")

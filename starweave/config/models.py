@@ -90,7 +90,10 @@ class ShellConfig(_Section):
 
     ``mode``: ``readonly`` (nothing may be written), ``workspace`` (writes only inside the workspace;
     the default) or ``unrestricted`` (no argv policy, no sandbox; an explicit, warned opt-in).
-    ``sandbox``: ``auto`` uses bubblewrap when it works here, ``bwrap`` requires it, ``none`` skips it.
+    ``sandbox``: ``auto`` uses bubblewrap when it works here, else Landlock, else refuses to start;
+    ``bwrap`` and ``landlock`` require that one; ``none`` runs commands unconfined (said at start).
+    ``max_memory_mb``, ``max_processes``, ``max_file_size_mb`` and ``max_open_files`` limit every
+    command in every mode (see the README's "Shell safety").
     """
 
     mode: Literal["readonly", "workspace", "unrestricted"] = Field(
@@ -100,8 +103,20 @@ class ShellConfig(_Section):
     read_roots: list[str] = Field(
         default_factory=list, validation_alias=AliasChoices("READ_ROOTS", "read_roots")
     )
-    sandbox: Literal["auto", "bwrap", "none"] = Field(
+    sandbox: Literal["auto", "bwrap", "landlock", "none"] = Field(
         "auto", validation_alias=AliasChoices("SANDBOX", "sandbox")
+    )
+    max_memory_mb: int = Field(
+        1024, ge=64, le=1048576, validation_alias=AliasChoices("MAX_MEMORY_MB", "max_memory_mb")
+    )
+    max_processes: int = Field(
+        128, ge=8, le=65536, validation_alias=AliasChoices("MAX_PROCESSES", "max_processes")
+    )
+    max_file_size_mb: int = Field(
+        256, ge=1, le=1048576, validation_alias=AliasChoices("MAX_FILE_SIZE_MB", "max_file_size_mb")
+    )
+    max_open_files: int = Field(
+        1024, ge=64, le=1048576, validation_alias=AliasChoices("MAX_OPEN_FILES", "max_open_files")
     )
     timeout: int = Field(30, gt=0, validation_alias=AliasChoices("TIMEOUT", "timeout"))
     max_timeout: int = Field(300, gt=0, validation_alias=AliasChoices("MAX_TIMEOUT", "max_timeout"))

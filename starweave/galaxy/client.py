@@ -19,6 +19,7 @@ from rich.console import Console
 
 from starweave.config.loader import load_config
 from starweave.config.models import StarweaveConfig
+from starweave.config.workspace import workspace_problem
 from starweave.errors import ConfigError, SessionError
 from starweave.galaxy.devices import (
     ConstellationConfig,
@@ -27,15 +28,18 @@ from starweave.galaxy.devices import (
     load_devices_config,
 )
 from starweave.galaxy.events import EventBus
-from starweave.galaxy.fleet import LocalFleet, start_local_fleet
+from starweave.galaxy.fleet import LOCAL_DEVICE_PREFIX, LocalFleet, start_local_fleet
 from starweave.galaxy.session import GalaxyOutcome, GalaxySession
 from starweave.galaxy.settings import GalaxyConfig, galaxy_dir, load_galaxy_config
 from starweave.llm.base import LLMClient
 from starweave.llm.factory import create_llm, secret_values
+from starweave.session.runner import check_agent_files
 from starweave.session.service import model_overrides, service_config
 from starweave.threads import in_daemon_thread
+from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
 LOCAL_HEARTBEAT = 2.0
+MAX_LOCAL_DEVICES = 32
 
 
 @dataclass
@@ -59,6 +63,40 @@ class GalaxyOptions:
     yes: bool = False
 
 
+def check_local_fleet(options: GalaxyOptions) -> None:
+    """The --local devices' options, checked before anything starts: workspaces and model files."""
+    if options.local > MAX_LOCAL_DEVICES:
+        raise ConfigError(
+            f"--local {options.local}: at most {MAX_LOCAL_DEVICES} local devices (each is a device client "
+            "with its own tools in this process); for more, run device clients on other machines"
+        )
+    for index in range(1, options.local + 1):
+        folder = (options.workspace / f"{LOCAL_DEVICE_PREFIX}{index}").expanduser().resolve()
+        problem = workspace_problem(folder)
+        if problem:
+            raise ConfigError(
+                f"--workspace {options.workspace}: refusing the device workspace {folder} ({problem}); "
+                "name a project folder for the devices' workspaces"
+            )
+    provider = options.device_provider or options.provider
+    if provider == "replay" and options.device_replay_file is None:
+        raise ConfigError(
+            "the --local devices use the replay provider too: pass --device-replay-file PATH with their "
+            "recorded answers (or --device-provider NAME for another provider)"
+        )
+    if options.device_replay_file is not None and not options.device_replay_file.is_file():
+        raise ConfigError(f"--device-replay-file {options.device_replay_file}: no such file")
+
+
+def _make_log_root(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"--log-dir {folder}: cannot create the log folder: {exc.strerror or exc}"
+        ) from None
+
+
 def agent_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
     """CONSTELLATION_AGENT overrides from the command line."""
     agent = model_overrides(provider, model, replay_file)
@@ -79,6 +117,14 @@ class GalaxyClient:
         agent = self.galaxy.constellation_agent
         if agent.api_type == "replay" and not agent.replay_file:
             raise ConfigError("--provider replay needs --replay-file PATH (the ConstellationAgent's answers)")
+        check_agent_files(agent, "CONSTELLATION_AGENT")
+        if options.local:
+            check_local_fleet(options)
+        devices = options.devices_file
+        if devices is not None and devices.exists() and not devices.is_file():
+            # A FIFO or a device (/dev/zero) would be read for ever.
+            raise ConfigError(f"--devices {devices}: not a regular file; pass a devices.yaml file")
+        _make_log_root(options.log_dir)
         self.llm: LLMClient | None = None
         self.fleet: LocalFleet | None = None
         self.device_manager: ConstellationDeviceManager | None = None
@@ -114,6 +160,8 @@ class GalaxyClient:
             options.device_replay_file,
             options.log_dir / "devices",
         )
+        check_agent_files(device_config.app_agent)
+        await ensure_sandbox(device_config.system.shell)  # before any device starts: exit 2 if missing
         shared = None
         agent = self.galaxy.constellation_agent
         device_agent = device_config.agent_llm("LinuxAgent")
@@ -197,7 +245,14 @@ class GalaxyClient:
             secrets=self.secrets,
         )
         self.say(f"[bold]Request:[/bold] {request}")
-        outcome = await session.run()
+        try:
+            outcome = await session.run()
+        except asyncio.CancelledError:
+            # The session wrote its reports with status "interrupted" on its way out.
+            self.say(
+                f"[yellow]Interrupted.[/yellow] Logs and report: {session.log_path}/ (output.md, result.json)"
+            )
+            raise
         colour = "green" if outcome.status == "completed" else "red"
         self.say(
             f"[{colour}]{outcome.status.upper()}[/{colour}] ({outcome.agent_status}) in "

@@ -53,6 +53,8 @@ AGENT_NAME = "ConstellationAgent"
 # After the agent says FINISH, how long the orchestration may take to wrap up (publish its end).
 FINISH_GRACE = 10.0
 EDITOR_NAMESPACE = "ConstellationEditor"
+#: The status in result.json of a session cancelled while it ran (Ctrl+C).
+INTERRUPTED = "interrupted"
 
 
 def safe_task_name(task: str, fallback: str) -> str:
@@ -76,7 +78,7 @@ def unique_folder(path: Path) -> Path:
 class GalaxyOutcome:
     """What a finished session reports to its caller."""
 
-    status: str  # "completed" | "failed" | "cancelled"
+    status: str  # "completed" | "failed" | "interrupted" (cancelled: Ctrl+C, or the caller stopped it)
     agent_status: str
     log_path: Path
     error: str = ""
@@ -222,7 +224,8 @@ class GalaxySession:
         self, agent: ConstellationAgent, agent_status: str, start: float, cancelled: bool
     ) -> GalaxyOutcome:
         constellation = agent.current_constellation
-        status = "cancelled" if cancelled else ("completed" if agent_status == "FINISH" else "failed")
+        status = INTERRUPTED if cancelled else ("completed" if agent_status == "FINISH" else "failed")
+        error = agent.error_message or ("interrupted by the user (Ctrl+C)" if cancelled else "")
         end = time.time()
         summary = SessionSummary(
             session_name=self.session_name,
@@ -236,14 +239,14 @@ class GalaxySession:
             final_results=[{"request": self.request, "result": _final_result(constellation)}],
             metrics=self.metrics.get_metrics(),
             final_constellation=constellation,
-            extra={"error": agent.error_message} if agent.error_message else {},
+            extra={"error": error} if error else {},
         )
         paths = await write_reports_async(self.log_path, summary, self.secrets)
         return GalaxyOutcome(
             status=status,
             agent_status=agent_status,
             log_path=self.log_path,
-            error=agent.error_message,
+            error=error,
             task_count=constellation.task_count if constellation is not None else 0,
             execution_time=end - start,
             reports={

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
+from starweave.config.keys import galaxy_agent_problems, warn
 from starweave.config.loader import deep_merge, find_config_dir, read_yaml
 from starweave.config.models import AgentLLMConfig
 from starweave.errors import ConfigError
@@ -86,6 +87,8 @@ def load_galaxy_config(
             if not path.is_file():
                 continue
             data = read_yaml(path, env)
+            if name == "agent.yaml":
+                warn(str(path), galaxy_agent_problems(data))
             if name == "constellation.yaml":
                 data = {"constellation": data}
             for key in data:

@@ -8,11 +8,12 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException
 
-from starweave.aip.builders import task_assignment
 from starweave.aip.messages import new_id
+from starweave.server.dispatch_queue import DispatchQueue, PendingTask, QueueFull
 from starweave.server.registry import ClientConnectionManager
 from starweave.server.security import SecurityPolicy, http_guard
 from starweave.server.sessions import SessionManager
+from starweave.server.settings import ServerSettings
 from starweave.server.task_names import TaskNameInUse
 from starweave.server.validation import task_name_problem
 
@@ -20,9 +21,19 @@ logger = logging.getLogger(__name__)
 
 
 def build_api_router(
-    registry: ClientConnectionManager, sessions: SessionManager, policy: SecurityPolicy, started_at: float
+    registry: ClientConnectionManager,
+    sessions: SessionManager,
+    policy: SecurityPolicy,
+    queue: DispatchQueue,
+    settings: ServerSettings,
+    started_at: float,
 ) -> APIRouter:
-    """The /api routes, every one behind the Host/Origin/API-key guard."""
+    """The /api routes, every one behind the Host/Origin/API-key guard.
+
+    A dispatch to a busy device waits in that device's queue (``queue_position`` > 0 in the answer);
+    a full queue answers 429. A request over ``max_request_bytes`` answers 413. An unknown task
+    name answers 404 on /api/task_result.
+    """
     router = APIRouter(prefix="/api", dependencies=[Depends(http_guard(policy))])
 
     @router.get("/health")
@@ -50,6 +61,14 @@ def build_api_router(
             raise HTTPException(status_code=400, detail="Empty task content")
         if not client_id or not isinstance(client_id, str):
             raise HTTPException(status_code=400, detail="Empty client ID")
+        size = len(user_request.encode("utf-8", "surrogatepass"))
+        if size > settings.max_request_bytes:
+            raise HTTPException(
+                status_code=413,
+                detail=(
+                    f"Task request too large ({size} bytes): the limit is {settings.max_request_bytes} bytes"
+                ),
+            )
         problem = task_name_problem(str(task_name))
         if problem:
             raise HTTPException(status_code=400, detail=problem)
@@ -66,7 +85,10 @@ def build_api_router(
             raise HTTPException(status_code=409, detail=str(exc)) from exc
         session_id = new_id()
         try:
-            await info.send(task_assignment(user_request, task_name, session_id))
+            position = await queue.submit(client_id, PendingTask(task_name, session_id, user_request))
+        except QueueFull as exc:
+            sessions.names.release(task_name)
+            raise HTTPException(status_code=429, detail=str(exc)) from exc
         except ConnectionError as exc:
             sessions.names.release(task_name)
             raise HTTPException(status_code=404, detail="Client not online") from exc
@@ -75,13 +97,22 @@ def build_api_router(
             "task_name": task_name,
             "client_id": client_id,
             "session_id": session_id,
+            "queue_position": position,
         }
 
     @router.get("/task_result/{task_name}")
     async def task_result(task_name: str) -> dict[str, Any]:
         end = sessions.get_task_end_by_task(task_name)
         if end is None:
-            return {"status": "pending"}
+            if sessions.task_name_in_use(task_name):  # reserved, queued or running
+                return {"status": "pending"}
+            raise HTTPException(
+                status_code=404,
+                detail=(
+                    f"Unknown task '{task_name[:200]}': it was never dispatched here, or its result "
+                    f"expired (results are kept {settings.result_ttl:g}s)"
+                ),
+            )
         return {
             "status": "done",
             "result": sessions.get_result_by_task(task_name) or {},

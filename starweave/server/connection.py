@@ -17,6 +17,7 @@ from fastapi import WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from starweave.aip.messages import ClientType, ServerMessage
+from starweave.server.security import WsAccess
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,8 @@ class ConnectionContext:
     last_seen: float = field(default_factory=time.monotonic)
     bad_frames: int = 0
     closed: bool = False
+    # What the handshake proved (shared key, device tokens); set before registration.
+    access: WsAccess | None = None
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     max_inflight: int = DEFAULT_MAX_INFLIGHT
     _send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)

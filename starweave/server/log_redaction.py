@@ -1,36 +1,33 @@
-"""Keeps the API key out of the server log.
+"""Keeps credentials out of the server's (and any command's) log.
 
 uvicorn logs every WebSocket handshake with its query string (``"WebSocket /ws?token=KEY"``), so the
-key a device authenticates with would land in plain text in the log. A filter on uvicorn's loggers
-masks ``token=`` values, ``X-API-Key`` header values and the configured key itself.
+key a device authenticates with would land in plain text in the log; a client's connection error
+may carry its URL too. A filter masks, in each record's message, its arguments and its traceback,
+everything :func:`starweave.redaction.redact` recognises (``token=`` values, ``X-API-Key`` and
+``Authorization`` headers, provider key shapes) and the configured keys themselves.
 """
 
 from __future__ import annotations
 
 import logging
-import re
+from collections.abc import Iterable
 from typing import Any
+
+from starweave.redaction import redact
 
 MASK = "***"
 UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access")
-_PATTERNS = (
-    re.compile(r"(?i)(\btoken=)[^&\s\"']+"),
-    re.compile(r"(?i)(\bx-api-key[\"']?\s*[:=,]\s*[\"']?)[^\s\"',;}]+"),
-)
 
 
-def mask_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with token/API-key values (and any literal ``secrets``) replaced by ``***``."""
-    for pattern in _PATTERNS:
-        text = pattern.sub(lambda m: m.group(1) + MASK, text)
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, MASK)
-    return text
+def mask_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with credentials (and the literal ``secrets``, whatever their length) replaced by ``***``."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return redact(text, secrets, MASK)
 
 
 class SecretMaskingFilter(logging.Filter):
-    """Rewrites a record's message and string arguments so no credential is printed.
+    """Rewrites a record's message, string arguments and traceback so no credential is printed.
 
     Arguments are masked one by one (not merged into the message) because uvicorn's access
     formatter unpacks ``record.args`` itself.
@@ -50,6 +47,11 @@ class SecretMaskingFilter(logging.Filter):
             record.args = tuple(self._mask(arg) for arg in record.args)
         elif isinstance(record.args, dict):
             record.args = {key: self._mask(value) for key, value in record.args.items()}
+        if record.exc_info and not record.exc_text:
+            # Formatters reuse exc_text: an exception's message may hold a URL with its token.
+            record.exc_text = self._mask(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = self._mask(record.exc_text)
         return True
 
 
@@ -57,9 +59,23 @@ def install_secret_filter(api_key: str | None, logger_names: tuple[str, ...] = U
     """Put one SecretMaskingFilter on each of ``logger_names`` (updating the key if already there)."""
     secrets = (api_key,) if api_key else ()
     for name in logger_names:
-        logger = logging.getLogger(name)
-        existing = [f for f in logger.filters if isinstance(f, SecretMaskingFilter)]
-        if existing:
-            existing[0].secrets = secrets
-        else:
-            logger.addFilter(SecretMaskingFilter(secrets))
+        _install(logging.getLogger(name), secrets)
+
+
+def install_handler_filter(secrets: Iterable[str] = (), logger: logging.Logger | None = None) -> None:
+    """Put a SecretMaskingFilter on every handler of ``logger`` (default: the root logger).
+
+    A filter on a handler sees the records of every logger that propagates to it, which a filter on
+    one logger does not; adding secrets later (the server's key once known) updates it.
+    """
+    target = logger or logging.getLogger()
+    for handler in target.handlers:
+        _install(handler, tuple(s for s in secrets if s))
+
+
+def _install(owner: logging.Logger | logging.Handler, secrets: tuple[str, ...]) -> None:
+    existing = [f for f in owner.filters if isinstance(f, SecretMaskingFilter)]
+    if existing:
+        existing[0].secrets = tuple(dict.fromkeys((*existing[0].secrets, *secrets)))
+    else:
+        owner.addFilter(SecretMaskingFilter(secrets))

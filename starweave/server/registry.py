@@ -126,6 +126,13 @@ class ClientConnectionManager:
             target_id=target_id,
         )
         self.online_clients[client_id] = info
+        custom = (system_info or {}).get("custom_metadata")
+        if isinstance(custom, dict) and custom.get("sandbox") == "none":
+            logger.warning(
+                "Device %s runs the model's shell commands unconfined: %s",
+                client_id,
+                str(custom.get("command_confinement", "no sandbox"))[:200],
+            )
         return info
 
     def remove_client(self, client_id: str) -> None:

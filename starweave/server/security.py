@@ -14,9 +14,22 @@ from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request
 
+from starweave.aip.messages import DEVICE_TOKEN_HEADER
+from starweave.server.credentials import DeviceCredentials
 from starweave.server.settings import ServerSettings
 
 API_KEY_HEADER = "X-API-Key"
+__all__ = [
+    "API_KEY_HEADER",
+    "DEVICE_TOKEN_HEADER",
+    "WS_POLICY_VIOLATION",
+    "WS_TOKEN_PARAM",
+    "AccessDenied",
+    "SecurityPolicy",
+    "WsAccess",
+    "http_guard",
+    "ws_credentials",
+]
 WS_TOKEN_PARAM = "token"
 WS_POLICY_VIOLATION = 1008
 
@@ -27,6 +40,14 @@ class AccessDenied:
 
     status: int
     reason: str
+
+
+@dataclass(frozen=True)
+class WsAccess:
+    """What a WebSocket connection proved: the shared key, and the device ids whose token it holds."""
+
+    shared_key_ok: bool
+    proven: frozenset[str]
 
 
 def _split_host(value: str) -> tuple[str, str | None]:
@@ -47,7 +68,8 @@ def _split_host(value: str) -> tuple[str, str | None]:
 class SecurityPolicy:
     """The checks built from :class:`ServerSettings`; pure functions of the request headers."""
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings, credentials: DeviceCredentials | None = None) -> None:
+        self.credentials = credentials or DeviceCredentials()
         self._key = settings.api_key.encode() if settings.api_key else None
         self._hosts = {h.lower() for h in settings.allowed_hosts}
         self._any_host = "*" in self._hosts
@@ -99,6 +121,20 @@ class SecurityPolicy:
         if not self.key_valid(key):
             return AccessDenied(401, "Invalid or missing API key")
         return None
+
+    def check_ws(
+        self, host: str | None, origin: str | None, key: str | None, device_token: str | None
+    ) -> AccessDenied | WsAccess:
+        """A WebSocket handshake: the shared key or a device token (which proves that device's id)."""
+        if not self.host_allowed(host):
+            return AccessDenied(403, f"Host '{host}' is not allowed; add it to allowed_hosts")
+        if not self.origin_allowed(origin, host):
+            return AccessDenied(403, f"Origin '{origin}' is not allowed; add it to allowed_origins")
+        proven = {owner for owner in map(self.credentials.owner, (key, device_token)) if owner}
+        shared_ok = self.key_valid(key)
+        if not shared_ok and not proven:
+            return AccessDenied(401, "Invalid or missing API key")
+        return WsAccess(shared_ok, frozenset(proven))
 
 
 def ws_credentials(query_token: str | None, header_key: str | None) -> str | None:

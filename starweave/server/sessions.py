@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -77,6 +77,7 @@ class SessionManager:
         cancel_grace: float = CANCEL_GRACE_SECONDS,
         result_ttl: float = DEFAULT_RESULT_TTL,
         on_end: SessionEndHook | None = None,
+        after_end: SessionEndHook | None = None,
     ) -> None:
         self._factory = factory
         self.platform = platform
@@ -84,6 +85,9 @@ class SessionManager:
         self.cancel_grace = cancel_grace
         self.result_ttl = result_ttl
         self._on_end = on_end
+        # Called once the session is gone and its TASK_END was sent (the dispatch queue starts the
+        # device's next task then: sent earlier, it would reach the device before that TASK_END).
+        self._after_end = after_end
         self.names = TaskNameBook()
         # Tasks refused before a session existed, by task name (their session id may belong to
         # another session, so they cannot share the per-session stores).
@@ -276,6 +280,7 @@ class SessionManager:
         self.sessions.pop(session_id, None)
         self.routes.pop(session_id, None)
         self._running_tasks.pop(session_id, None)
+        self._notify_after_end(session_id)
 
     async def cancel_task(self, session_id: str, reason: str = CONSTELLATION_DISCONNECTED) -> bool:
         """Cancel a running session (waits at most ``cancel_grace`` s); False if not running.
@@ -298,11 +303,16 @@ class SessionManager:
         self._cancellation_reasons.pop(session_id, None)
         self.remove_session(session_id)
         self._notify_end(session_id)
+        self._notify_after_end(session_id)
         return True
 
     def _notify_end(self, session_id: str) -> None:
         if self._on_end is not None:
             self._on_end(session_id)
+
+    def _notify_after_end(self, session_id: str) -> None:
+        if self._after_end is not None:
+            self._after_end(session_id)
 
     def get_result(self, session_id: str) -> dict[str, Any] | None:
         """The stored results of a finished session."""
@@ -331,8 +341,11 @@ class SessionManager:
         self.sessions.pop(session_id, None)
         self.routes.pop(session_id, None)
 
-    def prune(self, now: float | None = None) -> int:
-        """Forget results, refusals and reservations older than ``result_ttl`` s; returns how many."""
+    def prune(self, now: float | None = None, keep: Collection[str] = ()) -> int:
+        """Forget results, refusals and reservations older than ``result_ttl`` s; returns how many.
+
+        Reservations named in ``keep`` (tasks still queued) stay.
+        """
         now = time.monotonic() if now is None else now
         expired = {sid for sid, ended in self._ended_at.items() if now - ended > self.result_ttl}
         for sid in expired:
@@ -345,16 +358,19 @@ class SessionManager:
         for name in stale:
             self.refused.pop(name, None)
             del self._refused_at[name]
-        count = len(expired) + len(stale) + self.names.prune(self.result_ttl, now)
+        count = len(expired) + len(stale) + self.names.prune(self.result_ttl, now, keep)
         if count:
             logger.info("Pruned %d stored task records older than %gs", count, self.result_ttl)
         return count
 
-    async def run_cleanup(self, interval: float) -> None:
-        """Prune every ``interval`` s until cancelled (started and stopped by the app's lifespan)."""
+    async def run_cleanup(self, interval: float, keep: Callable[[], Collection[str]] | None = None) -> None:
+        """Prune every ``interval`` s until cancelled (started and stopped by the app's lifespan).
+
+        ``keep()`` names the reservations to spare (tasks still queued for a busy device).
+        """
         while True:
             await asyncio.sleep(interval)
-            self.prune()
+            self.prune(keep=keep() if keep is not None else ())
 
     async def shutdown(self) -> None:
         """Cancel every running session at once (no callbacks: the server is going away)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import platform as _platform
+from pathlib import Path
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -18,6 +19,13 @@ WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
 # Clients send a heartbeat every 30 s (spec D §6); three missed beats mean the peer is gone.
 DEFAULT_HEARTBEAT_TIMEOUT = 3 * 30.0
+# /api/dispatch: a task request is a natural-language instruction; 64 KiB is far more than one needs,
+# and small enough that the device's TASK echo always fits in a frame.
+DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
+# Any HTTP request body (the API only takes small JSON documents).
+DEFAULT_MAX_BODY_BYTES = 256 * 1024
+# Tasks waiting for one busy device; a full queue answers 429.
+DEFAULT_MAX_QUEUED_TASKS = 32
 
 
 def is_loopback(host: str) -> bool:
@@ -71,6 +79,29 @@ class ServerSettings(BaseModel):
     cleanup_interval: float = Field(default=60.0, gt=0)
     # Messages of one connection handled at once; the reader waits beyond it (back-pressure).
     max_inflight_messages: int = Field(default=64, gt=0)
+    # ---- flood resistance (server/guard.py, server/limits.py) ----
+    # A connection must send a complete request head (HTTP request or WebSocket upgrade) this long
+    # after it opens or after its previous response; slow or silent ones are closed.
+    header_timeout: float = Field(default=10.0, gt=0)
+    # Connections that have not sent a request head yet; over the cap the oldest one is closed, so a
+    # flood of idle sockets cannot starve /api/health or a registering device.
+    max_pending_connections: int = Field(default=1024, gt=0)
+    # A request body must arrive within this (after its head), and be at most max_body_bytes.
+    body_timeout: float = Field(default=30.0, gt=0)
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, gt=0)
+    # The longest /api/dispatch ``request`` (UTF-8 bytes); longer ones get 413.
+    max_request_bytes: int = Field(default=DEFAULT_MAX_REQUEST_BYTES, gt=0)
+    # A WebSocket client must register this long after connecting.
+    registration_timeout: float = Field(default=30.0, gt=0)
+    # ---- busy devices (server/dispatch_queue.py) ----
+    max_queued_tasks: int = Field(default=DEFAULT_MAX_QUEUED_TASKS, ge=0)
+    # A dispatched TASK the device has not started (echoed) within this ends as FAILED.
+    dispatch_start_timeout: float = Field(default=60.0, gt=0)
+    # ---- device credentials (server/credentials.py) ----
+    # Where issued device-token hashes are kept (0600 JSON); None: in memory only.
+    credentials_file: Path | None = None
+    # Device id → token, from the operator's configuration (kept as hashes in memory).
+    device_tokens: dict[str, str] = Field(default_factory=dict, repr=False)
 
     @model_validator(mode="after")
     def _default_hosts(self) -> ServerSettings:

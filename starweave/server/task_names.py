@@ -7,6 +7,7 @@ the device a name was dispatched to may use it when it echoes the TASK back.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from starweave.errors import SessionError
@@ -51,10 +52,19 @@ class TaskNameBook:
         """Drop the reservation (the session took the name over, or the dispatch failed)."""
         self._reserved.pop(task_name, None)
 
-    def prune(self, ttl: float, now: float | None = None) -> int:
-        """Drop reservations older than ``ttl`` s (their device never echoed them); returns how many."""
+    def touch(self, task_name: str) -> None:
+        """Restart the reservation's age (its TASK was just sent, after waiting in a queue)."""
+        reservation = self._reserved.get(task_name)
+        if reservation is not None:
+            reservation.created = time.monotonic()
+
+    def prune(self, ttl: float, now: float | None = None, keep: Collection[str] = ()) -> int:
+        """Drop reservations older than ``ttl`` s (their device never echoed them); returns how many.
+
+        Names in ``keep`` (tasks still queued for a busy device) stay.
+        """
         now = time.monotonic() if now is None else now
-        stale = [name for name, r in self._reserved.items() if now - r.created > ttl]
+        stale = [name for name, r in self._reserved.items() if now - r.created > ttl and name not in keep]
         for name in stale:
             del self._reserved[name]
         return len(stale)

@@ -15,6 +15,8 @@ from fastapi import WebSocket
 
 from starweave.aip.builders import device_info_response, error_message, heartbeat_ack, task_end
 from starweave.aip.messages import (
+    DEVICE_TOKEN_FIELD,
+    REQUEST_DEVICE_TOKEN,
     AIPError,
     ClientMessage,
     ClientMessageType,
@@ -26,11 +28,14 @@ from starweave.aip.messages import (
 )
 from starweave.errors import StarweaveError
 from starweave.server.connection import ConnectionContext
+from starweave.server.dispatch_queue import DispatchQueue
 from starweave.server.registry import ClientConnectionManager, resolve_platform
 from starweave.server.security import (
     API_KEY_HEADER,
+    DEVICE_TOKEN_HEADER,
     WS_POLICY_VIOLATION,
     WS_TOKEN_PARAM,
+    AccessDenied,
     SecurityPolicy,
     ws_credentials,
 )
@@ -67,11 +72,13 @@ class WebSocketHandler:
         sessions: SessionManager,
         settings: ServerSettings,
         policy: SecurityPolicy,
+        queue: DispatchQueue,
     ) -> None:
         self.registry = registry
         self.sessions = sessions
         self.settings = settings
         self.policy = policy
+        self.queue = queue
         # Registered connections, swept by one watchdog (a task per connection would wake
         # thousands of times a second with thousands of devices).
         self._live: set[ConnectionContext] = set()
@@ -79,17 +86,19 @@ class WebSocketHandler:
     # ---- connection lifecycle -------------------------------------------------------------
     async def handle(self, websocket: WebSocket) -> None:
         """Run one connection from the handshake to the disconnect cleanup."""
-        denied = self.policy.check(
+        access = self.policy.check_ws(
             websocket.headers.get("host"),
             websocket.headers.get("origin"),
             ws_credentials(websocket.query_params.get(WS_TOKEN_PARAM), websocket.headers.get(API_KEY_HEADER)),
+            websocket.headers.get(DEVICE_TOKEN_HEADER),
         )
         await websocket.accept()
         ctx = ConnectionContext(websocket, max_inflight=self.settings.max_inflight_messages)
-        if denied is not None:
-            logger.warning("[WS] refused connection: %s", denied.reason)
-            await ctx.close(WS_POLICY_VIOLATION, denied.reason)
+        if isinstance(access, AccessDenied):
+            logger.warning("[WS] refused connection: %s", access.reason)
+            await ctx.close(WS_POLICY_VIOLATION, access.reason)
             return
+        ctx.access = access
         try:
             if not await self._register(ctx):
                 return
@@ -128,7 +137,7 @@ class WebSocketHandler:
 
     async def _register(self, ctx: ConnectionContext) -> bool:
         try:
-            async with asyncio.timeout(self.settings.heartbeat_timeout):
+            async with asyncio.timeout(self.settings.registration_timeout):
                 frame = await self._receive_frame(ctx)
             if frame is None:
                 return False
@@ -152,6 +161,17 @@ class WebSocketHandler:
             await self._refuse(ctx, f"Target device '{target}' is not connected")
             return False
         metadata = message.metadata or {}
+        access = ctx.access
+        verdict = self.policy.credentials.check_registration(
+            client_id,
+            set(access.proven) if access else set(),
+            access.shared_key_ok if access else True,
+            wants_token=message.client_type == ClientType.DEVICE
+            and metadata.get(REQUEST_DEVICE_TOKEN) is True,
+        )
+        if verdict.refusal is not None:
+            await self._refuse(ctx, verdict.refusal)
+            return False
         platform = resolve_platform(metadata, self.settings.platform)
         try:
             self.registry.add_client(
@@ -168,7 +188,10 @@ class WebSocketHandler:
             return False
         ctx.client_id, ctx.client_type, ctx.target_id = client_id, message.client_type, message.target_id
         ctx.registered = True
-        await ctx.send_quiet(heartbeat_ack())
+        extra: dict[str, str] = {}
+        if verdict.issue_token:
+            extra[DEVICE_TOKEN_FIELD] = await self.policy.credentials.issue(client_id)
+        await ctx.send_quiet(heartbeat_ack(**extra))
         icon = "📱 Device" if ctx.client_type == ClientType.DEVICE else "🌟 Constellation"
         logger.info("[WS] %s client %s connected (platform %s)", icon, client_id, platform)
         return True
@@ -244,6 +267,7 @@ class WebSocketHandler:
         # Offline first, so no new task targets this client while its sessions are cancelled.
         self.registry.remove_client(client_id)
         if ctx.client_type == ClientType.DEVICE:
+            self.queue.drop_device(client_id)
             session_ids, reason = self.registry.remove_device_sessions(client_id), DEVICE_DISCONNECTED
         else:
             session_ids, reason = (
@@ -284,6 +308,8 @@ class WebSocketHandler:
                 self.registry.update_device_system_info(str(ctx.client_id), message.result)
         elif kind == ClientMessageType.ERROR:
             logger.warning("[WS] error reported by %s: %s", ctx.label, message.error)
+            if ctx.client_type == ClientType.DEVICE:
+                self.queue.device_refused(str(ctx.client_id), message.session_id, str(message.error))
         elif kind == ClientMessageType.TASK_END:
             logger.info(
                 "[WS] %s reports task end of %s (%s)", ctx.label, message.session_id, message.status.value
@@ -309,10 +335,20 @@ class WebSocketHandler:
 
     async def _handle_task(self, ctx: ConnectionContext, message: ClientMessage) -> None:
         target_id = self._task_target(ctx, message)
+        task_name = message.task_name or new_id()
+        try:
+            await self._start_task(ctx, message, target_id, task_name)
+        finally:
+            if ctx.client_type == ClientType.DEVICE:
+                # A dispatched task's echo, accepted or refused: the device's queue may move on.
+                self.queue.settled(target_id, task_name)
+
+    async def _start_task(
+        self, ctx: ConnectionContext, message: ClientMessage, target_id: str, task_name: str
+    ) -> None:
         target = self.registry.get_client_info(target_id)
         if target is None:
             raise StarweaveError(f"Target device '{target_id}' is not connected")
-        task_name = message.task_name or new_id()
         problem = task_name_problem(task_name)
         if problem:
             raise StarweaveError(problem)

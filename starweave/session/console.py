@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -94,6 +95,15 @@ class ConsoleView:
             return False
         answer = self.console.input("Run it? [y/N] ")
         return answer.strip().lower() in ("y", "yes")
+
+    def interrupted(self, result: dict[str, Any]) -> None:
+        """The summary of a run stopped by Ctrl+C, and (always, on stderr) where its files are."""
+        self.finish(result)
+        folder = str(result.get("log_path", ""))
+        Console(stderr=True, highlight=False).print(
+            f"[yellow]interrupted:[/yellow] {escape(folder)}/result.json and output.md hold the steps so far",
+            soft_wrap=True,
+        )
 
     def finish(self, result: dict[str, Any]) -> None:
         """The closing summary."""

@@ -28,9 +28,22 @@ from starweave.llm.factory import create_llm
 from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
 from starweave.session.logs import default_task_name
-from starweave.session.runner import RunOptions, _overrides, make_linux_agent, open_logs, secrets_of
+from starweave.session.runner import (
+    INTERRUPTED,
+    INTERRUPTED_ERROR,
+    RunOptions,
+    _overrides,
+    check_agent_files,
+    check_task_name,
+    configured_workspace,
+    make_linux_agent,
+    not_started_result,
+    open_logs,
+    planned_workspace,
+    secrets_of,
+    write_outcome,
+)
 from starweave.session.session import LinuxSession
-from starweave.session.trajectory import trajectory_markdown
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 from starweave.tools.servers import register_builtin_servers, resolve_workspace
 from starweave.tools.servers.desktop import shared_ui_state
@@ -59,8 +72,9 @@ def load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Star
     ``--visual``) apply to both agents."""
     if not options.request.strip():
         raise ConfigError("the request is empty; say what the agents should do")
-    mode = load_config(options.config_dir).system.shell.mode
-    workspace = resolve_workspace(options.workspace, mode)
+    check_task_name(options.task)
+    shell = load_config(options.config_dir).system.shell
+    workspace = planned_workspace(options.workspace or configured_workspace(shell.workspace), shell.mode)
     overrides = _overrides(options, workspace)
     if visual:
         overrides.setdefault("APP_AGENT", {})["VISUAL_MODE"] = True
@@ -83,6 +97,7 @@ def load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Star
                 f"{name} uses the replay provider without a file: pass --replay-file PATH "
                 "(recorded answers, one JSON object per line)"
             )
+        check_agent_files(block, name)
     return config, workspace
 
 
@@ -192,49 +207,73 @@ async def run_host_task(
     register_builtin_servers()
     task = options.task or default_task_name()
     logs = open_logs(config.system.log_dir, task, secrets_of(config))
+    resolve_workspace(workspace, config.system.shell.mode)
     started = time.monotonic()
-    async with AsyncExitStack() as stack:
-        llm = create_llm(config.host_agent, config.system, prices=config.prices, on_call=logs.record_llm_call)
-        stack.push_async_callback(llm.aclose)
-        app_llm = None
-        # One client when both agents use the same model: a replay file is one answer stream, and the
-        # embedded model loads once.
-        if config.app_agent != config.host_agent:
-            app_llm = create_llm(
-                config.app_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
-            )
-            stack.push_async_callback(app_llm.aclose)
-        # After the servers close: the desktop backend their UIState shares.
-        stack.push_async_callback(shared_ui_state(config.system.shell).aclose)
-        servers = MCPServerManager(config.system.shell)
-        stack.push_async_callback(servers.aclose)
-        tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
-        computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
-        stack.push_async_callback(computers.aclose)
-        dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
-        context = host_context(options.request, logs.path, logs, dispatcher)
-        agent = make_host_agent(config, llm, app_llm, view, options.auto_approve, desktop)
-        models = f"{config.host_agent.api_type} · {llm.model}"
-        if app_llm is not None:
-            models += f" (apps: {config.app_agent.api_type} · {app_llm.model})"
-        speculative = ", speculative multi-action" if desktop.multi_action else ""
-        view.start(
-            options.request,
-            {
-                "agent": f"HostAgent → AppAgents{speculative}",
-                "workspace": str(workspace),
-                "model": models,
-                "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
-                "logs": str(logs.path),
-            },
-        )
-        session = LinuxSession(task, context, options.request, agent, config.system.max_step)
-        await session.run()
+    session: LinuxSession | None = None
+    agent: HostAgent | None = None
+
+    def outcome() -> dict[str, Any]:
+        if session is None or agent is None:
+            return not_started_result(task, options.request, logs.path, time.monotonic() - started, workspace)
         result = host_result(task, options.request, session, agent, logs.path, time.monotonic() - started)
         result["workspace"] = str(workspace)
-    logs.write_result(result)
-    if config.system.log_to_markdown:
-        logs.write_markdown(trajectory_markdown(options.request, logs.responses(), result))
+        return result
+
+    async with AsyncExitStack() as stack:
+        try:
+            llm = create_llm(
+                config.host_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
+            )
+            stack.push_async_callback(llm.aclose)
+            app_llm = None
+            # One client when both agents use the same model: a replay file is one answer stream, and
+            # the embedded model loads once.
+            if config.app_agent != config.host_agent:
+                app_llm = create_llm(
+                    config.app_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
+                )
+                stack.push_async_callback(app_llm.aclose)
+            # After the servers close: the desktop backend their UIState shares.
+            stack.push_async_callback(shared_ui_state(config.system.shell).aclose)
+            servers = MCPServerManager(config.system.shell)
+            stack.push_async_callback(servers.aclose)
+            tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
+            computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
+            stack.push_async_callback(computers.aclose)
+            dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
+            context = host_context(options.request, logs.path, logs, dispatcher)
+            agent = make_host_agent(config, llm, app_llm, view, options.auto_approve, desktop)
+            models = f"{config.host_agent.api_type} · {llm.model}"
+            if app_llm is not None:
+                models += f" (apps: {config.app_agent.api_type} · {app_llm.model})"
+            speculative = ", speculative multi-action" if desktop.multi_action else ""
+            view.start(
+                options.request,
+                {
+                    "agent": f"HostAgent → AppAgents{speculative}",
+                    "workspace": str(workspace),
+                    "model": models,
+                    "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
+                    "logs": str(logs.path),
+                },
+            )
+            session = LinuxSession(
+                task,
+                context,
+                options.request,
+                agent,
+                config.system.max_step,
+                sleep_time=config.system.sleep_time,
+            )
+            await session.run()
+        except asyncio.CancelledError:
+            result = {**outcome(), "status": INTERRUPTED}
+            result["error"] = result.get("error") or INTERRUPTED_ERROR
+            write_outcome(logs, config, options.request, result)
+            view.interrupted(result)
+            raise
+        result = outcome()
+    write_outcome(logs, config, options.request, result)
     view.finish(result)
     return result
 

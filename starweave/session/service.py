@@ -24,6 +24,7 @@ from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs
 from starweave.session.runner import (
+    check_agent_files,
     linux_context,
     make_linux_agent,
     open_logs,
@@ -51,8 +52,10 @@ class LinuxServiceSession:
         config: StarweaveConfig,
         llm: LLMClient,
         auto_approve: bool = False,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.id = session_id
+        self.secrets = secrets
         self.task = task_name
         self.request = request
         self.config = config
@@ -87,12 +90,20 @@ class LinuxServiceSession:
     async def run(self) -> None:
         """Run the LinuxAgent to a terminal state; the outcome lands in :attr:`results`."""
         started = time.monotonic()
-        logs: SessionLogs = open_logs(self.config.system.log_dir, self.task, secrets_of(self.config))
+        secrets = [*secrets_of(self.config), *self.secrets]
+        logs: SessionLogs = open_logs(self.config.system.log_dir, self.task, secrets)
         try:
             tools = await self.device_tools()
             context = linux_context(self.request, logs, tools, self.dispatcher)
             agent = make_linux_agent(self.config, self.llm, ConsoleView(quiet=True), self.auto_approve)
-            session = LinuxSession(self.task, context, self.request, agent, self.config.system.max_step)
+            session = LinuxSession(
+                self.task,
+                context,
+                self.request,
+                agent,
+                self.config.system.max_step,
+                sleep_time=self.config.system.sleep_time,
+            )
             await session.run()
             self.results = session_result(
                 self.task, self.request, session, agent, logs.path, time.monotonic() - started
@@ -113,8 +124,14 @@ class LinuxServiceSessionFactory:
     """
 
     def __init__(
-        self, config: StarweaveConfig, llm: LLMClient | None = None, auto_approve: bool = False
+        self,
+        config: StarweaveConfig,
+        llm: LLMClient | None = None,
+        auto_approve: bool = False,
+        secrets: tuple[str, ...] = (),
     ) -> None:
+        # The server's own key, masked in the session logs next to the model keys.
+        self.secrets = tuple(s for s in secrets if s)
         self.config = config
         self._shared = llm
         self.auto_approve = auto_approve
@@ -149,7 +166,14 @@ class LinuxServiceSessionFactory:
         if not request.strip():
             raise SessionError("the task request is empty")
         return LinuxServiceSession(
-            session_id, task_name, request, send, self.config, self.model_client(), self.auto_approve
+            session_id,
+            task_name,
+            request,
+            send,
+            self.config,
+            self.model_client(),
+            self.auto_approve,
+            self.secrets,
         )
 
 
@@ -179,8 +203,10 @@ def service_config(
     if log_dir:
         overrides["system"] = {"LOG_DIR": str(log_dir)}
     config = load_config(config_dir, overrides=overrides)
-    if config.app_agent.api_type == "replay" and not config.app_agent.replay_file:
+    llm = config.app_agent
+    if llm.api_type == "replay" and not llm.replay_file:
         raise ConfigError(
             "--provider replay needs --replay-file PATH (recorded answers, one JSON object per line)"
         )
+    check_agent_files(llm)
     return config

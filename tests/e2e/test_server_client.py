@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -117,8 +118,14 @@ class Server:
         return body if body.get("status") != "pending" else None
 
 
+# Device tokens and server bindings go here, not under the real home (one folder per test run).
+STATE_HOME = tempfile.mkdtemp(prefix="starweave-e2e-state-")
+
+
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("STARWEAVE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STARWEAVE_")}
+    env["XDG_STATE_HOME"] = STATE_HOME
+    return env
 
 
 def start_client(server: Server, client_id: str, workspace: Path, *extra: str) -> subprocess.Popen[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from starweave.config.models import ShellConfig
 from starweave.tools.servers.shell.policy import ShellPolicy
-from starweave.tools.servers.shell.runner import run_command
+from starweave.tools.servers.shell.runner import clean_env, run_command
 from starweave.tools.servers.shell.sandbox import probe_bwrap
 
 
@@ -90,10 +90,19 @@ async def test_clean_environment_hides_parent_secrets(
     result = await _run(policy, "printenv")
     assert "sk-very-secret-value" not in result["stdout"] and "aws-secret" not in result["stdout"]
     env = dict(line.split("=", 1) for line in result["stdout"].splitlines())
-    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin" and env["HOME"] == str(ws)
-    assert env["LANG"] == "C.UTF-8" and env["TERM"] == "dumb"
-    assert set(env) <= {"PATH", "HOME", "LANG", "TERM", "PWD"}  # bwrap's --chdir sets PWD
-    assert (await _run(policy, "env"))["stdout"] == result["stdout"]
+    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin"
+    # HOME is private, never the workspace: tools read their configuration from it.
+    assert env["HOME"] != str(ws) and not env["HOME"].startswith(str(ws) + "/")
+    assert env["TMPDIR"] and env["LANG"] == "C.UTF-8" and env["TERM"] == "dumb"
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_CONFIG_GLOBAL"] == "/dev/null"
+    assert env["PAGER"] == env["GIT_PAGER"] == "cat"
+    expected = set(clean_env("/h", "/t"))
+    assert set(env) <= expected | {"PWD"}  # bwrap's --chdir sets PWD
+    again = dict(line.split("=", 1) for line in (await _run(policy, "env"))["stdout"].splitlines())
+    private = {"HOME", "TMPDIR"}  # fresh for every command without bubblewrap
+    assert {k: v for k, v in again.items() if k not in private} == {
+        k: v for k, v in env.items() if k not in private
+    }
 
 
 async def test_timeout_kills_every_process(policy: ShellPolicy) -> None:

@@ -1,11 +1,18 @@
-"""Secret redaction: known values, provider key shapes, untouched ordinary text, speed."""
+"""Secret redaction: known values (and their encodings), key shapes and named credentials anywhere in a
+line, untouched ordinary text, speed."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
+import string
 import time
+from urllib.parse import quote
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from starweave.redaction import redact
 
@@ -63,3 +70,106 @@ def test_large_text_redacts_quickly() -> None:
     elapsed = time.perf_counter() - started
     assert OPENAI_KEY not in masked and GOOGLE_KEY not in masked and "t" * 40 not in masked
     assert elapsed < 0.5, f"redacting {len(text)} characters took {elapsed:.3f} s"
+
+
+KEYS = [OPENAI_KEY, PROJECT_KEY, ANTHROPIC_KEY, GOOGLE_KEY]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_key_at_the_start_of_a_line_is_masked_raw_and_in_json(key: str) -> None:
+    text = f"{key}\nnext line\n  {key} indented\n"
+    assert key not in redact(text)
+    line = json.dumps({"thought": f"the output was:\n{key}\n\tand\t{key}", "tab": f"\t{key}"})
+    masked = redact(line)
+    assert key not in masked
+    assert json.loads(masked)["thought"] == "the output was:\n****\n\tand\t****"
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_key_glued_to_other_text_is_masked_when_it_looks_random(key: str) -> None:
+    for text in (f"\x1b[1m{key}\x1b[0m", f"prefix{key}", json.dumps(f"\u001b[31m{key}")):
+        assert key not in redact(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GET /ws?token=abc123&x=1 HTTP/1.1", "GET /ws?token=****&x=1 HTTP/1.1"),
+        ("https://api.example/v1?key=AbcDef123&q=1", "https://api.example/v1?key=****&q=1"),
+        ("api_key=hunter2hunter2", "api_key=****"),
+        ("\nAPI_KEY: hunter2hunter2", "\nAPI_KEY: ****"),
+        (
+            '{"api_key": "hunter2", "password": "p4ss", "x": 1}',
+            '{"api_key": "****", "password": "****", "x": 1}',
+        ),
+        ('"{\\"token\\": \\"zzz\\"}"', '"{\\"token\\": \\"****\\"}"'),
+        ("OPENAI_API_KEY=abc.def-ghi", "OPENAI_API_KEY=****"),
+        ('"\\nSTARWEAVE_API_KEY=zz9"', '"\\nSTARWEAVE_API_KEY=****"'),
+        ("AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY: ****"),
+        ("X-API-Key: k", "X-API-Key: ****"),
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ****"),
+        ("authorization=sekrit", "authorization=****"),
+        ("postgres://admin:s3cr3t@db:5432/app", "postgres://admin:****@db:5432/app"),
+        ("client_secret=xyz&grant_type=c", "client_secret=****&grant_type=c"),
+    ],
+)
+def test_credentials_named_by_their_context_are_masked(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"step": 1, "tokens": 1100, "prompt_tokens": 30, "max_tokens": 2000, "total_tokens": 9}',
+        "max_tokens=2000 and tokens: 1100",
+        '{"api_key": null, "token": "", "secret": false}',
+        "https://example.com/path?q=1&page=2",
+        "mailto:someone@example.com and git@github.com:owner/repo.git",
+    ],
+)
+def test_counters_empty_values_and_plain_urls_are_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_known_secret_is_masked_in_its_encoded_forms() -> None:
+    secret = 'az-key/with"quote+plus'
+    forms = [
+        json.dumps({"v": secret}),
+        quote(secret, safe=""),
+        secret.encode().hex(),
+        *(base64.b64encode(b"x" * pad + secret.encode() + b"tail").decode() for pad in range(3)),
+    ]
+    for text in forms:
+        assert redact(text, [secret]) != text, text
+    assert redact(json.dumps({"v": secret}), [secret]) == '{"v": "****"}'
+
+
+KEY_BODY = st.text(alphabet=string.ascii_letters + string.digits + "_-", min_size=24, max_size=60).filter(
+    lambda s: any(c.isdigit() for c in s) and any(c.isupper() for c in s) and any(c.islower() for c in s)
+)
+AROUND = st.text(alphabet=string.printable + "é€\u001b", max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prefix=AROUND, body=KEY_BODY, suffix=AROUND, kind=st.sampled_from(["sk-", "sk-proj-", "sk-ant-", "AIza"])
+)
+def test_a_key_shaped_string_never_survives_anywhere_in_a_line(
+    prefix: str, body: str, suffix: str, kind: str
+) -> None:
+    key = kind + body
+    for text in (prefix + key + suffix, json.dumps(prefix + key + suffix)):
+        assert key not in redact(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prefix=AROUND,
+    secret=st.text(min_size=4, max_size=40).filter(lambda s: s.strip() and "*" not in s),
+    suffix=AROUND,
+)
+def test_a_known_secret_never_survives_raw_or_json_escaped(prefix: str, secret: str, suffix: str) -> None:
+    text = prefix + secret + suffix
+    assert secret not in redact(text, [secret])
+    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+    assert escaped not in redact(json.dumps(text, ensure_ascii=False), [secret])

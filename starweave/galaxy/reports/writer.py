@@ -26,16 +26,17 @@ class ReportPaths:
     constellation_json: Path | None = None
 
 
-def _write_constellation(folder: Path, summary: SessionSummary) -> Path | None:
+def _write_constellation(folder: Path, summary: SessionSummary, secrets: Iterable[str] = ()) -> Path | None:
     constellation = summary.final_constellation
     if constellation is None:
         return None
     target = folder / FINAL_CONSTELLATION_FILE
     if isinstance(constellation, dict):
         text = json.dumps(to_jsonable_python(constellation, fallback=str), indent=2, ensure_ascii=False)
-        target.write_text(text, encoding="utf-8")
     else:
-        constellation.to_json(save_path=target)
+        text = constellation.to_json()
+    # Task results are device output: they may hold anything a command printed.
+    target.write_text(redact(text, secrets), encoding="utf-8")
     return target
 
 
@@ -48,11 +49,12 @@ def write_reports(
 
     Blocking file work: from async code call :func:`write_reports_async`.
     """
+    secrets = list(secrets)  # used three times below
     base = Path(folder)
     base.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(output_md=base / OUTPUT_FILE)
     if summary is not None:
-        paths.constellation_json = _write_constellation(base, summary)
+        paths.constellation_json = _write_constellation(base, summary, secrets)
         paths.result_json = write_result_json(base, summary, secrets)
     paths.output_md.write_text(redact(build_trajectory_markdown(base), secrets), encoding="utf-8")
     return paths

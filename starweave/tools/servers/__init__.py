@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from starweave.config.workspace import workspace_problem
 from starweave.errors import ToolError
 
 if TYPE_CHECKING:
@@ -55,44 +56,18 @@ def _text_editor(shell: ShellConfig) -> MCPServer:
     return create_text_editor_server(shell)
 
 
-# Folders an agent must never get write access to as a whole; their sub-folders are fine.
-SYSTEM_FOLDERS = frozenset(
-    Path(p)
-    for p in (
-        "/",
-        "/bin",
-        "/boot",
-        "/dev",
-        "/etc",
-        "/home",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/opt",
-        "/proc",
-        "/root",
-        "/run",
-        "/sbin",
-        "/srv",
-        "/sys",
-        "/tmp",
-        "/usr",
-        "/var",
-    )
-)
-
-
 def resolve_workspace(path: Path | None, mode: str = "workspace") -> Path:
     """The absolute workspace folder (default: the current one), created if it does not exist yet.
 
-    A system folder or the home folder itself is refused (everything in it would be writable)
-    unless SHELL.MODE is unrestricted.
+    A system folder, a home folder itself or a home's dot-folder is refused (everything in it would be
+    writable; see ``starweave.config.workspace``) unless SHELL.MODE is unrestricted.
     """
     workspace = (path or Path.cwd()).expanduser().resolve()
-    if mode != "unrestricted" and (workspace in SYSTEM_FOLDERS or workspace == Path.home().resolve()):
+    problem = None if mode == "unrestricted" else workspace_problem(workspace)
+    if problem:
         raise ToolError(
-            f"refusing to use {workspace} as the workspace: every file in it would be writable by the agent. "
-            "Pass --workspace with a project folder (it is created if missing)"
+            f"refusing to use {workspace} as the workspace ({problem}): every file in it would be writable "
+            "by the agent. Pass --workspace with a project folder (it is created if missing)"
         )
     if workspace.exists() and not workspace.is_dir():
         raise ToolError(f"workspace {workspace} exists and is not a folder")
@@ -124,7 +99,7 @@ async def serve_named(
 ) -> None:
     """Serve one of our servers (``bash`` or ``files``) over stdio or streamable HTTP."""
     from starweave.config import load_config
-    from starweave.tools.servers.shell import serve
+    from starweave.tools.servers.shell import ensure_sandbox, serve
 
     namespace = CLI_NAMES.get(name, name)
     if namespace not in BUILTIN_SERVERS:
@@ -132,5 +107,7 @@ async def serve_named(
     mode = load_config(config_dir).system.shell.mode
     folder = resolve_workspace(workspace, mode)
     config = load_config(config_dir, overrides={"system": {"SHELL": {"WORKSPACE": str(folder)}}})
+    if namespace == "BashExecutor":
+        await ensure_sandbox(config.system.shell)  # a required sandbox that is missing: exit 2 now
     server = _bash(config.system.shell) if namespace == "BashExecutor" else _files(config.system.shell)
     await serve(server, transport, host=host, port=port)

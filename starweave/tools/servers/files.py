@@ -1,7 +1,8 @@
 """The "File MCP Server": read, write and list files with the shell policy's path rules.
 
 Reads are confined to the workspace and SHELL.READ_ROOTS and never reach sensitive files; writes
-go to the workspace only and never in readonly mode. Relative paths are relative to the workspace.
+go to the workspace only and never in readonly mode. Only regular files are read or written: FIFOs,
+devices and sockets are refused before they are opened. Relative paths are relative to the workspace.
 Every tool returns ``{"success": True, ...}`` or ``{"success": False, "error": ...}``; nothing
 raises to the model.
 """
@@ -19,6 +20,7 @@ from pydantic import Field
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, PolicyViolation
 from starweave.tools.servers.shell.paths import PathGuard, open_for_write
+from starweave.tools.servers.shell.safeopen import open_checked_read
 
 MAX_ENTRIES = 1000
 FILE_INSTRUCTIONS = (
@@ -41,10 +43,13 @@ def make_guard(shell: ShellConfig) -> PathGuard:
 def _read(guard: PathGuard, path: str, max_bytes: int, cap: int) -> dict[str, Any]:
     real = guard.check_read(path, confined=True)
     limit = min(max_bytes, cap)
-    if not os.path.isfile(real):
+    if not os.path.lexists(real):
         return {"success": False, "error": f"{path}: not a regular file (or it does not exist)"}
-    size = os.path.getsize(real)
-    with open(real, "rb") as fh:
+    # Only the regular file that was checked: a FIFO, device or socket is refused before it is opened
+    # for real, and a symlink swapped in after the check is noticed.
+    fd = open_checked_read(real, allow_devnull=False)
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
         data = fh.read(limit)
     result: dict[str, Any] = {
         "success": True,
@@ -63,6 +68,7 @@ def _write(guard: PathGuard, path: str, content: str, append: bool) -> dict[str,
     if real in ("/dev/null", "/dev/stdout", "/dev/stderr"):
         return {"success": False, "error": f"{path}: not a file in the workspace"}
     data = content.encode("utf-8")
+    # open_for_write creates a regular file or reopens one; FIFOs, devices and sockets are refused.
     fd = open_for_write(real, append=append, workspace=guard.workspace)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from starweave.aip.messages import (
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
 from starweave.aip.transport import MemoryTransport, Transport, memory_transport_pair
 
-WAIT = 5.0
+WAIT = 30.0  # generous: only a failing test waits this long
 
 
 class ServerSide:
@@ -341,11 +342,11 @@ async def test_reconnects_in_the_background_with_the_strategy() -> None:
     accepted = await server.accept()
     register = await confirm(accepted)
     assert register.client_id == "galaxy@dev1" and register.target_id == "dev1"
-    for _ in range(100):
-        if endpoint.is_device_connected("dev1"):
-            break
+    deadline = time.monotonic() + WAIT
+    while not endpoint.is_device_connected("dev1"):
+        assert time.monotonic() < deadline, "never reconnected"
         await asyncio.sleep(0.01)
-    assert endpoint.is_device_connected("dev1") and endpoint.lost == ["dev1"]
+    assert endpoint.lost == ["dev1"]
     sending = asyncio.create_task(endpoint.send_task_to_device("dev1", {"request": "r", "session_id": "s"}))
     await accepted.recv()
     await accepted.send(ServerMessageType.TASK_END, status=TaskStatus.COMPLETED, session_id="s")
@@ -414,3 +415,19 @@ def test_aip_does_not_reach_into_the_client_or_server_layers() -> None:
     assert "from starweave.client" not in source and "from starweave.server" not in source
     with pytest.raises(ValueError):
         ConstellationEndpoint("")
+
+
+async def test_a_task_over_the_frame_limit_is_refused_before_it_is_sent() -> None:
+    server = FakeServer()
+    endpoint = make(server, max_frame_bytes=2048)
+    side = await connect(endpoint, server)
+    with pytest.raises(TaskRejected, match="over the server's frame limit of 2048 bytes"):
+        await endpoint.send_task_to_device("dev1", {"request": "x" * 4000, "session_id": "big"})
+    assert "frame limit" in (endpoint.last_error("dev1") or "")
+    # Nothing was sent, and the connection still carries normal tasks.
+    sending = asyncio.create_task(endpoint.send_task_to_device("dev1", {"request": "r", "session_id": "s"}))
+    task = await side.recv()
+    assert task.session_id == "s"
+    await side.send(ServerMessageType.TASK_END, status=TaskStatus.COMPLETED, session_id="s")
+    assert (await asyncio.wait_for(sending, WAIT)).status == TaskStatus.COMPLETED
+    await endpoint.stop()

@@ -240,3 +240,10 @@ async def test_attempt_reconnection_gives_up_after_max_retries_without_calling_b
     assert endpoint.attempts == 2 and clock.sleeps == [1.0, 2.0] and resumed == []
     none = no_jitter(policy=ReconnectionPolicy.NONE, sleep=clock.sleep)
     assert await none.attempt_reconnection(endpoint, "dev1") is False and endpoint.attempts == 2
+
+
+def test_max_retries_none_retries_for_ever() -> None:
+    strategy = ReconnectionStrategy(max_retries=None, max_backoff=30.0, jitter=0.0)
+    assert strategy.should_retry(1) and strategy.should_retry(10**9)
+    assert strategy.delay(10**6) == 30.0
+    assert not ReconnectionStrategy(max_retries=None, policy=ReconnectionPolicy.NONE).should_retry(1)

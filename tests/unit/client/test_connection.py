@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from unit.client.virtual_time import VirtualTime
 
 from starweave.aip.messages import (
     ClientMessage,
@@ -132,7 +133,8 @@ async def test_register_without_device_info_sends_the_time_only(device: DeviceCl
     request = await server.confirm_registration()
     await registering
     # register_as_device always adds the platform, which the server needs to route the device.
-    assert set((request.metadata or {}).keys()) == {"registration_time", "platform"}
+    # (request_device_token: issue 11's per-device credentials, ignored by reference servers.)
+    assert set((request.metadata or {}).keys()) == {"registration_time", "platform", "request_device_token"}
 
 
 @pytest.mark.parametrize(
@@ -208,6 +210,9 @@ async def test_a_second_task_while_one_runs_is_ignored(
     await _until(lambda: connection.heartbeat_acks == 1)
     assert connection.ignored_tasks == ["s2"] and connection.current_session_id == "s1"
     assert [m.type for m in _sent(connection)].count(ClientMessageType.TASK) == 1
+    # The server is told, so a dispatch it thought delivered does not stay pending (issue 11).
+    busy = await server.next_of(ClientMessageType.ERROR)
+    assert busy.session_id == "s2" and "busy with task s1" in (busy.error or "")
     # After TASK_END the device takes the next task.
     await server.send(
         ServerMessage(type=ServerMessageType.TASK_END, status=TaskStatus.COMPLETED, session_id="s1")
@@ -264,13 +269,18 @@ async def test_device_info_request_is_answered(
 async def test_heartbeats_are_sent_while_serving(device: DeviceClient) -> None:
     client_end, server_end = memory_transport_pair()
     server = FakeServer(server_end)
-    connection = make_connection(device, client_end, heartbeat_interval=0.02)
+    clock = VirtualTime()
+    connection = make_connection(
+        device, client_end, heartbeat_interval=30.0, sleep=clock.sleep, clock=clock.clock
+    )
     registering = asyncio.create_task(connection.register())
     await server.confirm_registration()
     await registering
     serving = asyncio.create_task(connection.serve())
+    await clock.wait_sleepers(2)
     beats = []
     for _ in range(3):  # acknowledged like a live server does, so the dead-server watchdog stays calm
+        await clock.advance(30.0)
         beats.append(await server.next())
         await server.send(ServerMessage(type=ServerMessageType.HEARTBEAT, response_id="ok"))
     assert all(b.type == ClientMessageType.HEARTBEAT and b.status == TaskStatus.OK for b in beats)
@@ -292,7 +302,10 @@ async def test_task_end_cancels_the_running_command(
     await server.send(
         ServerMessage(type=ServerMessageType.TASK_END, status=TaskStatus.FAILED, session_id="s1")
     )
-    await _until(lambda: not connection.device_client.task_lock.locked())
+    # The command is cancelled (the lock is released) just before the task is cleared: wait for both.
+    await _until(
+        lambda: not connection.device_client.task_lock.locked() and connection.current_session_id is None
+    )
     assert time.monotonic() - started < 10
     assert connection.current_session_id is None
     assert ClientMessageType.COMMAND_RESULTS not in [m.type for m in _sent(connection)]

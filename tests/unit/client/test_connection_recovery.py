@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from unit.client.virtual_time import REAL_WAIT, VirtualTime, until
 
 from starweave.aip.messages import (
     ClientMessage,
@@ -74,13 +74,6 @@ def task(session_id: str) -> ServerMessage:
     return ServerMessage(type=ServerMessageType.TASK, user_request="r", task_name="t", session_id=session_id)
 
 
-async def until(predicate: Any) -> None:
-    deadline = time.monotonic() + WAIT
-    while not predicate():
-        assert time.monotonic() < deadline, "condition never became true"
-        await asyncio.sleep(0.001)
-
-
 async def test_an_error_about_the_running_task_frees_the_device(
     served: tuple[DeviceConnection, FakeServer],
 ) -> None:
@@ -114,20 +107,30 @@ async def test_a_failed_task_end_frees_the_device(served: tuple[DeviceConnection
 
 
 async def test_a_silent_server_is_detected_and_the_transport_closed(device: DeviceClient) -> None:
-    connection, server, serving = await start(device, heartbeat_interval=0.05)
-    started = time.monotonic()
-    await asyncio.wait_for(serving, WAIT)  # the server never answers a heartbeat
-    assert 0.14 <= time.monotonic() - started < 2.0
-    assert "no answer from the server" in (connection.dead_reason or "")
+    clock = VirtualTime()
+    connection, server, serving = await start(
+        device, heartbeat_interval=30.0, sleep=clock.sleep, clock=clock.clock
+    )
+    await clock.wait_sleepers(2)  # the heartbeat loop and the dead-server watchdog
+    await clock.advance(75.0)  # two and a half intervals without an answer: still trusted
+    assert not serving.done() and connection.dead_reason is None
+    await clock.advance(16.0)  # past three intervals
+    await asyncio.wait_for(serving, REAL_WAIT)
+    assert "no answer from the server for 90.0s" in (connection.dead_reason or "")
     assert server.transport.close_code == 1001 and not connection.transport.is_connected
 
 
 async def test_an_answering_server_keeps_the_connection(device: DeviceClient) -> None:
-    connection, server, serving = await start(device, heartbeat_interval=0.05)
-    deadline = time.monotonic() + 0.4  # 8 intervals
-    while time.monotonic() < deadline:
+    clock = VirtualTime()
+    connection, server, serving = await start(
+        device, heartbeat_interval=30.0, sleep=clock.sleep, clock=clock.clock
+    )
+    await clock.wait_sleepers(2)
+    for beat in range(1, 9):  # eight intervals, each heartbeat answered
+        await clock.advance(30.0)
         await server.next_of(ClientMessageType.HEARTBEAT)
         await server.send(ServerMessage(type=ServerMessageType.HEARTBEAT, response_id="ok"))
+        await until(lambda n=beat: connection.heartbeat_acks == n, "the heartbeat ack")
     assert not serving.done() and connection.dead_reason is None
     await server.transport.close()
     await asyncio.wait_for(serving, WAIT)

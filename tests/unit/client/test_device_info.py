@@ -29,7 +29,10 @@ def test_real_collection_is_complete_and_json_ready() -> None:
     assert data["hostname"] == socket.gethostname()
     assert data["supported_features"] == FEATURES["linux"]
     assert data["platform_type"] == "computer" and data["schema_version"] == "1.0"
-    assert data["custom_metadata"] == {"team": "qa"}
+    # What confines the shell commands rides along (issue 11): "unknown" until the client checked it.
+    assert data["custom_metadata"]["team"] == "qa"
+    assert data["custom_metadata"]["sandbox"] in {"bwrap", "landlock", "none", "unknown"}
+    assert data["custom_metadata"]["command_confinement"]
     assert data["ip_address"] != ""
 
 
@@ -93,7 +96,10 @@ def test_unknown_platform_has_no_features() -> None:
 
 def test_a_failure_of_the_whole_collection_gives_minimal_info() -> None:
     # A probe returning the wrong type breaks the collection as a whole (not one source's OSError).
-    probe = SystemProbe(system=lambda: None)  # type: ignore[arg-type,return-value]
+    probe = SystemProbe(
+        system=lambda: None,  # type: ignore[arg-type,return-value]
+        confinement=lambda: {"sandbox": "none", "command_confinement": "nothing"},
+    )
     info = DeviceInfoProvider(probe).collect_system_info("dev-9", {"keep": True})
     assert info.to_dict() == {
         "device_id": "dev-9",
@@ -106,5 +112,5 @@ def test_a_failure_of_the_whole_collection_gives_minimal_info() -> None:
         "supported_features": [],
         "platform_type": "unknown",
         "schema_version": "1.0",
-        "custom_metadata": {"keep": True},
+        "custom_metadata": {"keep": True, "sandbox": "none", "command_confinement": "nothing"},
     }

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from unit.client.virtual_time import VirtualTime
+
 from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, ServerMessageType
 from starweave.aip.protocols import AIPProtocol, RegistrationProtocol
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
@@ -215,10 +217,13 @@ async def test_other_refusals_still_stop_at_max_retries(device: DeviceClient) ->
 
 async def test_a_silent_server_leads_to_a_reconnect(device: DeviceClient) -> None:
     clock = FakeClock()
+    time = VirtualTime()  # the connection's: heartbeats and the dead-server watchdog
     dialer = Dialer([])
-    client = client_for(device, dialer, clock, heartbeat_interval=0.05)
+    client = client_for(device, dialer, clock, heartbeat_interval=30.0, sleep=time.sleep, clock=time.clock)
     running = asyncio.create_task(client.connect_and_listen())
     first = await accept_and_confirm(dialer)  # then never answers a heartbeat
+    await time.wait_sleepers(2)
+    await time.advance(91.0)  # three silent intervals
     second = await accept_and_confirm(dialer)
     assert first.close_code == 1001 and "no answer from the server" in (client.last_error or "")
     assert clock.sleeps == [1.0]  # the ordinary reconnect path after a lost registered connection

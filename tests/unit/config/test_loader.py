@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from starweave.config import load_config, masked_dump
+from starweave.config.keys import ConfigWarning
 from starweave.errors import ConfigError
 
 
@@ -33,7 +34,8 @@ def test_reference_layout_merges_files_and_keeps_typed_and_raw_keys(tmp_path: Pa
     write(tmp_path, "agents.yaml", "APP_AGENT:\n  API_TYPE: openai\n  API_MODEL: gpt-4o\n")
     write(tmp_path, "system.yaml", "MAX_STEP: 7\nSHELL:\n  TIMEOUT: 5\nCUSTOM_SETTING: 42\n")
     write(tmp_path, "zz_more.yaml", "SHELL:\n  MODE: readonly\n")
-    config = load_config(tmp_path, env={})
+    with pytest.warns(ConfigWarning, match="CUSTOM_SETTING is not a Starweave setting"):
+        config = load_config(tmp_path, env={})
     assert config.app_agent.api_type == "openai"
     assert config.app_agent.api_model == "gpt-4o"
     assert config.system.max_step == 7
@@ -129,3 +131,15 @@ def test_shipped_example_config_is_valid() -> None:
     config = load_config(repo / "config", env={})
     assert config.system.shell.sandbox == "auto"
     assert "gpt-4o" in config.prices
+
+
+@pytest.mark.parametrize("folder", ["/usr/local/work", "/etc/app", "~/.ssh", "~/.config/x", "/"])
+def test_shell_workspace_in_a_system_or_dot_folder_is_refused(tmp_path: Path, folder: str) -> None:
+    path = write(tmp_path, "system.yaml", f"SHELL:\n  WORKSPACE: {folder}\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: system.SHELL.WORKSPACE: refusing"):
+        load_config(tmp_path, env={})
+
+
+def test_shell_workspace_may_be_anything_in_unrestricted_mode(tmp_path: Path) -> None:
+    write(tmp_path, "system.yaml", "SHELL:\n  WORKSPACE: /usr/local\n  MODE: unrestricted\n")
+    assert load_config(tmp_path, env={}).system.shell.workspace == "/usr/local"

@@ -28,7 +28,7 @@ from starweave.server.app import RunningServer, start_server
 from starweave.server.sessions import SendFn
 from starweave.server.settings import ServerSettings
 
-TIMEOUT = 5.0
+TIMEOUT = 30.0  # generous: only a failing test waits this long
 
 
 class FakeSession:

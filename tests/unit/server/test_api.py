@@ -59,7 +59,9 @@ async def test_health_clients_and_unknown_task(http: httpx.AsyncClient) -> None:
     health = (await http.get("/api/health")).json()
     assert health["status"] == "healthy" and health["online_clients"] == [] and health["uptime_seconds"] >= 0
     assert (await http.get("/api/clients")).json() == {"online_clients": []}
-    assert (await http.get("/api/task_result/never-seen")).json() == {"status": "pending"}
+    # Issue 11: an unknown task is 404 (the reference answered "pending" forever).
+    unknown = await http.get("/api/task_result/never-seen")
+    assert unknown.status_code == 404 and "Unknown task 'never-seen'" in unknown.json()["detail"]
 
 
 async def test_dispatch_round_trip_to_task_result() -> None:

@@ -58,3 +58,28 @@ async def test_server_log_has_no_api_key() -> None:
     assert "/ws?token=***" in text  # the handshake was logged, masked
     assert "/api/health?token=***" in text
     assert KEY not in text
+
+
+def test_handler_filter_masks_every_logger_and_tracebacks() -> None:
+    import io
+
+    from starweave.server.log_redaction import install_handler_filter
+
+    stream = io.StringIO()
+    logger = logging.getLogger("starweave.test.redaction")
+    handler = logging.StreamHandler(stream)
+    logger.addHandler(handler)
+    logger.propagate = False
+    install_handler_filter([KEY], logger=logger)
+    try:
+        logger.warning("connect to ws://h/ws?token=%s failed", KEY)
+        logger.warning("sk-ant-api03-Qw12Er34Ty56Ui78Op90 at line start")
+        try:
+            raise RuntimeError(f"refused: {KEY}")
+        except RuntimeError:
+            logger.exception("client error")
+    finally:
+        logger.removeHandler(handler)
+    text = stream.getvalue()
+    assert KEY not in text and "Qw12Er34" not in text
+    assert "refused: ***" in text and "Traceback" in text

@@ -59,10 +59,13 @@ async def test_capacity_refusal_is_reported_not_left_pending() -> None:
     async with (
         running_server(max_sessions=1) as server,
         peer(server, "dev1") as dev,
+        peer(server, "other") as other,
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http,
     ):
-        await dev.send(ClientMessageType.TASK, request="hang", task_name="busy", session_id=new_id())
-        await dev.recv_until(ServerMessageType.HEARTBEAT)  # the session runs
+        # The server's only session slot is taken on another device (dev1 itself would be busy,
+        # and the dispatch would wait in its queue instead).
+        await other.send(ClientMessageType.TASK, request="hang", task_name="busy", session_id=new_id())
+        await other.recv_until(ServerMessageType.HEARTBEAT)  # the session runs
         await _dispatch(http, "dev1", "hi", "job-2")
         task = await dev.recv_until(ServerMessageType.TASK)
         await _echo(dev, task)

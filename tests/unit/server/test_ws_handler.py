@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 from starweave.aip.messages import ClientMessageType, ClientType, ServerMessageType, TaskStatus, new_id
 
 
-async def _closed_with(conn, wait: float = 5.0) -> tuple[int | None, str]:  # type: ignore[no-untyped-def]
+async def _closed_with(conn, wait: float = 30.0) -> tuple[int | None, str]:  # type: ignore[no-untyped-def]
     """Drain until the server closes; returns (code, reason)."""
     with pytest.raises(ConnectionClosed) as info:
         async with asyncio.timeout(wait):
@@ -92,7 +92,7 @@ async def test_too_many_bad_frames_in_a_row_close_the_connection() -> None:
 
 async def test_silent_client_is_dropped_by_the_watchdog() -> None:
     async with running_server(heartbeat_timeout=0.4) as server, peer(server, "dev1") as dev:
-        code, reason = await _closed_with(dev.conn, wait=3.0)
+        code, reason = await _closed_with(dev.conn, wait=30.0)  # generous: a loaded machine is slow
         assert code == 1001 and "Heartbeat timeout" in reason
         assert not server.app.state.registry.is_online("dev1")
 

@@ -64,3 +64,28 @@ def test_screenshots_in_prompts_are_logged_by_size_only(tmp_path: Path) -> None:
     assert url == f"data:image/png;base64,<{len(png)} characters left out>"
     assert png not in (tmp_path / "t" / "request.log").read_text(encoding="utf-8")
     assert record["prompt"][2]["text"].endswith("data:image/png;base64,QUJD")
+
+
+CANARY = "canary-Secret-0042-value"
+SHAPED = "sk-proj-Zq81LmN0pQ7rStUvWxYz1234"
+
+
+def test_every_log_of_a_run_masks_secrets_anywhere_in_a_line(tmp_path: Path) -> None:
+    logs = SessionLogs(tmp_path, "t", secrets=[CANARY])
+    leaky = (
+        f"{SHAPED}\n{CANARY}\nAuthorization: Bearer {'b' * 30}\nGET /ws?token=tok3n OPENAI_API_KEY={CANARY}x"
+    )
+    logs.request_log.write({"step": 1, "prompt": [{"role": "user", "content": leaky}]})
+    logs.response_log.write({"step": 1, "thought": leaky, "results": [{"result": {"stdout": leaky}}]})
+    logs.response_log.write(json.dumps({"step": 2, "note": leaky}))  # a record already serialised
+    logs.record_llm_call({"provider": "openai", "response": leaky, "error": leaky})
+    result = {"status": "FINISH", "result": leaky, "error": leaky}
+    logs.write_result(result)
+    logs.write_markdown(trajectory_markdown("req " + leaky, logs.responses(), result))
+    for name in ("request.log", "response.log", "llm.log", "result.json", "output.md"):
+        text = (tmp_path / "t" / name).read_text(encoding="utf-8")
+        for secret in (CANARY, SHAPED, "b" * 30, "tok3n"):
+            assert secret not in text, (name, secret)
+    # What is left still parses, and the words around the secrets stay.
+    assert json.loads((tmp_path / "t" / "result.json").read_text())["status"] == "FINISH"
+    assert "Bearer ****" in (tmp_path / "t" / "output.md").read_text()

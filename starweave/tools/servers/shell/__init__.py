@@ -1,10 +1,12 @@
-"""Linux shell tools: command-line parser, argv policy, bubblewrap sandbox, runner and MCP server.
+"""Linux shell tools: command-line parser, argv policy, sandboxes (bubblewrap, Landlock), runner and
+MCP server.
 
 Public API::
 
-    ShellPolicy(config, *, sandboxed=False)      .evaluate(cmd, cwd) -> PolicyDecision, .enforce(...)
+    ShellPolicy(config, *, sandbox="bwrap"|"landlock"|"none")   .evaluate(cmd, cwd), .enforce(...)
     await run_command(cmd, policy=, timeout=, cwd=) -> dict
     dangerous_reason(cmd) -> str | None
+    await ensure_sandbox(shell) -> SandboxChoice   (start-up check; SandboxUnavailable if missing)
     create_bash_server(shell) -> MCPServer;  await serve(server, transport, host, port)
 """
 
@@ -13,7 +15,14 @@ from starweave.tools.servers.shell.parser import CommandLine, parse_command_line
 from starweave.tools.servers.shell.paths import PathGuard
 from starweave.tools.servers.shell.policy import PolicyDecision, PreparedCommand, ShellPolicy
 from starweave.tools.servers.shell.runner import clean_env, run_command
-from starweave.tools.servers.shell.sandbox import probe_bwrap, sandbox_enabled
+from starweave.tools.servers.shell.sandbox import (
+    SandboxChoice,
+    SandboxUnavailable,
+    current_confinement,
+    ensure_sandbox,
+    probe_bwrap,
+    select_sandbox,
+)
 from starweave.tools.servers.shell.server import PolicyHolder, create_bash_server, serve
 
 __all__ = [
@@ -22,13 +31,17 @@ __all__ = [
     "PolicyDecision",
     "PolicyHolder",
     "PreparedCommand",
+    "SandboxChoice",
+    "SandboxUnavailable",
     "ShellPolicy",
     "clean_env",
     "create_bash_server",
+    "current_confinement",
     "dangerous_reason",
+    "ensure_sandbox",
     "parse_command_line",
     "probe_bwrap",
     "run_command",
-    "sandbox_enabled",
+    "select_sandbox",
     "serve",
 ]

@@ -9,10 +9,22 @@ from __future__ import annotations
 
 import re
 
-from starweave.tools.servers.shell.rulebook import Rule, generic_read, no_paths, refuser
+from starweave.tools.servers.shell.rulebook import Rule, generic_look, generic_read, no_paths, refuser
+from starweave.tools.servers.shell.rules_archive import ARCHIVE_RULES
 from starweave.tools.servers.shell.rules_files import FILE_RULES
+from starweave.tools.servers.shell.rules_git import rule_git
+from starweave.tools.servers.shell.rules_system import SYSTEM_RULES, rule_listing
 from starweave.tools.servers.shell.rules_text import TEXT_RULES
 from starweave.tools.servers.shell.rules_tools import INTERPRETER, TOOL_RULES, rule_interpreter
+
+RULE_TABLES: tuple[dict[str, Rule], ...] = (
+    FILE_RULES,
+    ARCHIVE_RULES,
+    TEXT_RULES,
+    SYSTEM_RULES,
+    TOOL_RULES,
+    {"git": rule_git},
+)
 
 # Tools that only read the files named in their arguments (each argument that looks like a path is
 # checked against the sensitive-file rules).
@@ -21,22 +33,10 @@ READ_ONLY = frozenset(
         "cat",
         "head",
         "tail",
-        "wc",
-        "ls",
-        "dir",
-        "grep",
-        "egrep",
-        "fgrep",
         "cut",
-        "tr",
         "nl",
         "od",
         "hexdump",
-        "file",
-        "stat",
-        "du",
-        "df",
-        "diff",
         "cmp",
         "comm",
         "paste",
@@ -61,56 +61,46 @@ READ_ONLY = frozenset(
         "base64",
         "base32",
         "basenc",
-        "jq",
-        "lsblk",
-        "lscpu",
-        "ps",
         "pgrep",
         "pidof",
-        "free",
-        "uptime",
         "uname",
         "whoami",
-        "id",
-        "groups",
         "who",
         "w",
         "nproc",
         "arch",
         "locale",
-        "cal",
         "getconf",
         "lsb_release",
-        "findmnt",
-        "lsmod",
-        "lspci",
-        "lsusb",
-        "vmstat",
-        "iostat",
-        "mpstat",
-        "ss",
-        "netstat",
         "lsattr",
-        "getfacl",
-        "namei",
-        "whereis",
-        "which",
         "tsort",
         "pr",
         "look",
         "numfmt",
-        "factor",
         "bc",
-        "zgrep",
-        "zdiff",
         "tty",
         "logname",
         "users",
         "pwd",
-        "sleep",
-        "kill",
-        "pkill",
-        "killall",
+    }
+)
+# Tools that only look at metadata or system state: any file type may be named (ls /dev/null).
+LOOK_ONLY = frozenset({"ls", "dir", "stat", "df", "namei", "getfacl", "whereis", "which"})
+# System listings: known options; option values and operands that name files are read.
+LISTINGS = frozenset(
+    {
+        "lsblk",
+        "lscpu",
+        "findmnt",
+        "lsmod",
+        "lspci",
+        "lsusb",
+        "netstat",
+        "vmstat",
+        "iostat",
+        "mpstat",
+        "free",
+        "uptime",
     }
 )
 # Tools whose arguments are never opened as files.
@@ -130,10 +120,16 @@ NO_PATHS = frozenset(
         "test",
         "[",
         "printenv",
+        "tr",
+        "factor",
+        "sleep",
+        "id",
+        "groups",
+        "cal",
     }
 )
-# Commands xargs may run without the sandbox: they only read, whatever names arrive on stdin.
-XARGS_SAFE = READ_ONLY | NO_PATHS
+# Commands xargs may run without a sandbox: whatever names arrive on stdin, they open no file.
+XARGS_SAFE = LOOK_ONLY | NO_PATHS | frozenset({"du"})
 
 SHELL_BUILTINS = {
     "export": "set variables in the command itself (LANG=C sort ...) or not at all",
@@ -198,17 +194,25 @@ _refuse_all(
     "setsid busybox toybox ionice taskset chrt watch flock script expect socat parallel",
     "runs other commands in a way the policy cannot check; run the command directly",
 )
+_refuse_all(
+    "rsync",
+    "is not supported (it runs remote shells and preserves modes and owners); use cp -r locally, or scp",
+)
 _refuse_all("find2perl ldd strace ltrace gdb", "can execute the program it inspects")
 MKFS = re.compile(r"mkfs(\..+)?|mke2fs|mkdosfs")
 
 
 def lookup_rule(name: str) -> Rule:
     """The rule for command ``name`` (a base name); a refusing rule when it is refused or unknown."""
-    for table in (FILE_RULES, TEXT_RULES, TOOL_RULES):
+    for table in RULE_TABLES:
         if name in table:
             return table[name]
     if name in READ_ONLY:
         return generic_read
+    if name in LOOK_ONLY:
+        return generic_look
+    if name in LISTINGS:
+        return rule_listing
     if name in NO_PATHS:
         return no_paths
     if name in SHELL_BUILTINS:
@@ -228,7 +232,7 @@ def lookup_rule(name: str) -> Rule:
 
 def known_commands() -> list[str]:
     """Every command the policy can allow (for documentation and the tool description)."""
-    names = set(FILE_RULES) | set(TEXT_RULES) | set(TOOL_RULES) | READ_ONLY | NO_PATHS
+    names = set().union(*RULE_TABLES) | READ_ONLY | LOOK_ONLY | LISTINGS | NO_PATHS
     return sorted(names)
 
 
@@ -236,8 +240,12 @@ def catalogued(name: str) -> bool:
     """Whether the policy has a verdict of its own on command ``name`` (allowed, refused, a builtin or an
     interpreter), i.e. whether it is a command-line program rather than an unknown (GUI) application."""
     return (
-        any(name in table for table in (FILE_RULES, TEXT_RULES, TOOL_RULES, SHELL_BUILTINS, REFUSED))
+        any(name in table for table in RULE_TABLES)
+        or name in SHELL_BUILTINS
+        or name in REFUSED
         or name in READ_ONLY
+        or name in LOOK_ONLY
+        or name in LISTINGS
         or name in NO_PATHS
         or MKFS.fullmatch(name) is not None
         or INTERPRETER.fullmatch(name) is not None

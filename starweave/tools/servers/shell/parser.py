@@ -20,6 +20,15 @@ import re
 from dataclasses import dataclass, field
 
 from starweave.errors import PolicyViolation
+from starweave.tools.servers.shell.budget import (
+    MAX_ARGV_BYTES,
+    MAX_COMMAND_CHARS,
+    MAX_PIPELINES,
+    MAX_STAGES,
+    MAX_WORDS,
+    Budget,
+)
+from starweave.tools.servers.shell.globbing import bounded_glob
 from starweave.tools.servers.shell.lexer import Op, Segment, Token, Word, tokenize
 
 SHELL_KEYWORDS = frozenset(
@@ -49,9 +58,24 @@ SHELL_KEYWORDS = frozenset(
 # Environment assignments a command may carry (``LANG=C sort``); anything else could change how a
 # program loads code (LD_PRELOAD, PYTHONPATH, GIT_*, BASH_ENV ...).
 ALLOWED_ASSIGNMENT = re.compile(r"LANG|LANGUAGE|LC_[A-Z]+|TZ|COLUMNS")
+# Their values are names, never paths: glibc loads a locale or a time zone from a path it is given.
+ASSIGNMENT_VALUE = re.compile(r"[A-Za-z0-9_.,:@+<>-]*(/[A-Za-z0-9_+-][A-Za-z0-9_.,+-]*)*")
+
+
+def check_assignment(name: str, value: str) -> None:
+    """Refuse ``NAME=value`` unless NAME is a locale, time zone or width setting with a plain value."""
+    if not ALLOWED_ASSIGNMENT.fullmatch(name):
+        raise PolicyViolation(
+            f"environment assignment {name}=... is not supported (only LANG, LC_*, TZ, COLUMNS)"
+        )
+    if not ASSIGNMENT_VALUE.fullmatch(value) or value.startswith((":", "/", ".")) or "/." in value:
+        raise PolicyViolation(
+            f"{name}={value!r}: the value must be a plain name (like C.UTF-8 or Europe/Paris)"
+        )
+
+
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-MAX_GLOB_MATCHES = 10000
 
 
 @dataclass
@@ -122,6 +146,11 @@ def _redirect(fd: int | None, op: str, target: Word) -> RawRedirect:
 
 def parse_command_line(command: str) -> CommandLine:
     """Parse ``command`` into a :class:`CommandLine`; raise PolicyViolation naming what is unsupported."""
+    if len(command) > MAX_COMMAND_CHARS:
+        raise PolicyViolation(
+            f"the command line is {len(command)} characters long (at most {MAX_COMMAND_CHARS}); "
+            "write long content to a file with the file tools instead"
+        )
     tokens: list[Token] = tokenize(command)
     line = CommandLine()
     pipeline = Pipeline()
@@ -134,6 +163,8 @@ def parse_command_line(command: str) -> CommandLine:
             what = "a redirection without a command" if current.redirects else "an empty command"
             raise PolicyViolation(f"syntax error: {what} near {_near(tokens, i)!r}")
         pipeline.commands.append(current)
+        if len(pipeline.commands) > MAX_STAGES:
+            raise PolicyViolation(f"a pipeline may have at most {MAX_STAGES} commands")
         current = RawCommand()
 
     while i < len(tokens):
@@ -141,10 +172,7 @@ def parse_command_line(command: str) -> CommandLine:
         if isinstance(tok, Word):
             name = ASSIGNMENT.match(tok.raw) if tok.segments and not tok.segments[0].quoted else None
             if not current.words and name:
-                if not ALLOWED_ASSIGNMENT.fullmatch(name.group(1)):
-                    raise PolicyViolation(
-                        f"environment assignment {name.group(1)}=... is not supported (only LANG, LC_*, TZ)"
-                    )
+                check_assignment(name.group(1), tok.raw[name.end() :])
                 current.assignments[name.group(1)] = tok.raw[name.end() :]
             else:
                 if not current.words and tok.unquoted_literal and tok.raw in SHELL_KEYWORDS:
@@ -179,6 +207,8 @@ def parse_command_line(command: str) -> CommandLine:
                 break  # a trailing ";" is harmless
             close_command()
             line.pipelines.append(pipeline)
+            if len(line.pipelines) >= MAX_PIPELINES:
+                raise PolicyViolation(f"a command line may hold at most {MAX_PIPELINES} pipelines")
             line.connectors.append(op)
             pipeline = Pipeline()
         i += 1
@@ -210,7 +240,7 @@ def real_home() -> str:
     return pwd.getpwuid(os.getuid()).pw_dir
 
 
-def expand_word(word: Word, *, cwd: str, workspace: str) -> list[str]:
+def expand_word(word: Word, *, cwd: str, workspace: str, budget: Budget | None = None) -> list[str]:
     """Expand ``~``, ``$HOME``/``$PWD`` and globs of one word (no match keeps the literal, like bash)."""
     value, pattern, has_glob = "", "", False
     for n, seg in enumerate(word.segments):
@@ -238,23 +268,29 @@ def expand_word(word: Word, *, cwd: str, workspace: str) -> list[str]:
             value, pattern = value + text, pattern + glob.escape(text)
     if not has_glob:
         return [value]
-    matches = glob.glob(pattern) if os.path.isabs(pattern) else glob.glob(pattern, root_dir=cwd)
-    if len(matches) > MAX_GLOB_MATCHES:
-        raise PolicyViolation(f"the pattern {word.raw!r} matches more than {MAX_GLOB_MATCHES} files")
-    return sorted(matches) if matches else [value]
+    matches = bounded_glob(pattern, cwd, budget or Budget(), word.raw)
+    return matches if matches else [value]
 
 
-def expand_command(raw: RawCommand, *, cwd: str, workspace: str) -> SimpleCommand:
-    """Expand every word and redirection target of ``raw`` against ``cwd``."""
+def expand_command(
+    raw: RawCommand, *, cwd: str, workspace: str, budget: Budget | None = None
+) -> SimpleCommand:
+    """Expand every word and redirection target of ``raw`` against ``cwd`` (globs drawing on
+    ``budget``); the expanded command line is capped in words and bytes."""
+    budget = budget or Budget()
     argv: list[str] = []
     for word in raw.words:
-        argv.extend(expand_word(word, cwd=cwd, workspace=workspace))
+        argv.extend(expand_word(word, cwd=cwd, workspace=workspace, budget=budget))
+        if len(argv) > MAX_WORDS:
+            raise PolicyViolation(f"the command expands to more than {MAX_WORDS} words; name fewer files")
+    if sum(len(a) + 1 for a in argv) > MAX_ARGV_BYTES:
+        raise PolicyViolation(f"the command expands to more than {MAX_ARGV_BYTES} bytes of arguments")
     redirects: list[Redirect] = []
     for r in raw.redirects:
         if r.op == ">&":
             redirects.append(Redirect(r.fd, "dup", dup_to=int(r.target.raw)))
             continue
-        targets = expand_word(r.target, cwd=cwd, workspace=workspace)
+        targets = expand_word(r.target, cwd=cwd, workspace=workspace, budget=budget)
         if len(targets) != 1:
             raise PolicyViolation(f"ambiguous redirect: {r.target.raw!r} matches several files")
         target = targets[0]

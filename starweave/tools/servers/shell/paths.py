@@ -3,21 +3,27 @@
 Every path is resolved against the working directory with symlinks followed (``os.path.realpath``),
 so ``..`` and a symlink pointing out of the workspace cannot carry a write outside it. Writes must
 land inside the workspace (and never in readonly mode); reads may go anywhere except sensitive
-files (keys, credentials, password databases, other processes' environments).
+files (keys, credentials, password databases, other processes' memory, environment and command
+line). A path under ``/proc/<pid>/`` is judged on its own name too, before resolution, because the
+kernel resolves ``/proc/self/...`` for the process that opens it, not for Starweave.
+
+Files are opened only through :mod:`safeopen` (re-exported here).
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import fcntl
 import fnmatch
 import os
+import pwd
 import re
 import stat
 from collections.abc import Iterable
+from functools import lru_cache
 
 from starweave.errors import PolicyViolation
+from starweave.tools.servers.shell.safeopen import TOOL_DEVICES, describe_mode, open_for_write
+
+__all__ = ["PathGuard", "is_within", "open_for_write", "secret_roots"]
 
 # Special files every mode may write to (the runner maps /dev/stdout and /dev/stderr to the streams).
 HARMLESS_WRITE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
@@ -34,11 +40,55 @@ SENSITIVE_PREFIXES = (
     "/dev/kmem",
     "/dev/port",
     "/var/lib/sss",
+    "/var/backups",
+    "/run/secrets",
 )
-SENSITIVE_PROC = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|mem|auxv)$")
+# /proc/<pid>/ entries that say nothing secret; every other one (environ, cmdline, mem, maps, fd/,
+# root, cwd, exe ...) exposes another process's memory, environment, command line or files.
+PROC_SAFE_ENTRIES = frozenset(
+    {
+        "stat",
+        "status",
+        "statm",
+        "comm",
+        "cgroup",
+        "limits",
+        "io",
+        "sched",
+        "schedstat",
+        "oom_score",
+        "oom_score_adj",
+        "oom_adj",
+        "wchan",
+        "loginuid",
+        "sessionid",
+        "uid_map",
+        "gid_map",
+        "mounts",
+        "mountinfo",
+        "mountstats",
+        "net",
+        "cpuset",
+        "timerslack_ns",
+        "autogroup",
+        "task",
+    }
+)
+PROC_PID = re.compile(r"^/proc/(\d+|self|thread-self)(?:/task/(\d+))?(?:/([^/]+))?")
+# Names that stand for "the standard streams of the process that opens them": the policy cannot
+# know what they are for a tool (Starweave would resolve its own).
+STREAM_PATHS = ("/dev/stdin", "/dev/fd", "/dev/tty")
 # A path with one of these directory components anywhere is refused.
 SENSITIVE_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".azure", ".kube", ".password-store", ".docker"})
-SENSITIVE_SUBPATHS = (("/.config/gcloud",), ("/.config/gh",), ("/.local/share/keyrings",))
+SENSITIVE_SUBPATHS = (
+    ("/.config/gcloud",),
+    ("/.config/gh",),
+    ("/.local/share/keyrings",),
+    ("/.config/containers/auth.json",),
+    ("/.cargo/credentials",),
+    ("/.cargo/credentials.toml",),
+    ("/.terraform.d/credentials.tfrc.json",),
+)
 # File names refused anywhere (fnmatch patterns, matched on the base name).
 SENSITIVE_NAMES = (
     ".env",
@@ -56,11 +106,51 @@ SENSITIVE_NAMES = (
     ".pgpass",
     ".pypirc",
     ".npmrc",
+    ".vault-token",
+    # shell and REPL histories hold what was typed, passwords included
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
 )
+# Names a recursive reader skips (injected as --exclude patterns): the names above plus the password
+# databases, and the credentials directories.
+SECRET_FILE_NAMES = (*SENSITIVE_NAMES, "shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "opasswd")
+SECRET_DIR_NAMES = (*sorted(SENSITIVE_DIRS), "gcloud", "keyrings", "private")
 # Files a program may *execute* when it next runs (git config and hooks, shell start-up files):
 # writing them inside the workspace would turn a later harmless command into arbitrary code.
 PROTECTED_COMPONENTS = frozenset({".git"})
 PROTECTED_NAMES = frozenset({".gitconfig", ".bashrc", ".bash_profile", ".profile", ".curlrc", ".wgetrc"})
+
+
+@lru_cache(maxsize=1)
+def secret_roots() -> tuple[str, ...]:
+    """Directories holding secrets: a recursive read may not start at one of them or above.
+
+    The sensitive system paths, /proc and /dev, and the home of root and of every login user
+    (uid >= 1000): system accounts' "homes" are /bin, /usr/sbin and the like."""
+    roots = {"/proc", "/dev", "/home", "/etc/shadow", "/etc/ssh", *SENSITIVE_PREFIXES}
+    for entry in pwd.getpwall():
+        home = entry.pw_dir
+        if (entry.pw_uid == 0 or 1000 <= entry.pw_uid < 65534) and home.startswith("/") and home != "/":
+            roots.add(os.path.normpath(home))
+    return tuple(sorted(roots))
+
+
+def proc_reason(path: str) -> str | None:
+    """Why the absolute (not resolved) ``path`` under /proc or /dev reaches another process's
+    secrets or streams, or None."""
+    if path == "/dev/fd" or any(path == p or path.startswith(p + "/") for p in STREAM_PATHS):
+        return f"{path} is a standard stream of whatever process opens it; use - for stdin"
+    m = PROC_PID.match(path)
+    if not m:
+        return None
+    entry = m.group(3)
+    if entry is None or entry in PROC_SAFE_ENTRIES:
+        return None
+    return f"{path} exposes a process's memory, environment, command line or files"
 
 
 def is_within(path: str, root: str) -> bool:
@@ -88,20 +178,31 @@ class PathGuard:
         """``path`` made absolute against ``cwd`` (default: the workspace), symlinks resolved."""
         return os.path.realpath(os.path.join(cwd or self.workspace, path))
 
+    def lexical(self, path: str, cwd: str | None = None) -> str:
+        """``path`` made absolute and normalised without resolving symlinks."""
+        return os.path.normpath(os.path.join(cwd or self.workspace, path))
+
     def in_workspace(self, real: str) -> bool:
         """True when the resolved path ``real`` is inside the workspace."""
         return is_within(real, self.workspace)
 
-    def sensitive_reason(self, real: str) -> str | None:
-        """Why the resolved path ``real`` holds secrets, or None."""
+    def exempt(self, real: str) -> bool:
+        """True when ``real`` is inside the workspace or a read root (the user put it there)."""
+        return any(is_within(real, r) for r in [self.workspace, *self.read_roots])
+
+    def sensitive_reason(self, real: str, given: str | None = None) -> str | None:
+        """Why the resolved path ``real`` (reached through the absolute, unresolved ``given``) holds
+        secrets, or None."""
+        for path in (given, real):
+            why = proc_reason(path) if path else None
+            if why:
+                return why
         exempt = [self.workspace, *self.read_roots]
         for prefix in SENSITIVE_PREFIXES:
             if (real == prefix or real.startswith(prefix)) and not any(is_within(real, r) for r in exempt):
                 if prefix == "/root" and not is_within(real, "/root"):
                     continue  # "/rootfs" is not /root
                 return f"{real} is a sensitive system path"
-        if SENSITIVE_PROC.match(real):
-            return f"{real} exposes another process's memory or environment"
         parts = real.split("/")
         for part in parts:
             if part in SENSITIVE_DIRS:
@@ -128,7 +229,7 @@ class PathGuard:
         """Resolve ``path`` for reading; refuse sensitive files, and with ``confined`` anything
         outside the workspace and the read roots. Returns the resolved path."""
         real = self.resolve(path, cwd)
-        reason = self.sensitive_reason(real)
+        reason = self.sensitive_reason(real, self.lexical(path, cwd))
         if reason:
             raise PolicyViolation(f"reading {path!r} is refused: {reason}")
         if confined and not any(is_within(real, r) for r in [self.workspace, *self.read_roots]):
@@ -149,7 +250,7 @@ class PathGuard:
         if not self.in_workspace(real):
             shown = f"{path!r} resolves to {real}, which is" if real != path else f"{path!r} is"
             raise PolicyViolation(f"write outside the workspace: {shown} outside {self.workspace}")
-        reason = self.sensitive_reason(real)
+        reason = self.sensitive_reason(real, self.lexical(path, cwd))
         if reason:
             raise PolicyViolation(f"writing {path!r} is refused: {reason}")
         rel = os.path.relpath(real, self.workspace).split("/")
@@ -169,90 +270,37 @@ class PathGuard:
             )
         return real
 
-
-def _fd_path(fd: int) -> str:
-    # The kernel's view of what an open descriptor is; without /proc this stays "/proc/self/fd/N",
-    # which is inside no workspace, so the checks below fail closed.
-    return os.path.realpath(f"/proc/self/fd/{fd}")
-
-
-def _open_dir_below(parent: int, name: str, shown: str) -> int:
-    """Open (creating it if missing) the directory ``name`` under the descriptor ``parent``
-    without following a symlink."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(name, 0o777, dir_fd=parent)
-    try:
-        return os.open(name, flags, dir_fd=parent)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(f"{_fd_path(parent)}/{name}"):
-            raise PolicyViolation(
-                f"write outside the workspace refused: a folder of {shown} became a symlink after the check"
-            ) from exc
-        raise
-
-
-def _open_confined(path: str, flags: int, workspace: str) -> int:
-    if not is_within(path, workspace) or path == workspace:
-        raise PolicyViolation(f"write outside the workspace: {path} is not a file below {workspace}")
-    parts = os.path.relpath(path, workspace).split("/")
-    # check_write resolved every symlink, so below the workspace the path has none: walking it
-    # component by component with O_NOFOLLOW refuses any symlink swapped in since the check.
-    dir_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        if _fd_path(dir_fd) != workspace:
-            raise PolicyViolation(f"write refused: the workspace {workspace} was replaced by a symlink")
-        for name in parts[:-1]:
-            next_fd = _open_dir_below(dir_fd, name, path)
-            os.close(dir_fd)
-            dir_fd = next_fd
+    def check_type(self, real: str, shown: str, *, tool_devices: bool = True) -> None:
+        """Refuse an existing ``real`` that is neither a regular file nor a directory: FIFOs hang
+        their reader, devices can be disks or endless, sockets reach other services. A tool may be
+        handed /dev/null, /dev/zero, /dev/urandom and friends (``tool_devices``)."""
+        if real == os.devnull or (tool_devices and real in TOOL_DEVICES):
+            return
         try:
-            return os.open(parts[-1], flags | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise PolicyViolation(
-                    f"write outside the workspace refused: {path} became a symlink after the check"
-                ) from exc
-            raise
-    finally:
-        os.close(dir_fd)
+            st = os.stat(real)
+        except OSError:
+            return  # missing: the tool reports it
+        if real in TOOL_DEVICES:
+            raise PolicyViolation(
+                f"{shown!r} never ends; only tools that stop after a count may read it "
+                "(head -c N, dd count=N, od -N N, xxd -l N)"
+            )
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            raise PolicyViolation(
+                f"{shown!r} is {describe_mode(st.st_mode)}; only regular files and directories may be "
+                "used (FIFOs, devices and sockets are refused)"
+            )
 
-
-def open_for_write(path: str, *, append: bool, workspace: str | None) -> int:
-    """Open ``path`` for writing and return a blocking, close-on-exec descriptor; missing parent
-    folders are created. Truncates unless ``append``.
-
-    ``path`` must already have passed :meth:`PathGuard.check_write` (so it is a resolved path).
-    With ``workspace`` set the open is confined to it even if the tree changes after that check: no
-    folder below the workspace may have become a symlink, the opened file's real path is checked
-    again through ``/proc/self/fd``, and a file with other hard links is refused before anything is
-    truncated. ``workspace=None`` (unrestricted mode) and ``/dev/null`` open ``path`` as given.
-    Raises PolicyViolation when the write would leave the workspace, OSError for the rest (a FIFO
-    with no reader gives ENXIO instead of blocking).
-    """
-    # O_NONBLOCK so a FIFO without a reader fails instead of hanging; O_TRUNC only after the checks.
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | (os.O_APPEND if append else 0)
-    if path == os.devnull or workspace is None:
-        if path != os.devnull:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        fd = os.open(path, flags, 0o644)
-    else:
-        fd = _open_confined(path, flags, workspace)
-    try:
-        st = os.fstat(fd)
-        if workspace is not None and path != os.devnull:
-            real = _fd_path(fd)
-            if not is_within(real, workspace):
-                raise PolicyViolation(f"write outside the workspace: {path} now resolves to {real}")
-            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                raise PolicyViolation(
-                    f"writing {path} is refused: the file has other hard links, which may be outside "
-                    "the workspace"
+    def recursive_reason(self, real: str) -> str | None:
+        """Why a recursive read starting at the resolved ``real`` would reach secrets, or None: it
+        may not start at or above a secret location (/, /etc, /home, a home, /root, /proc ...)
+        unless it stays inside the workspace or a read root."""
+        if self.exempt(real):
+            return None
+        for root in secret_roots():
+            if is_within(root, real):
+                return (
+                    f"a recursive read of {real} would include {root}, which holds secrets; "
+                    "name a narrower folder"
                 )
-        if stat.S_ISREG(st.st_mode) and not append:
-            os.ftruncate(fd, 0)
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        return None

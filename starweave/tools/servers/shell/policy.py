@@ -9,17 +9,26 @@ Modes (``ShellConfig.mode``):
 
 Every command is checked twice: once for the whole line before anything runs (so a refusal comes
 before any side effect), and once per pipeline right before it runs, with the globs expanded
-against the files as they are then (that second check is the one that decides).
+against the files as they are then (that second check is the one that decides). Both checks draw on
+a :class:`Budget` (a deadline and a count of directory entries), and the runner calls them in a
+worker thread, so no command line can stall the event loop.
+
+The stages of a pipeline run at the same time, so one stage could swap a link under a path another
+stage was checked with. Hence: a stage that may create, move or replace links (ln, mv, cp -r,
+archive extraction, git checkout, a script) may share a pipeline only with stages that name no path
+(``tar xf a.tar | wc -l`` is fine, ``ln -s /etc x | cat x/passwd`` is not). Redirections are opened
+by Starweave itself with checks that no swap can defeat, so ``cat a | sort > b`` is always fine.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, PolicyViolation
+from starweave.tools.servers.shell.budget import Budget
 from starweave.tools.servers.shell.catalog import XARGS_SAFE, lookup_rule
 from starweave.tools.servers.shell.parser import (
     CommandLine,
@@ -29,11 +38,10 @@ from starweave.tools.servers.shell.parser import (
     parse_command_line,
 )
 from starweave.tools.servers.shell.paths import PathGuard
-from starweave.tools.servers.shell.rulebook import RuleContext, refuse
+from starweave.tools.servers.shell.rulebook import Effects, RuleContext, refuse
+from starweave.tools.servers.shell.targets import resolve_target
 
 logger = logging.getLogger(__name__)
-
-SYSTEM_BIN_DIRS = frozenset({"/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"})
 
 
 @dataclass
@@ -64,7 +72,7 @@ class ShellPolicy:
     confines what they write.
     """
 
-    def __init__(self, config: ShellConfig, *, sandboxed: bool = False) -> None:
+    def __init__(self, config: ShellConfig, *, sandboxed: bool = False, sandbox: str | None = None) -> None:
         if not config.workspace or not os.path.isabs(config.workspace):
             raise ConfigError(f"SHELL.WORKSPACE must be an absolute directory (got {config.workspace!r})")
         os.makedirs(config.workspace, exist_ok=True)
@@ -74,7 +82,11 @@ class ShellPolicy:
             config.workspace, "readonly" if config.mode == "readonly" else "workspace", config.read_roots
         )
         self.workspace = self.guard.workspace
-        self.sandboxed = sandboxed and config.mode != "unrestricted"
+        # ``sandbox`` (bwrap | landlock | none) is how commands are confined; ``sandboxed`` alone
+        # means bubblewrap (as before). Unrestricted mode is never sandboxed.
+        kind = sandbox or ("bwrap" if sandboxed else "none")
+        self.sandbox = "none" if config.mode == "unrestricted" else kind
+        self.sandboxed = self.sandbox != "none"
         if config.mode == "unrestricted":
             logger.warning(
                 "SHELL.MODE is unrestricted: shell commands run through bash with no policy and no sandbox"
@@ -91,16 +103,18 @@ class ShellPolicy:
         reason = "unrestricted mode: no policy" if self.mode == "unrestricted" else "allowed by the policy"
         return PolicyDecision(True, reason, line)
 
-    def enforce(self, command: str, cwd: str | None = None) -> CommandLine:
-        """Parse and check every pipeline of ``command``; raise PolicyViolation on the first refusal."""
+    def enforce(self, command: str, cwd: str | None = None, *, budget: Budget | None = None) -> CommandLine:
+        """Parse and check every pipeline of ``command``; raise PolicyViolation on the first refusal.
+        Blocking (it reads the file system): the runner calls it in a worker thread."""
         if not command or not command.strip():
             raise PolicyViolation("the command is empty")
         current = self.resolve_cwd(cwd)
         if self.mode == "unrestricted":
             return CommandLine()
+        budget = budget or Budget()
         line = parse_command_line(command)
         for pipeline in line.pipelines:
-            _, current = self.prepare_pipeline(pipeline, current, upfront=True)
+            _, current = self.prepare_pipeline(pipeline, current, upfront=True, budget=budget)
         return line
 
     def resolve_cwd(self, cwd: str | None) -> str:
@@ -115,26 +129,33 @@ class ShellPolicy:
     # ---- one pipeline ----------------------------------------------------------------------------
 
     def prepare_pipeline(
-        self, pipeline: Pipeline, cwd: str, *, upfront: bool = False
+        self, pipeline: Pipeline, cwd: str, *, upfront: bool = False, budget: Budget | None = None
     ) -> tuple[list[PreparedCommand], str]:
         """Expand and check the commands of ``pipeline`` in ``cwd``; return them and the working
         directory after it (changed only by ``cd``). ``upfront`` tolerates a ``cd`` into a
         directory an earlier pipeline will create."""
+        budget = budget or Budget()
         words0 = [c.words[0].raw if c.words else "" for c in pipeline.commands]
         if "cd" in words0:
             if len(pipeline.commands) > 1:
                 raise PolicyViolation("cd inside a pipeline has no effect; use 'cd DIR && command'")
-            return self._cd(pipeline, cwd, upfront)
+            return self._cd(pipeline, cwd, upfront, budget)
         prepared: list[PreparedCommand] = []
+        effects: list[tuple[str, Effects]] = []
         for raw in pipeline.commands:
-            cmd = expand_command(raw, cwd=cwd, workspace=self.workspace)
+            cmd = expand_command(raw, cwd=cwd, workspace=self.workspace, budget=budget)
             redirects = [self._check_redirect(r, cwd) for r in cmd.redirects]
-            argv = self.check_argv(cmd.argv, cwd)
+            effect = Effects()
+            argv = self.check_argv(cmd.argv, cwd, budget=budget, effects=effect, upfront=upfront)
             prepared.append(PreparedCommand(argv, redirects, cmd.env))
+            effects.append((cmd.argv[0], effect))
+        check_pipeline_races(effects)
         return prepared, cwd
 
-    def _cd(self, pipeline: Pipeline, cwd: str, upfront: bool) -> tuple[list[PreparedCommand], str]:
-        cmd = expand_command(pipeline.commands[0], cwd=cwd, workspace=self.workspace)
+    def _cd(
+        self, pipeline: Pipeline, cwd: str, upfront: bool, budget: Budget
+    ) -> tuple[list[PreparedCommand], str]:
+        cmd = expand_command(pipeline.commands[0], cwd=cwd, workspace=self.workspace, budget=budget)
         if cmd.redirects or len(cmd.argv) > 2:
             raise PolicyViolation("cd takes one directory and no redirections")
         target = cmd.argv[1] if len(cmd.argv) == 2 else self.workspace
@@ -148,15 +169,29 @@ class ShellPolicy:
         return [PreparedCommand(cmd.argv, cd_to=real)], real
 
     def _check_redirect(self, r: Redirect, cwd: str) -> Redirect:
+        """Redirections are opened by Starweave itself: regular files (or /dev/null) only."""
         if r.kind == "dup":
             return r
         if r.kind == "read":
-            return Redirect(r.fd, r.kind, self.guard.check_read(r.target, cwd), r.dup_to)
-        return Redirect(r.fd, r.kind, self.guard.check_write(r.target, cwd), r.dup_to)
+            real = self.guard.check_read(r.target, cwd)
+            self.guard.check_type(real, r.target, tool_devices=False)
+            return Redirect(r.fd, r.kind, real, r.dup_to)
+        real = self.guard.check_write(r.target, cwd)
+        if real not in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+            self.guard.check_type(real, r.target, tool_devices=False)
+        return Redirect(r.fd, r.kind, real, r.dup_to)
 
     # ---- one argv --------------------------------------------------------------------------------
 
-    def check_argv(self, argv: list[str], cwd: str) -> list[str]:
+    def check_argv(
+        self,
+        argv: list[str],
+        cwd: str,
+        *,
+        budget: Budget | None = None,
+        effects: Effects | None = None,
+        upfront: bool = False,
+    ) -> list[str]:
         """Check one expanded argv in ``cwd``; return the argv to execute (possibly rewritten)."""
         ctx = RuleContext(
             guard=self.guard,
@@ -165,33 +200,64 @@ class ShellPolicy:
             allow_network=self.config.allow_network,
             sandboxed=self.sandboxed,
             check_inner=self._check,
+            budget=budget or Budget(),
+            effects=effects or Effects(),
+            upfront=upfront,
         )
         return self._check(argv, ctx)
 
     def _check(self, argv: list[str], ctx: RuleContext) -> list[str]:
-        name = argv[0]
-        base = name
-        if "/" in name:
-            real = self.guard.resolve(name, ctx.cwd)
-            if self.guard.in_workspace(real):
-                return self._workspace_program(argv, ctx)
-            given_dir = os.path.dirname(os.path.normpath(os.path.join(ctx.cwd, name)))
-            if given_dir not in SYSTEM_BIN_DIRS and os.path.dirname(real) not in SYSTEM_BIN_DIRS:
-                refuse(f"{name}: only programs from {', '.join(sorted(SYSTEM_BIN_DIRS))} may run")
-            base = os.path.basename(name)
-        if ctx.stdin_args and base not in XARGS_SAFE and not ctx.sandboxed:
+        given = argv[0]
+        target = resolve_target(given, ctx.cwd, self.guard)
+        if target.in_workspace:
+            return self._workspace_program(argv, ctx)
+        name = target.name
+        if ctx.stdin_args and name not in XARGS_SAFE and not ctx.sandboxed:
             refuse(
-                f"xargs {base}: the file names come from stdin and cannot be checked, so only read-only "
-                "commands may follow xargs without the bubblewrap sandbox"
+                f"xargs {name}: the file names come from stdin and cannot be checked, so without a sandbox "
+                "only commands that open no file (echo, ls, stat, du ...) may follow xargs; use "
+                "grep -r, find or a loop of separate commands instead"
             )
-        out = lookup_rule(base)([base, *argv[1:]], ctx)
-        return [name, *out[1:]]
+        rule = lookup_rule(name)
+        try:
+            out = rule([name, *argv[1:]], replace(ctx, real=target.real, tool=name))
+        except PolicyViolation as exc:
+            shown = os.path.basename(given)
+            if shown != name:
+                raise PolicyViolation(f"{given} runs {target.real or name}: {exc}") from exc
+            raise
+        return [given, *out[1:]]
 
     def _workspace_program(self, argv: list[str], ctx: RuleContext) -> list[str]:
         if not ctx.sandboxed:
             refuse(
-                f"{argv[0]}: running programs from the workspace needs the bubblewrap sandbox "
-                "(SHELL.SANDBOX auto/bwrap with bwrap installed)"
+                f"{argv[0]}: running programs from the workspace needs a sandbox "
+                "(SHELL.SANDBOX auto, bwrap or landlock)"
             )
-        self.guard.check_read(argv[0], ctx.cwd)
+        ctx.read(argv[0])
+        ctx.relinks(f"the workspace program {argv[0]} can do anything in the workspace")
         return argv
+
+
+def check_pipeline_races(stages: list[tuple[str, Effects]]) -> None:
+    """Refuse a pipeline where a stage that may create, move or replace links runs beside another
+    stage that names a path (see the module docstring)."""
+    if len(stages) < 2:
+        return
+    relinkers = [(name, e) for name, e in stages if e.relinks]
+    if len(relinkers) > 1:
+        names = " and ".join(name for name, _ in relinkers)
+        raise PolicyViolation(
+            f"{names} both change files and links while running at the same time in one pipeline; "
+            "run them one after another with && instead"
+        )
+    if not relinkers:
+        return
+    name, effect = relinkers[0]
+    for other, e in stages:
+        if e is not effect and e.paths:
+            raise PolicyViolation(
+                f"in this pipeline {name} ({effect.relinks}) runs at the same time as {other}, which names "
+                f"{e.paths[0]}: a link made meanwhile could redirect it; run them one after another with && "
+                "(redirections like > file are fine)"
+            )

@@ -1,176 +1,18 @@
-"""Rules for git, interpreters, network clients and wrappers (commands that run other commands)."""
+"""Rules for interpreters, network clients and wrappers (commands that run other commands)."""
 
 from __future__ import annotations
 
 import re
 
-from starweave.tools.servers.shell.parser import ALLOWED_ASSIGNMENT
-from starweave.tools.servers.shell.rulebook import Rule, RuleContext, check_reads, refuse, split_args
-
-# ---- git -----------------------------------------------------------------------------------------
-
-GIT_READ = frozenset(
-    {
-        "status",
-        "log",
-        "diff",
-        "show",
-        "rev-parse",
-        "ls-files",
-        "ls-tree",
-        "blame",
-        "grep",
-        "describe",
-        "shortlog",
-        "cat-file",
-        "reflog",
-        "version",
-        "count-objects",
-        "whatchanged",
-        "name-rev",
-        "for-each-ref",
-        "show-ref",
-        "rev-list",
-        "merge-base",
-        "var",
-        "check-ignore",
-    }
+from starweave.errors import PolicyViolation
+from starweave.tools.servers.shell.parser import check_assignment
+from starweave.tools.servers.shell.rulebook import (
+    Rule,
+    RuleContext,
+    check_reads,
+    option_values_read,
+    refuse,
 )
-GIT_WRITE = frozenset(
-    {
-        "init",
-        "add",
-        "commit",
-        "checkout",
-        "switch",
-        "restore",
-        "reset",
-        "rm",
-        "mv",
-        "stash",
-        "merge",
-        "cherry-pick",
-        "revert",
-        "branch",
-        "tag",
-        "clean",
-        "apply",
-        "notes",
-        "rebase",
-        "config",
-        "remote",
-        "format-patch",
-        "archive",
-        "bundle",
-        "gc",
-        "prune",
-        "worktree",
-        "mktree",
-        "update-index",
-    }
-)
-GIT_NETWORK = frozenset({"clone", "fetch", "pull", "push", "ls-remote"})
-# Settings a command line may pass with -c or write with git config: none of them runs a program.
-GIT_SAFE_KEY = re.compile(
-    r"(user\.(name|email)|color\.[a-z.]+|core\.quotepath|core\.autocrlf|init\.defaultbranch|advice\.[a-z]+"
-    r"|log\.[a-z]+|pull\.rebase|push\.default|merge\.ff|commit\.gpgsign|safe\.directory|diff\.renames"
-    r"|status\.[a-z]+|branch\.[^.]+\.(remote|merge)|remote\.[^.]+\.(url|fetch))",
-    re.IGNORECASE,
-)
-# Injected before every git subcommand: no hooks, no fsmonitor program, no pager, no ext:: transport.
-GIT_SAFETY = [
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.pager=cat",
-    "-c",
-    "protocol.ext.allow=never",
-]
-
-
-def _git_key(setting: str, how: str) -> None:
-    key = setting.split("=", 1)[0]
-    if not GIT_SAFE_KEY.fullmatch(key):
-        refuse(
-            f"git {how} {key} is refused: only settings that run no program may be set "
-            "(user.name, user.email, color.*, init.defaultBranch, ...); core.pager, core.sshCommand, "
-            "core.hooksPath, alias.*, filters and the like could execute commands"
-        )
-
-
-def rule_git(argv: list[str], ctx: RuleContext) -> list[str]:
-    """git: safe -c settings only; read subcommands always, writes in workspace mode, network ones
-    need ALLOW_NETWORK; options that name a program to run are refused."""
-    args = argv[1:]
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        a = args[i]
-        if a.startswith(("--config-env", "--exec-path=", "--upload-pack", "--receive-pack")):
-            refuse(f"git {a.split('=')[0]} is refused (it can run an arbitrary program)")
-        if a == "-c":
-            if i + 1 >= len(args):
-                refuse("git -c needs a setting")
-            _git_key(args[i + 1], "-c")
-            i += 2
-            continue
-        if a in ("-C", "--git-dir", "--work-tree", "--namespace") or a.startswith(
-            ("--git-dir=", "--work-tree=")
-        ):
-            value = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else "")
-            if a != "--namespace" and not ctx.guard.in_workspace(ctx.guard.resolve(value, ctx.cwd)):
-                refuse(f"git {a.split('=')[0]} {value}: the repository must be inside the workspace")
-            i += 1 if "=" in a else 2
-            continue
-        i += 1
-    if i >= len(args):
-        return argv
-    sub, rest = args[i], args[i + 1 :]
-    if sub in GIT_NETWORK or (sub == "remote" and rest[:1] == ["update"]):
-        ctx.need_network(f"git {sub}")
-    elif sub not in GIT_READ and sub not in GIT_WRITE:
-        refuse(f"git {sub} is not allowed (allowed: {', '.join(sorted(GIT_READ | GIT_WRITE | GIT_NETWORK))})")
-    readonly_ok = sub in GIT_READ or (
-        sub == "config" and any(a in ("--get", "--list", "-l", "--get-all", "--get-regexp") for a in rest)
-    )
-    readonly_ok = readonly_ok or (sub in ("branch", "tag", "remote", "stash") and _listing(sub, rest))
-    if ctx.mode == "readonly" and not readonly_ok:
-        refuse(f"SHELL.MODE is readonly: git {sub} may change the repository")
-    for a in rest:
-        if a.startswith(("--upload-pack", "--receive-pack", "--exec", "-x", "--ext-diff", "--textconv")):
-            refuse(f"git {sub} {a.split('=')[0]} is refused (it runs a program)")
-        if a.startswith("--output=") or a.startswith("--output-directory="):
-            ctx.write(a.split("=", 1)[1])
-    for flag in ("-o", "--output", "--output-directory"):
-        if flag in rest and rest.index(flag) + 1 < len(rest):
-            ctx.write(rest[rest.index(flag) + 1])
-    if sub == "config" and not readonly_ok:
-        settings = [a for a in rest if not a.startswith("-")]
-        if settings:
-            _git_key(settings[0], "config")
-    if sub == "clone":
-        targets = [a for a in rest if not a.startswith("-")]
-        ctx.write(targets[1] if len(targets) > 1 else ctx.cwd)
-    if sub == "worktree" and rest[:1] == ["add"]:
-        for a in rest[1:]:
-            if not a.startswith("-"):
-                ctx.write(a)
-                break
-    check_reads([a for a in rest if not a.startswith("-")], ctx)
-    return [argv[0], *GIT_SAFETY, *args]
-
-
-def _listing(sub: str, rest: list[str]) -> bool:
-    if sub == "stash":
-        return rest[:1] in (["list"], ["show"])
-    if sub == "remote":
-        return not rest or rest[0] in ("-v", "--verbose", "show", "get-url")
-    return all(a.startswith("-") for a in rest) and not any(
-        a in ("-d", "-D", "-m", "-M", "-c", "-C", "-f", "--delete", "--move", "--copy", "-a", "-s", "-u")
-        for a in rest
-    )
-
 
 # ---- interpreters --------------------------------------------------------------------------------
 
@@ -216,20 +58,22 @@ def _family(name: str) -> str:
 
 def rule_interpreter(argv: list[str], ctx: RuleContext) -> list[str]:
     """Interpreters: inline code (-c, -e ...) and code from stdin are refused; a script file inside
-    the workspace may run only under the bubblewrap sandbox, which confines what it can write."""
+    the workspace may run only under the sandbox, which confines what it can do."""
     fam = _family(argv[0])
     inline, takes_value = INLINE_SHORT.get(fam, "ce"), INTERP_VALUE.get(fam, "")
     args, i, script = argv[1:], 0, None
     while i < len(args):
         a = args[i]
-        if a == "-" or a == "--":
-            if a == "-":
-                break
+        if a == "-":
+            break
+        if a == "--":
             script = args[i + 1] if i + 1 < len(args) else None
             break
         if a.startswith("--"):
             if a.split("=")[0] in INLINE_LONG:
                 refuse(f"{argv[0]} {a.split('=')[0]}: inline code is refused; write a script file instead")
+            if fam == "python" and a not in ("--version", "--help"):
+                refuse(f"{argv[0]} {a}: only python3 [-u -B -I -E -s -S -O -W arg -X opt] SCRIPT is accepted")
         elif a.startswith("-"):
             letters = a[1:]
             for n, ch in enumerate(letters):
@@ -244,116 +88,192 @@ def rule_interpreter(argv: list[str], ctx: RuleContext) -> list[str]:
         i += 1
     if script is None:
         refuse(f"{argv[0]} without a script file would read code from stdin or start a REPL; refused")
-    real = ctx.guard.check_read(script, ctx.cwd)
+    real = ctx.read(script)
     if not ctx.guard.in_workspace(real):
         refuse(f"{argv[0]}: only scripts inside the workspace may run ({script!r} is outside)")
     if not ctx.sandboxed:
         refuse(
-            f"{argv[0]} {script}: running scripts needs the bubblewrap sandbox (SHELL.SANDBOX auto/bwrap "
-            "with bwrap installed), because a script's own file accesses cannot be checked"
+            f"{argv[0]} {script}: running scripts needs a sandbox (SHELL.SANDBOX auto, bwrap or landlock), "
+            "because a script's own file accesses cannot be checked"
         )
+    ctx.relinks(f"the script {script} can do anything in the workspace")
     return argv
 
 
 # ---- network clients -----------------------------------------------------------------------------
 
-SSH_BAD_OPTION = re.compile(r"(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)", re.I)
+CURL_WRITES = (
+    "-o",
+    "--output",
+    "--output-dir",
+    "-D",
+    "--dump-header",
+    "-c",
+    "--cookie-jar",
+    "--trace",
+    "--trace-ascii",
+    "--stderr",
+    "--libcurl",
+    "--etag-save",
+    "--hsts",
+    "--alt-svc",
+)
+CURL_REFUSED = {
+    "-K": "(-K/--config) reads options from a file; pass them on the command line",
+    "--config": "(-K/--config) reads options from a file; pass them on the command line",
+    "--unix-socket": "connects to a local service socket",
+    "--abstract-unix-socket": "connects to a local service socket",
+    "--engine": "loads a crypto engine library",
+}
+LOCAL_URL = re.compile(r"\s*(file|scp|sftp|telnet|dict|ldapi?):", re.IGNORECASE)
 
 
 def rule_curl(argv: list[str], ctx: RuleContext) -> list[str]:
-    """curl: needs the network; -o/--output and friends write; -K/--config is refused."""
+    """curl: needs the network; output options write in the workspace; config files, local sockets,
+    engines and file:// (and scp:, sftp:) URLs are refused; ~/.curlrc is ignored (-q)."""
     ctx.need_network("curl")
-    value_long = (
-        "--output",
-        "--output-dir",
-        "--config",
-        "--upload-file",
-        "--dump-header",
-        "--cookie-jar",
-        "--trace",
-        "--trace-ascii",
-        "--stderr",
-        "--libcurl",
-        "--data",
-        "--data-binary",
-        "--form",
-    )
-    args = split_args(argv[1:], "oKTDcdFHuXAeEbr", value_long)
-    if args.has("-K", "--config"):
-        refuse("curl -K/--config reads options from a file; pass them on the command line")
-    for out in args.values(
-        "-o",
-        "--output",
-        "--output-dir",
-        "-D",
-        "--dump-header",
-        "-c",
-        "--cookie-jar",
-        "--trace",
-        "--trace-ascii",
-        "--stderr",
-        "--libcurl",
-    ):
-        ctx.write(out)
-    check_reads(args.values("-T", "--upload-file", "-d", "--data", "--data-binary", "-F", "--form"), ctx)
-    return argv
+    args = ctx.opts(argv)
+    for name, _ in args.opts:
+        if name in CURL_REFUSED:
+            refuse(f"curl {name} is refused: it {CURL_REFUSED[name]}")
+    for name, value in args.opts:
+        if value is None:
+            continue
+        if name in CURL_WRITES:
+            ctx.write(value)
+        else:
+            for cand in re.split(r"[@<]", value, maxsplit=1)[1:] or [value]:
+                check_reads([cand], ctx)
+    for url in [*args.pos, *args.values("--url")]:
+        if LOCAL_URL.match(url):
+            refuse(f"curl {url}: only network URLs are allowed; read local files with cat")
+    return [argv[0], "-q", *argv[1:]]
+
+
+WGET_WRITES = (
+    "-O",
+    "--output-document",
+    "-o",
+    "--output-file",
+    "-a",
+    "--append-output",
+    "-P",
+    "--directory-prefix",
+    "--save-cookies",
+    "--rejected-log",
+    "--warc-file",
+    "--hsts-file",
+    "--save-headers",
+)
 
 
 def rule_wget(argv: list[str], ctx: RuleContext) -> list[str]:
-    """wget: needs the network; -O/-o/-a/-P write; -e/--execute is refused."""
+    """wget: needs the network; output options write in the workspace; -e/--execute, --config and
+    --use-askpass are refused; no wgetrc is read (--no-config)."""
     ctx.need_network("wget")
-    args = split_args(
-        argv[1:],
-        "OoaPei",
-        (
-            "--output-document",
-            "--output-file",
-            "--append-output",
-            "--directory-prefix",
-            "--execute",
-            "--input-file",
-        ),
-    )
-    if args.has("-e", "--execute", "--use-askpass"):
-        refuse("wget -e/--execute runs wgetrc commands; refused")
-    for out in args.values(
-        "-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix"
-    ):
-        ctx.write(out)
-    check_reads(args.values("-i", "--input-file"), ctx)
-    return argv
+    args = ctx.opts(argv)
+    for bad in ("-e", "--execute", "--use-askpass", "--config"):
+        if args.has(bad):
+            refuse(f"wget {bad} runs wgetrc commands or a program; refused")
+    for name, value in args.opts:
+        if value is not None:
+            (ctx.write if name in WGET_WRITES else lambda v: check_reads([v], ctx))(value)
+    return [argv[0], "--no-config", *argv[1:]]
+
+
+SSH_SAFE_OPTION = re.compile(
+    r"(batchmode|connecttimeout|connectionattempts|port|user|hostname|stricthostkeychecking|"
+    r"serveraliveinterval|serveralivecountmax|loglevel|compression|addressfamily|passwordauthentication|"
+    r"pubkeyauthentication|identitiesonly|preferredauthentications|requesttty|numberofpasswordprompts|"
+    r"checkhostip|hashknownhosts|ciphers|macs|kexalgorithms|hostkeyalgorithms|tcpkeepalive)",
+    re.IGNORECASE,
+)
+SSH_REFUSED = {
+    "-F": "names a configuration file",
+    "-S": "names a control socket or a program",
+    "-f": "goes to the background",
+    "-M": "starts a connection master",
+    "-O": "controls a connection master",
+    "-w": "opens a tunnel device",
+    "-I": "loads a PKCS#11 library",
+    "-b": "runs batch commands (which may run local commands)",
+    "-s": "runs a subsystem or server program",
+    "-P": "",
+}
+
+
+def _ssh_opts(tool: str, argv: list[str], ctx: RuleContext) -> list[str]:
+    """Parse ssh-style options, which may follow the destination too (ssh HOST -o X CMD)."""
+    rest = argv[1:]
+    operands: list[str] = []
+    while True:
+        args = ctx.opts([tool, *rest])
+        for name, value in args.opts:
+            if name == "-P" and tool != "ssh":
+                continue
+            if name == "-D" and tool != "ssh":
+                refuse(f"{tool} -D runs a local sftp server program; refused")
+            if SSH_REFUSED.get(name):
+                refuse(f"{tool} {name} is refused: it {SSH_REFUSED[name]}")
+            if (
+                name == "-o"
+                and value is not None
+                and not SSH_SAFE_OPTION.fullmatch(re.split(r"[=\s]", value)[0])
+            ):
+                refuse(
+                    f"{tool} -o {value}: a setting that names files or runs a local command is refused; "
+                    "only plain connection settings (Port, User, BatchMode ...) are allowed"
+                )
+            if name == "-E" and value is not None:
+                ctx.write(value)
+            if name == "-i" and value is not None:
+                ctx.read(value)
+        if tool != "ssh" or not args.pos:
+            return operands + args.pos
+        operands.append(args.pos[0])
+        rest = args.pos[1:]
+        if not rest or not rest[0].startswith("-"):
+            return operands + rest
 
 
 def rule_ssh(argv: list[str], ctx: RuleContext) -> list[str]:
-    """ssh/scp/sftp/rsync: need the network; options that run local programs are refused."""
+    """ssh/scp/sftp: need the network; options that run local programs or read config are refused;
+    scp's local source is read and its local target written."""
     ctx.need_network(argv[0])
-    for n, a in enumerate(argv[1:]):
-        nxt = argv[n + 2] if n + 2 < len(argv) else ""
-        if a in ("-F", "-S", "-e", "--rsh", "--rsync-path") or a.startswith(
-            ("--rsh=", "--rsync-path=", "-oProxy")
-        ):
-            refuse(f"{argv[0]} {a} is refused (it names a config file or a program to run)")
-        if (a == "-o" and SSH_BAD_OPTION.search(nxt)) or (a.startswith("-o") and SSH_BAD_OPTION.search(a)):
-            refuse(f"{argv[0]} -o {nxt or a[2:]} is refused (it runs a local command)")
-    local = [a for a in argv[1:] if not a.startswith("-") and ":" not in a]
-    if argv[0] in ("scp", "rsync") and local and ":" in " ".join(argv[1:-1]):
-        ctx.write(local[-1])
-    check_reads(local, ctx)
+    operands = _ssh_opts(argv[0], argv, ctx)
+    if argv[0] == "scp" and operands:
+        *sources, target = operands
+        for s in sources:
+            if ":" not in s.split("/")[0]:
+                ctx.read(s)
+        if ":" not in target.split("/")[0]:
+            ctx.write(target)
     return argv
 
 
 def rule_netcat(argv: list[str], ctx: RuleContext) -> list[str]:
-    """nc/ncat: need the network; -e/-c/--exec/--sh-exec/--lua-exec run programs and are refused."""
+    """nc/ncat: need the network; running programs, local sockets and output files are refused."""
     ctx.need_network(argv[0])
-    for a in argv[1:]:
-        if a in ("-e", "-c") or a.startswith(("--exec", "--sh-exec", "--lua-exec")):
-            refuse(f"{argv[0]} {a} runs a program for the connection; refused")
+    for word in argv[1:]:
+        if word.startswith(("--exec", "--sh-exec", "--lua-exec")) or (
+            argv[0] != "ncat" and re.fullmatch(r"-[A-Za-z0-9]*[ec][A-Za-z0-9]*", word)
+        ):
+            refuse(f"{argv[0]} {word} runs a program for the connection; refused")
+    args = ctx.opts(argv)
+    for bad in ("-e", "--exec", "-c", "--sh-exec", "--lua-exec", "-U", "--unixsock"):
+        if args.has(bad):
+            refuse(f"{argv[0]} {bad} runs a program or connects to a local socket; refused")
+    for out in args.values("-o", "--output", "-x", "--hex-dump", "--append-output"):
+        ctx.write(out)
     return argv
 
 
 def rule_network_plain(argv: list[str], ctx: RuleContext) -> list[str]:
-    """ping, dig, host, nslookup, traceroute: need the network."""
+    """ping, dig, host, nslookup, traceroute: need the network; they write nothing."""
     ctx.need_network(argv[0])
+    args = ctx.opts(argv)
+    option_values_read(args, ctx)
+    check_reads([a for a in args.pos if not a.startswith(("@", "+"))], ctx)
     return argv
 
 
@@ -368,58 +288,52 @@ def _wrapped(argv: list[str], ctx: RuleContext, inner: list[str], *, stdin_args:
 
 
 def rule_env(argv: list[str], ctx: RuleContext) -> list[str]:
-    """env [-i] [-u NAME] [NAME=value...] [COMMAND]: the command is checked; -S/-C and assignments of
-    variables that change how programs load code are refused."""
-    args = argv[1:]
-    i = 0
-    while i < len(args) and args[i].startswith("-") and args[i] != "-":
-        a = args[i]
-        if a.startswith(("-S", "--split-string", "-C", "--chdir")):
-            refuse(f"env {a[:2] if not a.startswith('--') else a.split('=')[0]} is refused")
-        i += 2 if a in ("-u", "--unset") else 1
-    while i < len(args) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", args[i]):
-        name = args[i].split("=", 1)[0]
-        if not ALLOWED_ASSIGNMENT.fullmatch(name):
-            refuse(f"env {name}=...: setting {name} is refused (only LANG, LC_*, TZ)")
-        i += 1
-    return _wrapped(argv, ctx, args[i:])
+    """env [-i] [-u NAME] [NAME=value...] [COMMAND]: the command is checked; -S (split a string into
+    a command), -C (change folder) and variables that change how programs load code are refused."""
+    args = ctx.opts(argv)
+    for bad in ("-S", "--split-string", "-C", "--chdir"):
+        if args.has(bad):
+            refuse(f"env {bad} is refused; write the command out directly")
+    rest = list(args.pos)
+    while rest and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", rest[0]):
+        name, value = rest[0].split("=", 1)
+        try:
+            check_assignment(name, value)
+        except PolicyViolation as exc:
+            refuse(f"env {name}=...: setting {name} is refused ({exc})")
+        rest.pop(0)
+    if rest and "=" in rest[0] and not rest[0].startswith("/"):
+        refuse(f"env {rest[0]}: not a variable name the policy accepts")
+    return _wrapped(argv, ctx, rest)
 
 
 def rule_xargs(argv: list[str], ctx: RuleContext) -> list[str]:
     """xargs: the command it runs is checked like any other; since its file names come from stdin,
-    commands that modify files are refused unless the sandbox is on."""
-    for a in argv[1:]:
-        if a in ("-p", "--interactive", "-o", "--open-tty"):
-            refuse(f"xargs {a} needs a terminal")
-        if not a.startswith("-"):
-            break
-    args = split_args(
-        argv[1:],
-        "adEILnPs",
-        (
-            "--arg-file",
-            "--delimiter",
-            "--eof",
-            "--replace",
-            "--max-lines",
-            "--max-args",
-            "--max-procs",
-            "--max-chars",
-            "--process-slot-var",
-        ),
-        stop_at_first_pos=True,
-    )
+    only commands that open no file may follow it without a sandbox."""
+    args = ctx.opts(argv)
+    for bad in ("-p", "--interactive", "-o", "--open-tty", "--process-slot-var"):
+        if args.has(bad):
+            refuse(f"xargs {bad} is refused (needs a terminal or sets a variable in the command)")
     check_reads(args.values("-a", "--arg-file"), ctx)
-    return _wrapped(argv, ctx, args.pos or ["echo"], stdin_args=True) if args.pos else argv
+    return _wrapped(argv, ctx, args.pos, stdin_args=True) if args.pos else argv
 
 
-def _prefix_wrapper(short_value: str, long_value: tuple[str, ...], operands: int = 0) -> Rule:
-    """A wrapper written ``NAME [options] [operands...] COMMAND ARGS``: nice, nohup, timeout, stdbuf, time."""
+def rule_nice(argv: list[str], ctx: RuleContext) -> list[str]:
+    """nice [-n N | -N] COMMAND."""
+    words = argv[1:]
+    if words and re.fullmatch(r"--?[0-9]+", words[0]):
+        words = words[1:]
+    args = ctx.opts(["nice", *words])
+    return _wrapped(argv, ctx, args.pos)
+
+
+def _prefix_wrapper(operands: int = 0) -> Rule:
+    """A wrapper written ``NAME [options] [operands...] COMMAND ARGS``: nohup, timeout, stdbuf, time."""
 
     def rule(argv: list[str], ctx: RuleContext) -> list[str]:
-        args = split_args(argv[1:], short_value, long_value, stop_at_first_pos=True)
-        if argv[0] == "time":
-            for out in args.values("-o", "--output"):
+        args = ctx.opts(argv)
+        for out in args.values("-o", "--output"):
+            if argv[0] == "time":
                 ctx.write(out)
         return _wrapped(argv, ctx, args.pos[operands:])
 
@@ -427,13 +341,11 @@ def _prefix_wrapper(short_value: str, long_value: tuple[str, ...], operands: int
 
 
 TOOL_RULES: dict[str, Rule] = {
-    "git": rule_git,
     "curl": rule_curl,
     "wget": rule_wget,
     "ssh": rule_ssh,
     "scp": rule_ssh,
     "sftp": rule_ssh,
-    "rsync": rule_ssh,
     "nc": rule_netcat,
     "ncat": rule_netcat,
     "netcat": rule_netcat,
@@ -444,9 +356,9 @@ TOOL_RULES: dict[str, Rule] = {
     "traceroute": rule_network_plain,
     "env": rule_env,
     "xargs": rule_xargs,
-    "nice": _prefix_wrapper("n", ("--adjustment",)),
-    "nohup": _prefix_wrapper("", ()),
-    "timeout": _prefix_wrapper("sk", ("--signal", "--kill-after"), operands=1),
-    "stdbuf": _prefix_wrapper("ioe", ("--input", "--output", "--error")),
-    "time": _prefix_wrapper("of", ("--output", "--format")),
+    "nice": rule_nice,
+    "nohup": _prefix_wrapper(),
+    "timeout": _prefix_wrapper(operands=1),
+    "stdbuf": _prefix_wrapper(),
+    "time": _prefix_wrapper(),
 }

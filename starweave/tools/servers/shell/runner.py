@@ -6,26 +6,37 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import shutil
-import signal
 from typing import Any
 
 from starweave.errors import PolicyViolation, ToolError
+from starweave.tools.servers.shell.budget import Budget
+from starweave.tools.servers.shell.landlock import landlock_abi
+from starweave.tools.servers.shell.launch import CLEAN_PATH, Launch, clean_env, spawn, stop
 from starweave.tools.servers.shell.parser import CommandLine
 from starweave.tools.servers.shell.paths import open_for_write
 from starweave.tools.servers.shell.policy import PreparedCommand, ShellPolicy
-from starweave.tools.servers.shell.sandbox import bwrap_command
+from starweave.tools.servers.shell.safeopen import open_checked_read
 
-CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"
 READ_CHUNK = 65536
 DRAIN_AFTER_KILL = 1.0  # seconds the output readers get after a timeout kill
 
 
-def clean_env(workspace: str) -> dict[str, str]:
-    """The whole environment of every command: nothing from the parent process leaks in."""
-    return {"PATH": CLEAN_PATH, "HOME": workspace, "LANG": "C.UTF-8", "TERM": "dumb"}
+__all__ = ["CLEAN_PATH", "clean_env", "effective_timeout", "run_command"]
+
+
+def _launch_of(policy: ShellPolicy) -> Launch:
+    """How the commands of ``policy`` start (its sandbox, limits and workspace)."""
+    kind = "unrestricted" if policy.mode == "unrestricted" else policy.sandbox
+    return Launch(
+        kind,
+        policy.config,
+        policy.workspace,
+        read_roots=list(policy.guard.read_roots),
+        bwrap_exe=shutil.which("bwrap") if kind == "bwrap" else None,
+        landlock_abi=landlock_abi() if kind == "landlock" else 0,
+    )
 
 
 def _signal_code(rc: int) -> int:
@@ -70,15 +81,19 @@ class _Execution:
         err_r, self.err_w = os.pipe()
         cap = policy.config.max_output_bytes
         self.out, self.err = _Collector(out_r, cap), _Collector(err_r, cap)
-        self.base_env = clean_env(policy.workspace)
+        self.launch = _launch_of(policy)
 
-    async def run_line(self, line: CommandLine, cwd: str) -> int:
+    async def run_line(self, line: CommandLine, cwd: str, budget: Budget) -> int:
         rc = 0
         for i, pipeline in enumerate(line.pipelines):
             connector = line.connectors[i - 1] if i else ";"
             if (connector == "&&" and rc != 0) or (connector == "||" and rc == 0):
                 continue  # skipped: the status stays that of the last pipeline that ran
-            prepared, cwd = self.policy.prepare_pipeline(pipeline, cwd)
+            # The decisive check (globs expanded against the files as they are now) reads the file
+            # system: off the event loop, under the command's deadline, with a fresh count of
+            # directory entries (the check before anything ran spent the line's first count).
+            fresh = Budget(deadline=budget.deadline)
+            prepared, cwd = await asyncio.to_thread(self.policy.prepare_pipeline, pipeline, cwd, budget=fresh)
             rc = 0 if prepared[0].cd_to else await self._pipeline(prepared, cwd)
         return rc
 
@@ -92,9 +107,7 @@ class _Execution:
 
     def kill_all(self) -> None:
         for proc in self.procs:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+            stop(proc)
 
     async def _pipeline(self, cmds: list[PreparedCommand], cwd: str) -> int:
         stages: list[asyncio.subprocess.Process | int] = []
@@ -138,10 +151,9 @@ class _Execution:
 
     def _open(self, target: str, kind: str) -> int:
         if kind == "read":
-            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-            fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
-            return fd
+            # Only the regular file (or /dev/null) the policy checked: never a FIFO or device, never
+            # a symlink swapped in by an earlier stage of the same pipeline.
+            return open_checked_read(target)
         # Missing folders are created: friendlier than bash for a small model ("echo x > new/dir/f");
         # the policy already placed the target inside the workspace, open_for_write keeps it there.
         workspace = None if self.policy.mode == "unrestricted" else self.policy.workspace
@@ -150,32 +162,10 @@ class _Execution:
     async def _spawn(
         self, cmd: PreparedCommand, cwd: str, fds: dict[int, int]
     ) -> asyncio.subprocess.Process | int:
-        argv = list(cmd.argv)
-        exe = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=CLEAN_PATH)
-        if exe is None:
-            os.write(fds[2], f"{argv[0]}: command not found\n".encode())
-            return 127
-        env = {**self.base_env, **cmd.env}
-        if self.policy.sandboxed:
-            full = bwrap_command(
-                self.policy.config,
-                self.policy.workspace,
-                [exe, *argv[1:]],
-                cwd,
-                env,
-                self.policy.guard.read_roots,
-            )
-        else:
-            full = [exe, *argv[1:]]
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *full, stdin=fds[0], stdout=fds[1], stderr=fds[2], cwd=cwd, env=env, start_new_session=True
-            )
-        except PermissionError:
-            os.write(fds[2], f"{argv[0]}: permission denied\n".encode())
-            return 126
-        self.procs.append(proc)
-        return proc
+        result = await spawn(self.launch, list(cmd.argv), cwd, cmd.env, fds)
+        if not isinstance(result, int):
+            self.procs.append(result)
+        return result
 
 
 def effective_timeout(timeout: float | None, policy: ShellPolicy) -> float:
@@ -196,11 +186,28 @@ async def run_command(
     timeout the error is ``"Timeout after Ns."``, ``exit_code`` is None and ``stdout``/``stderr`` hold
     what the command printed before it was killed."""
     limit = effective_timeout(timeout, policy)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit  # one deadline for the check and the run
+    budget = Budget.for_seconds(limit)
+
+    def check() -> tuple[CommandLine, str]:
+        return policy.enforce(command, cwd, budget=budget), policy.resolve_cwd(cwd)
+
     try:
-        line = policy.enforce(command, cwd)
-        start = policy.resolve_cwd(cwd)
+        line, start = await asyncio.wait_for(asyncio.to_thread(check), limit)
     except PolicyViolation as exc:
         return {"success": False, "error": f"Blocked: {exc}"}
+    except OSError as exc:
+        return {"success": False, "error": f"Failed to check the command: {exc}"}
+    except TimeoutError:
+        # The worker thread stops on its own: every walk in the check draws on ``budget``.
+        return {
+            "success": False,
+            "error": f"Timeout after {limit:g}s. (while checking the command)",
+            "exit_code": None,
+            "stdout": "",
+            "stderr": "",
+        }
     run = _Execution(policy)
     readers = [asyncio.create_task(run.out.run()), asyncio.create_task(run.err.run())]
 
@@ -209,7 +216,7 @@ async def run_command(
             if policy.mode == "unrestricted":
                 rc = await run.run_bash(command, start)
             else:
-                rc = await run.run_line(line, start)
+                rc = await run.run_line(line, start, budget)
         finally:
             run.close_writers()
         await asyncio.gather(*readers)
@@ -217,7 +224,7 @@ async def run_command(
 
     rc: int | None = None
     try:
-        rc = await asyncio.wait_for(whole(), limit)
+        rc = await asyncio.wait_for(whole(), max(deadline - loop.time(), 0.001))
     except TimeoutError:
         pass  # reported below with whatever the command printed before it was killed
     except PolicyViolation as exc:

@@ -16,7 +16,7 @@ from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, StarweaveError
 from starweave.tools.servers.shell.policy import ShellPolicy
 from starweave.tools.servers.shell.runner import run_command
-from starweave.tools.servers.shell.sandbox import sandbox_enabled
+from starweave.tools.servers.shell.sandbox import select_sandbox
 
 BASH_INSTRUCTIONS = (
     "Runs shell commands on this Linux machine. Commands are parsed and checked, not given to a shell: "
@@ -29,7 +29,8 @@ SYSTEM_INFO_COMMANDS = {"uname": "uname -a", "uptime": "uptime", "memory": "free
 
 
 class PolicyHolder:
-    """Creates the :class:`ShellPolicy` on first use, after probing the sandbox once."""
+    """Creates the :class:`ShellPolicy` on first use, after choosing the sandbox (the probes are
+    cached per process, and the programs that start a server check the sandbox at start)."""
 
     def __init__(self, shell: ShellConfig) -> None:
         self.shell = shell
@@ -37,11 +38,12 @@ class PolicyHolder:
         self._lock = asyncio.Lock()
 
     async def get(self) -> ShellPolicy:
-        """The policy; raises ToolError when SHELL.SANDBOX is bwrap and bwrap does not work."""
+        """The policy; raises SandboxUnavailable (a ConfigError) when the required sandbox does not
+        work here, and ConfigError for an unusable workspace."""
         async with self._lock:
             if self._policy is None:
-                sandboxed = await sandbox_enabled(self.shell)
-                self._policy = await asyncio.to_thread(ShellPolicy, self.shell, sandboxed=sandboxed)
+                choice = await select_sandbox(self.shell)
+                self._policy = await asyncio.to_thread(ShellPolicy, self.shell, sandbox=choice.kind)
             return self._policy
 
 

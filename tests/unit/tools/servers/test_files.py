@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,14 @@ async def test_write_refuses_hard_link_without_touching_it(workspace: Path, tmp_
     result = await _call(config, "write_file", {"path": "hard.txt", "content": "x"})
     assert not result["success"] and "hard links" in result["error"]
     assert (tmp_path / "outside" / "target.txt").read_text() == "outside\n"
+
+
+async def test_special_files_are_never_opened(workspace: Path) -> None:
+    os.mkfifo(workspace / "fifo")
+    config = ShellConfig(workspace=str(workspace))
+    read = await _call(config, "read_file", {"path": "fifo"})
+    assert not read["success"] and "FIFO" in read["error"]
+    written = await _call(config, "write_file", {"path": "fifo", "content": "x"})
+    assert not written["success"] and "FIFO" in written["error"]
+    environ = await _call(config, "read_file", {"path": "/proc/self/environ"})
+    assert not environ["success"] and "Blocked" in environ["error"]

@@ -80,8 +80,9 @@ def test_unrestricted_open_follows_the_path_as_given(workspace: Path, tmp_path: 
     assert (tmp_path / "outside" / "made" / "u.txt").read_bytes() == b"free\n"
 
 
-def test_fifo_without_reader_fails_instead_of_blocking(workspace: Path) -> None:
+def test_fifo_is_refused_instead_of_opened(workspace: Path) -> None:
+    # Issue 11: Starweave never opens a FIFO, device or socket (it used to fail with ENXIO here).
     os.mkfifo(workspace / "pipe")
     guard = PathGuard(str(workspace))
-    with pytest.raises(OSError, match="No such device"):
+    with pytest.raises(PolicyViolation, match="FIFO"):
         open_for_write(guard.check_write("pipe"), append=False, workspace=guard.workspace)

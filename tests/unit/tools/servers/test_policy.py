@@ -89,8 +89,8 @@ HOSTILE: list[tuple[str, str]] = [
     ("gawk -l filefuncs 'BEGIN{}'", "loads code from a library"),
     ("sed 'e id' notes.txt", "the e command"),
     ("sed 's/alpha/id/e' notes.txt", "the e flag"),
-    ("sed -n 'w /etc/x' notes.txt", "write outside the workspace"),
-    ("sed 's/a/b/w /tmp/out' notes.txt", "write outside the workspace"),
+    ("sed -n 'w /etc/x' notes.txt", "the w command writes files"),
+    ("sed 's/a/b/w /tmp/out' notes.txt", "the w command writes files"),
     ("sed -i 's/a/b/' /etc/hosts", "write outside the workspace"),
     ("tar --to-command=sh -xf a.tar", "--to-command"),
     ("tar -I sh -cf a.tar notes.txt", "tar -I"),
@@ -156,8 +156,8 @@ HOSTILE: list[tuple[str, str]] = [
     ("ruby -e 1", "inline code"),
     ("python3", "stdin"),
     ("echo 'import os' | python3", "stdin"),
-    ("python3 script.py", "needs the bubblewrap sandbox"),
-    ("./run.sh", "needs the bubblewrap sandbox"),
+    ("python3 script.py", "needs a sandbox"),
+    ("./run.sh", "needs a sandbox"),
     ("python3 ../outside/target.txt", "only scripts inside the workspace"),
     # interactive and network
     ("less notes.txt", "interactive"),
@@ -204,7 +204,7 @@ ALLOWED: list[str] = [
     "echo hi 2>&1 | tee out.txt",
     "LANG=C sort notes.txt",
     "cd demo && ls",
-    "find . -name '*.txt' | xargs grep -l alpha",
+    "find . -name '*.txt' | xargs ls -l",
     "timeout 5 sleep 1",
     "env",
     "printenv PATH",
@@ -281,7 +281,13 @@ def test_readonly_mode_allows_reads(workspace: Path, command: str) -> None:
 
 def test_sandbox_unlocks_scripts_and_xargs_writers(workspace: Path) -> None:
     policy = ShellPolicy(ShellConfig(workspace=str(workspace)), sandboxed=True)
-    for command in ("python3 script.py", "./run.sh", "sh run.sh", "find . -name '*.tmp' | xargs rm"):
+    for command in (
+        "python3 script.py",
+        "./run.sh",
+        "sh run.sh",
+        "find . -name '*.tmp' | xargs rm",
+        "find . -name '*.txt' | xargs grep -l alpha",
+    ):
         assert policy.evaluate(command).allowed, command
     assert "inline code" in policy.evaluate("python3 -c 1").reason
     assert "outside" in policy.evaluate("python3 ../outside/target.txt").reason

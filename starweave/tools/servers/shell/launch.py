@@ -1,0 +1,321 @@
+"""Start one simple command confined: the launcher's spec, the bubblewrap or launcher command line,
+the environment, and how to stop it.
+
+Every command goes through the launcher (:mod:`.launcher`, run with this interpreter in isolated
+mode and its source given with ``-c``, so nothing on disk can change it after Starweave started):
+
+* ``bwrap``: ``bwrap ... -- python -I -S -c LAUNCHER SPEC -- program args``; the launcher is the
+  sandbox's first process and ends in execve. Stopping = SIGKILL to bubblewrap's process group; the
+  PID namespace takes every process with it.
+* ``landlock``, ``none``, ``unrestricted``: ``python -I -S -c LAUNCHER SPEC -- program args``; the
+  launcher supervises the command. Stopping = SIGTERM to the launcher, which kills every process the
+  command started (it is their subreaper) and removes the private HOME/TMPDIR.
+
+The limits (SHELL.MAX_MEMORY_MB, MAX_PROCESSES, MAX_FILE_SIZE_MB, MAX_OPEN_FILES) apply in every
+mode; the seccomp filter is ``strict`` under a sandbox, ``basic`` with SANDBOX none, and absent in
+unrestricted mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import marshal
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import weakref
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from starweave.config.models import ShellConfig
+from starweave.errors import ConfigError
+from starweave.tools.servers.shell import landlock, seccomp
+from starweave.tools.servers.shell.bwrap import BwrapLayout, bwrap_argv
+from starweave.tools.servers.shell.hidden import hidden_paths
+from starweave.tools.servers.shell.paths import is_within
+
+CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"
+BWRAP_HOME = "/tmp/home"
+SPEC_IN_ARGV = 32 * 1024  # characters of spec passed as an argument; longer ones go through a memfd
+STOP_GRACE = 5.0  # seconds a supervising launcher gets to clean up before its group is killed
+AS_FACTOR = 8  # address space allowed per MB of data memory (runtimes reserve far more than they use)
+PID_MAX_SLACK = 3  # the PID namespace's init, the launcher and the command itself
+
+# Variables the model's assignments can never override: they close tools' configuration.
+CLOSED_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_COUNT": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "/bin/false",
+    "SSH_ASKPASS": "/bin/false",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "GIT_EDITOR": "/bin/false",
+    "EDITOR": "/bin/false",
+    "VISUAL": "/bin/false",
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",
+    "LESSSECURE": "1",
+}
+_PROTECTED_PREFIXES = ("GIT_", "LD_", "BASH_FUNC_")
+
+_supervised: weakref.WeakSet[asyncio.subprocess.Process] = weakref.WeakSet()
+# Per bwrap executable, whether root runs it with a new user namespace (found by the probe).
+_bwrap_userns: dict[str, bool] = {}
+
+
+def known_bwrap_variants() -> dict[str, bool]:
+    """The recorded variants, by real path of the executable."""
+    return dict(_bwrap_userns)
+
+
+def remember_bwrap_userns(exe: str, userns: bool) -> None:
+    """Record the bubblewrap variant the probe found working for ``exe``."""
+    _bwrap_userns[os.path.realpath(exe)] = userns
+
+
+def clean_env(home: str, tmpdir: str) -> dict[str, str]:
+    """The whole environment of every command: nothing from Starweave's process leaks in."""
+    return {
+        "PATH": CLEAN_PATH,
+        "HOME": home,
+        "TMPDIR": tmpdir,
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        **CLOSED_ENV,
+    }
+
+
+def command_env(base: dict[str, str], assignments: dict[str, str]) -> dict[str, str]:
+    """``base`` plus the command's own assignments, except any that would reopen a closed setting."""
+    allowed = {
+        k: v for k, v in assignments.items() if k not in base and not k.startswith(_PROTECTED_PREFIXES)
+    }
+    return {**base, **allowed}
+
+
+@cache
+def launcher_source() -> str:
+    """The launcher's program: ``launcher_confine.py`` then ``launcher.py`` (whose imports of the
+    first are skipped when it runs as ``__main__``), read once: later changes on disk have no effect."""
+    first, second = (
+        Path(__file__).with_name(n).read_text("utf-8") for n in ("launcher_confine.py", "launcher.py")
+    )
+    future = "from __future__ import annotations\n"
+    return first + "\n" + second.replace(future, "", 1)
+
+
+@cache
+def launcher_code(python: str) -> str:
+    """The ``-c`` program that runs the launcher in ``python``: its compiled code when that is this
+    interpreter (saves compiling it for every command), else its source."""
+    if python != os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable):
+        return launcher_source()
+    code = compile(launcher_source(), "starweave-launcher", "exec")
+    return f"import marshal;exec(marshal.loads(bytes.fromhex({marshal.dumps(code).hex()!r})))"
+
+
+def launcher_python(workspace: str) -> tuple[str, str]:
+    """The interpreter that runs the launcher and its standard library folder; never one inside the
+    workspace (the model could replace it)."""
+    exe = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    prefix = os.path.realpath(sys.base_prefix)
+    if not (is_within(exe, workspace) or is_within(prefix, workspace)):
+        return exe, prefix
+    system = shutil.which("python3", path=CLEAN_PATH)
+    if system and not is_within(os.path.realpath(system), workspace):
+        return os.path.realpath(system), "/usr"
+    raise ConfigError(
+        f"Starweave's Python ({exe}) is inside the workspace {workspace}, where the model could replace "
+        "it; choose a workspace that does not contain the Python installation"
+    )
+
+
+@dataclass
+class Prepared:
+    """A command line ready to start, and the descriptors it inherits (close them after the start)."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        """Close the descriptors passed to the command (the child has its own copies)."""
+        for fd in self.pass_fds:
+            os.close(fd)
+
+
+@dataclass
+class Launch:
+    """How commands of one policy start: the sandbox kind and everything that does not change
+    between commands."""
+
+    kind: str  # bwrap | landlock | none | unrestricted
+    config: ShellConfig
+    workspace: str
+    read_roots: list[str] = field(default_factory=list)
+    bwrap_exe: str | None = None
+    landlock_abi: int = 0
+    as_root: bool = field(default_factory=lambda: os.geteuid() == 0)
+    bwrap_userns: bool | None = None  # None: what the probe found (a new user namespace by default)
+
+    @property
+    def supervised(self) -> bool:
+        """Whether the launcher stays as a supervisor (everything but bubblewrap)."""
+        return self.kind != "bwrap"
+
+    @property
+    def bwrap_home(self) -> str:
+        """HOME inside bubblewrap: in the private /tmp, never the workspace or around it."""
+        home = BWRAP_HOME
+        if is_within(self.workspace, home) or is_within(home, self.workspace):
+            home = "/tmp/.starweave-home"
+        return home
+
+    @property
+    def private_base(self) -> str:
+        """Where the launcher makes each command's private HOME and TMPDIR (outside the workspace)."""
+        base = os.path.realpath(tempfile.gettempdir())
+        return "/tmp" if is_within(base, self.workspace) else base
+
+    def _userns(self) -> bool:
+        if self.bwrap_userns is not None:
+            return self.bwrap_userns
+        return _bwrap_userns.get(os.path.realpath(self.bwrap_exe or "bwrap"), True)
+
+    def base_env(self) -> dict[str, str]:
+        """The environment before the private HOME/TMPDIR (the supervisor fills those in)."""
+        if self.kind == "bwrap":
+            return clean_env(self.bwrap_home, "/tmp")
+        return clean_env("/nonexistent", "/nonexistent")
+
+    def limits(self) -> dict[str, int]:
+        """Resource limits of every process of the command (bytes or counts)."""
+        mb = 1024 * 1024
+        c = self.config
+        return {
+            "data": c.max_memory_mb * mb,
+            "as": c.max_memory_mb * AS_FACTOR * mb,
+            "fsize": c.max_file_size_mb * mb,
+            "nofile": c.max_open_files,
+            "nproc": c.max_processes,
+            "core": 0,
+        }
+
+    def spec(self, name: str) -> dict[str, Any]:
+        """The launcher's spec for a command shown to the user as ``name``."""
+        spec: dict[str, Any] = {"name": name, "limits": self.limits(), "drop_caps": True}
+        if self.kind == "bwrap":
+            families = (seccomp.AF_INET, seccomp.AF_INET6, seccomp.AF_NETLINK)
+            spec["seccomp"] = seccomp.filter_hex("strict", families)
+            if self.as_root:
+                spec["bwrap_pid_max"] = self.config.max_processes + PID_MAX_SLACK
+            return spec
+        spec.update(supervise=True, private_base=self.private_base)
+        # Without a user namespace RLIMIT_NPROC counts all of the user's processes (root: none).
+        spec["nproc_mode"] = "plain" if self.as_root else "count"
+        if self.kind == "landlock":
+            allow = self.config.allow_network
+            inet = (seccomp.AF_INET, seccomp.AF_INET6, seccomp.AF_NETLINK)
+            allowed: tuple[int, ...] = inet if allow else ()
+            spec["seccomp"] = seccomp.filter_hex("strict", allowed)
+            spec["landlock"] = landlock.launcher_spec(
+                self.landlock_abi, self.workspace, self.read_roots, self.config.mode == "readonly", allow
+            )
+            spec["private_access"] = landlock.WRITE
+            if self.as_root:
+                # Its own PID and mount namespace: a private /proc, pid_max, and every mount but
+                # these read-only (Landlock does not cover chmod, chown or utimes).
+                writable = [] if self.config.mode == "readonly" else [self.workspace]
+                spec.update(pidns=True, pid_max=self.config.max_processes + PID_MAX_SLACK, writable=writable)
+        elif self.kind == "none":
+            spec["seccomp"] = seccomp.filter_hex("basic")
+            if self.as_root:  # root is exempt from RLIMIT_NPROC: the PID namespace's pid_max limits it
+                spec.update(pidns=True, pid_max=self.config.max_processes + PID_MAX_SLACK)
+        else:
+            spec["drop_caps"] = False  # unrestricted: the user asked for full power, limits only
+        return spec
+
+    def prepare(self, exe: str, argv: list[str], cwd: str, env: dict[str, str]) -> Prepared:
+        """The full command line that starts ``exe argv[1:]`` in ``cwd`` with ``env`` (and the
+        descriptor that carries a spec too long for a command-line argument)."""
+        python, prefix = launcher_python(self.workspace)
+        # repr() writes a literal the launcher reads without importing json (milliseconds per command).
+        spec = repr(self.spec(argv[0]))
+        fds: tuple[int, ...] = ()
+        if len(spec) > SPEC_IN_ARGV:  # one argument may hold 128 KiB; a Landlock ruleset can be more
+            fd = os.memfd_create("starweave-spec")
+            os.write(fd, spec.encode())
+            os.lseek(fd, 0, os.SEEK_SET)
+            spec, fds = f"fd:{fd}", (fd,)
+        inner = [python, "-I", "-S", "-c", launcher_code(python), spec, "--", exe, *argv[1:]]
+        if self.kind != "bwrap":
+            return Prepared(inner, fds)
+        layout = BwrapLayout(
+            workspace=self.workspace,
+            cwd=cwd,
+            home=self.bwrap_home,
+            readonly=self.config.mode == "readonly",
+            allow_network=self.config.allow_network,
+            as_root=self.as_root,
+            userns=self._userns(),
+            tmp_bytes=self.config.max_file_size_mb * 1024 * 1024,
+            read_roots=self.read_roots,
+            hidden=hidden_paths([self.workspace, *self.read_roots]),
+            runtime=[prefix, os.path.dirname(python)],
+        )
+        return Prepared(bwrap_argv(self.bwrap_exe or "bwrap", layout, env, inner), fds)
+
+
+async def spawn(
+    launch: Launch, argv: list[str], cwd: str, assignments: dict[str, str], fds: dict[int, int]
+) -> asyncio.subprocess.Process | int:
+    """Start ``argv`` confined with stdin/stdout/stderr ``fds``; an exit code if it cannot start."""
+    exe = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=CLEAN_PATH)
+    if exe is None:
+        os.write(fds[2], f"{argv[0]}: command not found\n".encode())
+        return 127
+    env = command_env(launch.base_env(), assignments)
+    prepared = await asyncio.to_thread(launch.prepare, exe, argv, cwd, env)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *prepared.argv,
+            stdin=fds[0],
+            stdout=fds[1],
+            stderr=fds[2],
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            pass_fds=prepared.pass_fds,
+        )
+    finally:
+        prepared.close()
+    if launch.supervised:
+        _supervised.add(proc)
+    return proc
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def stop(proc: asyncio.subprocess.Process) -> None:
+    """Stop a started command and everything it started (see the module docstring)."""
+    if proc.returncode is not None:
+        return
+    if proc not in _supervised:
+        _kill_group(proc)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(proc.pid, signal.SIGTERM)
+    # Should the supervisor not finish (it always does), its process group goes the hard way.
+    asyncio.get_running_loop().call_later(STOP_GRACE, _kill_group, proc)
