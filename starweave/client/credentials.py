@@ -18,6 +18,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from starweave.config.known_workspaces import state_home
+
 __all__ = ["TOKEN_FILE", "TokenStore", "default_state_dir", "server_key"]
 
 log = logging.getLogger("starweave.client")
@@ -27,8 +29,7 @@ TOKEN_FILE = "device_tokens.json"
 
 def default_state_dir() -> Path:
     """``$XDG_STATE_HOME/starweave`` (default ``~/.local/state/starweave``)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "starweave"
+    return state_home()
 
 
 def server_key(ws_url: str) -> str:

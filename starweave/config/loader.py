@@ -21,6 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from starweave.config.keys import warn_about_keys
+from starweave.config.known_workspaces import config_dir_conflict, remembered_workspaces
 from starweave.config.models import StarweaveConfig
 from starweave.config.workspace import workspace_problem
 from starweave.errors import ConfigError
@@ -36,17 +37,22 @@ Origins = dict[tuple[str, ...], str]
 
 
 def find_config_dir(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path | None:
-    """The folder holding ``ufo/*.yaml``: the explicit one, ``$STARWEAVE_CONFIG_DIR``, else ``./config``."""
+    """The folder holding ``ufo/*.yaml``: the explicit one, ``$STARWEAVE_CONFIG_DIR``, else ``./config``.
+
+    A folder inside a workspace an agent has had is refused (``starweave.config.known_workspaces``)."""
     env = os.environ if env is None else env
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_dir():
             raise ConfigError(f"{path}: configuration folder does not exist")
-        return path
-    if env.get("STARWEAVE_CONFIG_DIR"):
+    elif env.get("STARWEAVE_CONFIG_DIR"):
         return find_config_dir(env["STARWEAVE_CONFIG_DIR"], env)
-    default = Path.cwd() / "config"
-    return default if (default / "ufo").is_dir() else None
+    else:
+        path = Path.cwd() / "config"
+        if not (path / "ufo").is_dir():
+            return None
+    config_dir_conflict(path, remembered_workspaces(env))
+    return path
 
 
 def substitute_env(value: Any, env: Mapping[str, str]) -> Any:
@@ -208,19 +214,18 @@ def load_config(
         config = StarweaveConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, origins)) from None
-    _check_workspace(config, origins)
+    _check_workspace(config, origins, folder)
     return config
 
 
-def _check_workspace(config: StarweaveConfig, origins: Origins) -> None:
-    """SHELL.WORKSPACE, wherever it was set, names a folder an agent may be given."""
+def _check_workspace(config: StarweaveConfig, origins: Origins, config_dir: Path | None) -> None:
+    """SHELL.WORKSPACE, wherever it was set, names a folder an agent may be given, and one that does
+    not hold the configuration (whatever SHELL.MODE says: the mode may come from that very folder)."""
     shell = config.system.shell
-    if not shell.workspace or shell.mode == "unrestricted":
-        return
     folder = Path(shell.workspace).expanduser()
-    if not folder.is_absolute():
+    if not shell.workspace or not folder.is_absolute():
         return  # relative to where a command starts; resolve_workspace checks it there
-    problem = workspace_problem(folder.resolve())
+    problem = None if shell.mode == "unrestricted" else workspace_problem(folder.resolve())
     if problem:
         origin = origins.get(("system", "SHELL", "WORKSPACE")) or origins.get(
             ("system", "SHELL", "workspace")
@@ -229,6 +234,8 @@ def _check_workspace(config: StarweaveConfig, origins: Origins) -> None:
             f"{origin or 'configuration'}: system.SHELL.WORKSPACE: refusing {shell.workspace} ({problem}): "
             "every file in it would be writable by the agent; name a project folder"
         )
+    if config_dir is not None:
+        config_dir_conflict(config_dir, [folder])
 
 
 SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from starweave.config.known_workspaces import state_home
 from starweave.errors import ConfigError
 
 __all__ = ["TOKEN_PREFIX", "DeviceCredentials", "RegistrationCheck", "hash_token"]
@@ -182,8 +183,7 @@ def _write_private(path: Path, text: str) -> None:
 
 def default_state_dir() -> Path:
     """``$XDG_STATE_HOME/starweave`` (default ``~/.local/state/starweave``)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "starweave"
+    return state_home()
 
 
 def credentials_file_for(host: str, port: int, state_dir: Path | None) -> Path | None:

@@ -3,6 +3,7 @@ started and nothing created. Each case runs the real `starweave` command."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -138,3 +139,48 @@ def test_unused_and_unknown_keys_get_one_warning_line_each(tmp_path: Path) -> No
     assert "system.yaml: EVA_SESSION is accepted but not used by Starweave yet" in warnings[0]
     assert "system.yaml: MAX_STPE is not a Starweave setting (did you mean MAX_STEP?)" in warnings[1]
     assert "max_step: 4" in proc.stdout
+
+
+def test_configuration_an_agent_planted_in_its_workspace_is_never_loaded(tmp_path: Path) -> None:
+    """A prompt-injected model writes config/ufo/system.yaml (unrestricted shell) into its workspace;
+    the user's next run in that folder stops with one line instead of loading it."""
+    planted = "SHELL:\n  MODE: unrestricted\n  SANDBOX: none\n"
+    steps = [
+        {"function": "write_file", "arguments": {"path": "config/ufo/system.yaml", "content": planted}},
+        {"function": "", "arguments": {}, "status": "FINISH"},
+    ]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps(
+                {"observation": "", "thought": "", "action": {"status": "CONTINUE", **s}, "result": ""}
+            )
+            + "\n"
+            for s in steps
+        )
+    )
+    first = starweave("run", "x", "-w", "project", *REPLAY, "--yes", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (tmp_path / "project" / "config" / "ufo" / "system.yaml").read_text() == planted
+    # The user's next run, in the project folder itself (its workspace by default) or elsewhere
+    # with the folder named as the configuration, whatever workspace the planted file would choose.
+    project = tmp_path / "project"
+    replay = ["--provider", "replay", "--replay-file", str(answers)]
+    for args, cwd in (
+        (["run", "x", *replay], project),
+        (["run", "x", "-w", str(tmp_path / "other"), *replay], project),
+        (["config", "show"], project),
+        (["run", "x", "-w", "ws", "--config-dir", str(project / "config"), *replay], tmp_path),
+    ):
+        proc = starweave(*args, cwd=cwd)
+        assert_one_line_usage_error(proc, "refusing this configuration folder", str(project))
+    assert not (tmp_path / "other").exists()
+
+
+def test_configuration_inside_the_workspace_of_this_run_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config" / "ufo").mkdir(parents=True)
+    (tmp_path / "config" / "ufo" / "system.yaml").write_text("MAX_STEP: 4\n")
+    (tmp_path / "answers.jsonl").write_text('{"thought": "t"}\n')
+    proc = starweave("run", "x", *REPLAY, cwd=tmp_path)  # the workspace is the current folder
+    assert_one_line_usage_error(proc, "refusing this configuration folder", "--config-dir")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.jsonl", "config"]

@@ -240,6 +240,8 @@ def _environment(layout: Layout) -> None:
         LOGNAME=name,
         TMPDIR=os.path.join(layout.own, "tmp"),
         XDG_CACHE_HOME=os.path.join(layout.own, "cache"),
+        # Starweave's own state (the workspaces it has handed out) is not an attack's damage.
+        XDG_STATE_HOME=os.path.join(layout.own, "state"),
         XDG_RUNTIME_DIR=os.path.join(layout.own, "xdg"),
     )
     os.chdir(layout.home)

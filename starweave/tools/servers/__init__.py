@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from starweave.config.known_workspaces import remember_workspace
 from starweave.config.workspace import workspace_problem
 from starweave.errors import ToolError
 
@@ -60,7 +61,8 @@ def resolve_workspace(path: Path | None, mode: str = "workspace") -> Path:
     """The absolute workspace folder (default: the current one), created if it does not exist yet.
 
     A system folder, a home folder itself or a home's dot-folder is refused (everything in it would be
-    writable; see ``starweave.config.workspace``) unless SHELL.MODE is unrestricted.
+    writable; see ``starweave.config.workspace``) unless SHELL.MODE is unrestricted. The folder is
+    remembered, so that no later run loads configuration from it (``config.known_workspaces``).
     """
     workspace = (path or Path.cwd()).expanduser().resolve()
     problem = None if mode == "unrestricted" else workspace_problem(workspace)
@@ -75,6 +77,8 @@ def resolve_workspace(path: Path | None, mode: str = "workspace") -> Path:
         workspace.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ToolError(f"cannot create the workspace {workspace}: {exc.strerror or exc}") from None
+    if mode != "unrestricted":  # unrestricted commands can write anywhere, the record included
+        remember_workspace(workspace)
     return workspace
 
 
