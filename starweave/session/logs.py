@@ -25,6 +25,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from starweave.redaction import redact
+from starweave.session.log_folder import LogFolder
 
 # Screenshots sent to a visual model as ``data:`` URLs; the PNG files are in the log folder already.
 _DATA_URL = re.compile(r"(data:image/[A-Za-z0-9.+-]+;base64,)[A-Za-z0-9+/=]{64,}")
@@ -56,10 +57,12 @@ class JsonLinesWriter:
     (a whole prompt) and an append takes microseconds, less than a hop to a worker thread.
     """
 
-    def __init__(self, path: Path, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, path: Path, secrets: Iterable[str] = (), folder: LogFolder | None = None) -> None:
         self.path = path
         self._secrets = [s for s in secrets if s]
         self._lock = threading.Lock()
+        # Within a held log folder the file is opened relative to it (see session.log_folder).
+        self._folder = folder
 
     def write(self, record: Any) -> None:
         """Append ``record`` (a dict or a JSON string) as one line."""
@@ -70,8 +73,12 @@ class JsonLinesWriter:
         )
         line = shorten_images(line)
         line = scrub(line.replace("\n", " ") if isinstance(record, str) else line, self._secrets)
-        with self._lock, self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        with self._lock:
+            if self._folder is not None:
+                self._folder.append(self.path.name, (line + "\n").encode("utf-8"))
+                return
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
 
 
 class SessionLogs:
@@ -80,11 +87,12 @@ class SessionLogs:
     def __init__(self, root: str | Path, task: str, secrets: Iterable[str] = ()) -> None:
         self.task = task
         self.path = Path(root) / task
-        self.path.mkdir(parents=True, exist_ok=True)
+        # Held open: the folder may lie in the workspace, where the model's commands can plant links.
+        self.folder = LogFolder(self.path)
         self.secrets = [s for s in secrets if s]
-        self.request_log = JsonLinesWriter(self.path / "request.log", self.secrets)
-        self.response_log = JsonLinesWriter(self.path / "response.log", self.secrets)
-        self.llm_log = JsonLinesWriter(self.path / "llm.log", self.secrets)
+        self.request_log = JsonLinesWriter(self.path / "request.log", self.secrets, self.folder)
+        self.response_log = JsonLinesWriter(self.path / "response.log", self.secrets, self.folder)
+        self.llm_log = JsonLinesWriter(self.path / "llm.log", self.secrets, self.folder)
 
     def record_llm_call(self, record: dict[str, Any]) -> None:
         """Log one model call; the prompt is left out (request.log has it)."""
@@ -92,22 +100,16 @@ class SessionLogs:
 
     def write_result(self, result: dict[str, Any]) -> Path:
         """Write ``result.json`` atomically and return its path."""
-        target = self.path / "result.json"
-        tmp = target.with_suffix(".json.tmp")
         text = json.dumps(to_jsonable_python(result, fallback=str), indent=2, ensure_ascii=False)
-        tmp.write_text(scrub(text, self.secrets) + "\n", encoding="utf-8")
-        tmp.replace(target)
-        return target
+        return self.folder.replace("result.json", (scrub(text, self.secrets) + "\n").encode("utf-8"))
 
     def write_markdown(self, text: str) -> Path:
         """Write ``output.md``."""
-        target = self.path / "output.md"
-        target.write_text(scrub(text, self.secrets), encoding="utf-8")
-        return target
+        return self.folder.replace("output.md", scrub(text, self.secrets).encode("utf-8"))
 
     def responses(self) -> list[dict[str, Any]]:
         """The records of ``response.log`` so far."""
-        log = self.path / "response.log"
-        if not log.exists():
+        data = self.folder.read("response.log")
+        if data is None:
             return []
-        return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]

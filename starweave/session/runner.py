@@ -7,6 +7,7 @@ servers run in this process (or as stdio/HTTP servers, as ``mcp.yaml`` says).
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -276,7 +277,8 @@ def linux_context(request: str, logs: SessionLogs, tools: list[dict[str, Any]], 
 def open_logs(log_dir: str, task: str, secrets: list[str]) -> SessionLogs:
     """The run's log folder; a folder that cannot be created is a configuration error."""
     try:
-        return SessionLogs(Path(log_dir).expanduser().resolve(), task, secrets=secrets)
+        # Not resolved: a symlink the model planted in the path must be seen (session.log_folder).
+        return SessionLogs(Path(os.path.abspath(Path(log_dir).expanduser())), task, secrets=secrets)
     except OSError as exc:
         raise ConfigError(
             f"cannot create the log folder {Path(log_dir) / task}: {exc.strerror or exc}"

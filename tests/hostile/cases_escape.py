@@ -118,3 +118,56 @@ add(
     e2e=True,
     extra={"split": 2},
 )
+
+# ---- Starweave's own log folder (./logs/<task>/ in the workspace for a run started there) --------------------
+add(
+    "logs-folder-planted-as-symlink",
+    "a run leaves ./logs as a symlink to a folder outside; the user's next run in that folder would "
+    "write its logs (request, response, result, trajectory) through it",
+    sh("ln -s @OUT@ logs"),
+    sh("echo hi"),
+    e2e=True,
+    extra={"split": 1},
+)
+add(
+    "logs-task-folder-planted-as-symlink",
+    "a run plants ./logs/hostile (the next run's --task) as a symlink to the home folder",
+    sh("mkdir -p logs"),
+    sh("ln -s @HOME@ logs/hostile"),
+    sh("echo hi"),
+    e2e=True,
+    extra={"split": 2},
+)
+add(
+    "logs-files-planted-as-symlinks",
+    "a run plants output.md and result.json of the next run's log folder as symlinks to files outside "
+    "(the trajectory would overwrite ~/.bashrc)",
+    sh("mkdir -p logs/hostile"),
+    sh("ln -s @HOME@/.bashrc logs/hostile/output.md"),
+    sh("ln -s @OUT@/notes.txt logs/hostile/result.json"),
+    sh("ln -s @OUT@/notes.txt logs/hostile/response.log"),
+    sh("echo hi"),
+    e2e=True,
+    extra={"split": 4},
+)
+add(
+    "logs-task-folder-swapped-mid-run",
+    "during the run the model moves its own log folder away and puts a symlink to a folder outside in "
+    "its place; Starweave's later log writes would follow it",
+    sh("mkdir -p logs"),
+    sh("echo first"),
+    sh("mv logs/hostile logs/old"),
+    sh("ln -s @OUT@ logs/hostile"),
+    sh("echo after"),
+    e2e=True,
+    extra={"split": 2},
+)
+add(
+    "logs-file-planted-as-fifo",
+    "a run plants a FIFO named like the next run's request.log: an append would hang Starweave",
+    sh("mkdir -p logs/hostile"),
+    sh("mkfifo logs/hostile/request.log"),
+    sh("echo hi"),
+    e2e=True,
+    extra={"split": 2},
+)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -49,11 +50,17 @@ def _write_lines(path: str, lines: list[dict[str, Any]]) -> None:
 
 
 def _log_texts(folder: str) -> list[tuple[str, str]]:
-    texts = []
+    """The files Starweave wrote in its log folder: what the model planted there (symlinks to files
+    outside, FIFOs) is not Starweave's output and is not read."""
+    texts: list[tuple[str, str]] = []
+    if os.path.islink(folder):
+        return texts
     for dirpath, _, filenames in os.walk(folder):
         for name in filenames:
             path = os.path.join(dirpath, name)
             try:
+                if not stat.S_ISREG(os.lstat(path).st_mode):
+                    continue
                 with open(path, "rb") as fh:
                     data = fh.read(MAX_LOG_BYTES)
             except OSError:
@@ -68,8 +75,9 @@ async def run_cli(
     """Run ``case`` through the CLI in workspace ``ws``; returns the records, texts and a restart flag.
 
     With ``extra["split"] = k`` the first k calls are one run and the others a second run started in
-    the workspace itself with the user's plain environment, as a user who runs ``starweave run`` in
-    a project folder twice would (the first run may have planted ./config there)."""
+    the workspace itself with the user's plain environment and default log folder (./logs), as a
+    user who runs ``starweave run`` in a project folder twice would (the first run may have planted
+    ./config or ./logs there)."""
     folder = os.path.join(runner.layout.own, "e2e", case.name[:60])
     split = int(case.extra.get("split", len(case.calls)))
     runs = [(case.calls[:split], folder, True)]
@@ -100,7 +108,8 @@ async def _one_run(
     os.makedirs(folder, exist_ok=True)
     replay = os.path.join(folder, "answers.jsonl")
     _write_lines(replay, answers(calls, lambda call: _resolve(call, table)))
-    logs = os.path.join(folder, "logs")
+    # A plain second run keeps its logs where a user's would be: ./logs, here in the workspace.
+    logs = os.path.join(folder, "logs") if overrides else os.path.join(cwd, "logs")
     env = dict(os.environ)
     if overrides:  # the mode under test; a plain second run uses whatever configuration it finds
         env.update(
@@ -118,8 +127,7 @@ async def _one_run(
         "replay",
         "--replay-file",
         replay,
-        "--log-dir",
-        logs,
+        *(["--log-dir", logs] if overrides else []),
         "--task",
         "hostile",
         "--yes",
