@@ -119,7 +119,7 @@ add(
     extra={"split": 2},
 )
 
-# ---- Starweave's own log folder (./logs/<task>/ in the workspace for a run started there) --------------------
+# ---- Starweave's own log folder (./logs/<task>/, in the workspace for a run started there) ------------
 add(
     "logs-folder-planted-as-symlink",
     "a run leaves ./logs as a symlink to a folder outside; the user's next run in that folder would "

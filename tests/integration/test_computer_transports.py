@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import textwrap
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,9 +170,9 @@ class Device:
 async def http_port() -> AsyncIterator[int]:
     server = uvicorn.Server(uvicorn.Config(web_app(), host="127.0.0.1", port=0, log_level="warning"))  # type: ignore[arg-type]
     task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started or task.done():
-            break
+    deadline = time.monotonic() + 30.0  # generous: only a failing start waits this long
+    while not (server.started or task.done()):
+        assert time.monotonic() < deadline, "uvicorn did not start"
         await asyncio.sleep(0.01)
     assert server.started, "uvicorn did not start"
     port = server.servers[0].sockets[0].getsockname()[1]

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from starweave.config.loader import load_config
 from starweave.galaxy.client import GalaxyClient, GalaxyOptions
+from starweave.galaxy.events import Event, EventType, TaskEvent
 from starweave.galaxy.fleet import start_local_fleet
 
 D1, D2 = "local_linux_1", "local_linux_2"
@@ -107,8 +108,16 @@ async def test_device_killed_mid_task_fails_fast_and_the_agent_reassigns(tmp_pat
     ]
     opts = options(tmp_path, planner, "sleep 2 && echo done >> out.txt")
 
+    t1_started = asyncio.Event()
+
+    class T1Started:
+        async def on_event(self, event: Event) -> None:
+            if isinstance(event, TaskEvent) and event.task_id == "t1":
+                t1_started.set()
+
     async def kill_first_device(client: GalaxyClient) -> None:
-        await asyncio.sleep(0.8)
+        client.bus.subscribe(T1Started(), [EventType.TASK_STARTED])  # before the request runs
+        await t1_started.wait()  # the device has t1 (`sleep 2`, so 2 s at least) when it dies
         assert client.fleet is not None
         await client.fleet.stop_device(D1)
 

@@ -69,7 +69,9 @@ def test_large_text_redacts_quickly() -> None:
     masked = redact(text, ["secret-one", "secret-two", "0123456789abcdef"])
     elapsed = time.perf_counter() - started
     assert OPENAI_KEY not in masked and GOOGLE_KEY not in masked and "t" * 40 not in masked
-    assert elapsed < 0.5, f"redacting {len(text)} characters took {elapsed:.3f} s"
+    # About 0.2 s when idle and linear in the text; backtracking gone quadratic would take minutes.
+    # The bound leaves room for a loaded machine.
+    assert elapsed < 5.0, f"redacting {len(text)} characters took {elapsed:.3f} s"
 
 
 KEYS = [OPENAI_KEY, PROJECT_KEY, ANTHROPIC_KEY, GOOGLE_KEY]

@@ -261,9 +261,9 @@ async def test_lost_connection_fails_pending_work_and_calls_the_hook() -> None:
 async def test_deliberate_disconnect_fails_tasks_without_calling_the_hook() -> None:
     server = FakeServer()
     endpoint = make(server)
-    await connect(endpoint, server)
+    side = await connect(endpoint, server)
     sending = asyncio.create_task(endpoint.send_task_to_device("dev1", {"request": "r"}))
-    await asyncio.sleep(0.05)
+    assert (await side.recv()).type == ClientMessageType.TASK  # the task is pending now
     await endpoint.disconnect_device("dev1")
     with pytest.raises(ConnectionError, match="disconnected by the constellation"):
         await asyncio.wait_for(sending, WAIT)
@@ -273,11 +273,12 @@ async def test_deliberate_disconnect_fails_tasks_without_calling_the_hook() -> N
 async def test_cancel_device_tasks_fails_each_pending_task_with_the_reason() -> None:
     server = FakeServer()
     endpoint = make(server)
-    await connect(endpoint, server)
+    side = await connect(endpoint, server)
     tasks = [
         asyncio.create_task(endpoint.send_task_to_device("dev1", {"request": f"r{i}"})) for i in range(3)
     ]
-    await asyncio.sleep(0.05)
+    for _ in tasks:  # all three are pending now
+        assert (await side.recv()).type == ClientMessageType.TASK
     await endpoint.cancel_device_tasks("dev1", "device_disconnected")
     for task in tasks:
         with pytest.raises(ConnectionError, match="device_disconnected"):

@@ -59,7 +59,7 @@ async def test_receive_waits_for_a_frame() -> None:
     await asyncio.sleep(0.01)
     assert not waiting.done()
     await a.send(b"hello")
-    assert await asyncio.wait_for(waiting, 1) == b"hello"
+    assert await asyncio.wait_for(waiting, 30) == b"hello"
 
 
 async def test_unpaired_memory_transport_cannot_connect() -> None:

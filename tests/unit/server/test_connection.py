@@ -26,8 +26,8 @@ async def test_spawn_waits_when_max_inflight_handlers_run() -> None:
     await asyncio.sleep(0.05)
     assert not third.done() and len(ctx.tasks) == 2  # the reader would be waiting here
     gate.set()
-    await asyncio.wait_for(third, 1)
-    await asyncio.wait_for(asyncio.gather(*ctx.tasks), 1)
+    await asyncio.wait_for(third, 30)
+    await asyncio.wait_for(asyncio.gather(*ctx.tasks), 30)
     assert sorted(done) == [1, 2, 3]
 
 

@@ -59,23 +59,23 @@ async def _send(_: ServerMessage) -> None:
 
 
 async def _finish(manager: SessionManager, task_name: str) -> None:
-    for _ in range(200):
-        if manager.get_task_end_by_task(task_name) is not None:
-            return
+    deadline = time.monotonic() + 30.0  # generous: only a failing test waits this long
+    while manager.get_task_end_by_task(task_name) is None:
+        assert time.monotonic() < deadline, f"{task_name} did not finish"
         await asyncio.sleep(0.005)
-    raise AssertionError(f"{task_name} did not finish")
 
 
 async def test_prune_forgets_old_results_refusals_and_reservations() -> None:
     ended: list[str] = []
-    manager = SessionManager(_factory, platform="linux", result_ttl=0.05, on_end=ended.append)
+    # A TTL no loaded machine can outlast between the run and the first prune.
+    manager = SessionManager(_factory, platform="linux", result_ttl=600.0, on_end=ended.append)
     await manager.execute_task_async("s1", "t1", "req", _send)
     await _finish(manager, "t1")
     assert ended == ["s1"]
     manager.record_refusal("t2", "s2", "refused")
     manager.reserve_task_name("t3", "dev1")
     assert manager.prune() == 0  # too young
-    assert manager.prune(time.monotonic() + 1) == 3
+    assert manager.prune(time.monotonic() + 601.0) == 3
     assert manager.results == {} and manager.task_ends == {} and manager.session_id_dict == {}
     assert manager.refused == {} and len(manager.names) == 0
     for name in ("t1", "t2", "t3"):
@@ -106,19 +106,46 @@ async def test_factory_bug_becomes_a_session_error() -> None:
 
 
 async def test_shutdown_cancels_sessions_concurrently() -> None:
-    manager = SessionManager(_factory, platform="linux", cancel_grace=2.0)
+    # Each session, once cancelled, holds on until all three are cancelled: cancelled one at a time,
+    # the first would hold on for its whole grace period, so shutdown would take at least that long.
+    grace = 30.0
+    waiting = 0
+    all_waiting, all_cancelled = asyncio.Event(), asyncio.Event()
+    cancelled = 0
+
+    class HoldingSession(QuickSession):
+        async def run(self) -> None:
+            nonlocal waiting, cancelled
+            try:
+                waiting += 1
+                if waiting == 3:
+                    all_waiting.set()
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                cancelled += 1
+                if cancelled == 3:
+                    all_cancelled.set()
+                await all_cancelled.wait()
+                raise
+
+    def factory(**kwargs: Any) -> QuickSession:
+        return HoldingSession(kwargs["session_id"], kwargs["request"])
+
+    manager = SessionManager(factory, platform="linux", cancel_grace=grace)
     for i in range(3):
-        await manager.execute_task_async(f"s{i}", f"t{i}", "stubborn:0.4", _send)
-    await asyncio.sleep(0.01)
+        await manager.execute_task_async(f"s{i}", f"t{i}", "hold", _send)
+    await asyncio.wait_for(all_waiting.wait(), 30.0)  # all three run (a cancel would find them)
     started = time.monotonic()
     await manager.shutdown()
-    assert time.monotonic() - started < 1.0  # one at a time would take 3 x 0.4 s
+    assert all_cancelled.is_set()
+    assert time.monotonic() - started < grace  # no session waited out its grace period
     assert manager.active_count == 0
 
 
 async def test_app_prunes_results_and_registry_lists_periodically() -> None:
     async with (
-        running_server(result_ttl=0.2, cleanup_interval=0.05) as server,
+        # The TTL outlasts any stall of a loaded machine between TASK_END and the first look.
+        running_server(result_ttl=5.0, cleanup_interval=0.05) as server,
         peer(server, "dev1") as dev,
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http,
     ):
@@ -127,10 +154,8 @@ async def test_app_prunes_results_and_registry_lists_periodically() -> None:
         assert (await dev.recv_until(ServerMessageType.TASK_END)).status == TaskStatus.COMPLETED
         assert (await http.get("/api/task_result/short-lived")).json()["status"] == "done"
         assert server.app.state.registry.get_device_sessions("dev1") == []  # removed when it ended
-        for _ in range(100):
-            if (await http.get("/api/task_result/short-lived")).status_code == 404:  # forgotten
-                break
+        deadline = time.monotonic() + 30.0  # generous: only a failing test waits this long
+        while (await http.get("/api/task_result/short-lived")).status_code != 404:  # until forgotten
+            assert time.monotonic() < deadline, "the result was never pruned"
             await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("the result was never pruned")
         assert server.app.state.sessions.session_id_dict == {}

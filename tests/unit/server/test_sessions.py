@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -52,12 +53,11 @@ async def _run(manager: SessionManager, callback: Any = None) -> ServerMessage:
     session = manager.get_session("s1")
     assert isinstance(session, ScriptedSession)
     session.gate.set()
-    for _ in range(100):
-        end = manager.get_task_end_by_task("t1")
-        if end is not None:
-            return end
+    deadline = time.monotonic() + 30.0  # generous: only a failing test waits this long
+    while (end := manager.get_task_end_by_task("t1")) is None:
+        assert time.monotonic() < deadline, "session did not finish"
         await asyncio.sleep(0.01)
-    raise AssertionError("session did not finish")
+    return end
 
 
 @pytest.mark.parametrize(

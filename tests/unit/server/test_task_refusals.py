@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import httpx
@@ -29,12 +30,13 @@ async def _echo(dev: Peer, task: ServerMessage, **overrides: Any) -> None:
 
 
 async def _result(http: httpx.AsyncClient, task_name: str) -> dict[str, Any]:
-    for _ in range(200):
+    deadline = time.monotonic() + 30.0  # generous: only a failing test waits this long
+    while True:
         body: dict[str, Any] = (await http.get(f"/api/task_result/{task_name}")).json()
         if body["status"] == "done":
             return body
+        assert time.monotonic() < deadline, f"no result for {task_name}"
         await asyncio.sleep(0.02)
-    raise AssertionError(f"no result for {task_name}")
 
 
 async def test_factory_refusal_stores_failed_result_and_ends_the_device_task() -> None:

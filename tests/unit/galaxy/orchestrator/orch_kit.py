@@ -28,7 +28,9 @@ class Call:
 
 @dataclass
 class FakeDevices:
-    """A DeviceExecutor with per-task delays, failures and errors; tracks concurrency.
+    """A DeviceExecutor with per-task delays, gates, failures and errors; tracks concurrency.
+
+    A task with a gate runs until the test sets it (after its delay, if it has one as well).
 
     Unlike the real device manager it does not serialise per device: tests use one device per
     parallel task when they check concurrency.
@@ -36,6 +38,7 @@ class FakeDevices:
 
     devices: dict[str, str] = field(default_factory=lambda: {"A": "linux", "B": "linux", "C": "windows"})
     delays: dict[str, float] = field(default_factory=dict)
+    gates: dict[str, asyncio.Event] = field(default_factory=dict)
     failures: set[str] = field(default_factory=set)
     raises: set[str] = field(default_factory=set)
     results: dict[str, Any] = field(default_factory=dict)
@@ -62,6 +65,8 @@ class FakeDevices:
             if task_id in self.raises:
                 raise RuntimeError(f"device exploded on {task_id}")
             await asyncio.sleep(self.delays.get(task_id, 0.0))
+            if task_id in self.gates:
+                await self.gates[task_id].wait()
         except asyncio.CancelledError:
             call.cancelled = True
             raise
@@ -91,13 +96,16 @@ class FakeDevices:
         return next(c for c in self.calls if c.task_id == task_id)
 
 
-async def eventually(predicate: Callable[[], bool], limit: float = 3.0) -> None:
-    """Wait (bounded) until ``predicate()`` holds; tests observe state changed by other tasks."""
-    for _ in range(int(limit / 0.01)):
-        if predicate():
-            return
+async def eventually(predicate: Callable[[], bool], limit: float = 30.0) -> None:
+    """Wait (bounded) until ``predicate()`` holds; tests observe state changed by other tasks.
+
+    The limit is generous (a loaded machine is slow): only a failing test waits that long.
+    """
+    deadline = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
         await asyncio.sleep(0.01)
-    raise AssertionError("condition not reached in time")
 
 
 class Recorder:

@@ -4,7 +4,6 @@ events, validation and cancellation."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from unit.galaxy.orchestrator.orch_kit import FakeDevices, Recorder, eventually, make_constellation
@@ -13,7 +12,7 @@ from starweave.galaxy.constellation import DependencyType, TaskStatus
 from starweave.galaxy.events import EventBus, EventType
 from starweave.galaxy.orchestrator import RESULTS_HEADER, TaskConstellationOrchestrator
 
-BOUND = 5.0
+BOUND = 30.0  # generous: only a failing test waits this long
 
 
 def setup(devices: FakeDevices | None = None) -> tuple[TaskConstellationOrchestrator, FakeDevices, Recorder]:
@@ -25,15 +24,17 @@ def setup(devices: FakeDevices | None = None) -> tuple[TaskConstellationOrchestr
 
 
 async def test_fan_out_runs_in_parallel() -> None:
-    orch, devices, _ = setup(FakeDevices(delays={"b": 0.3, "c": 0.3, "d": 0.3}))
+    # b, c and d end only once all three run at once: one after another, they never would.
+    together = asyncio.Event()
+    orch, devices, _ = setup(FakeDevices(gates={"b": together, "c": together, "d": together}))
     c = make_constellation(["a", "b", "c", "d"], [("a", "b"), ("a", "c"), ("a", "d")])
     async with asyncio.timeout(BOUND):
-        start = time.monotonic()
-        outcome = await orch.orchestrate_constellation(c, assignment_strategy="round_robin")
-        elapsed = time.monotonic() - start
+        run = asyncio.create_task(orch.orchestrate_constellation(c, assignment_strategy="round_robin"))
+        await eventually(lambda: devices.running == 3)
+        together.set()
+        outcome = await run
     assert outcome["status"] == "completed"
     assert devices.max_running == 3
-    assert elapsed < 0.8  # three 0.3 s tasks at once, not 0.9 s one after another
     assert devices.order()[0] == "a"
 
 
@@ -202,18 +203,21 @@ async def test_cancelling_the_orchestration_task_raises_and_cleans_up() -> None:
 
 
 async def test_same_constellation_twice_at_once_is_refused() -> None:
-    orch, devices, _ = setup(FakeDevices(delays={"a": 0.3}))
+    release = asyncio.Event()  # a runs until the second attempt was refused
+    orch, devices, _ = setup(FakeDevices(gates={"a": release}))
     c = make_constellation(["a"])
     async with asyncio.timeout(BOUND):
         first = asyncio.create_task(orch.orchestrate_constellation(c))
         await eventually(lambda: bool(devices.calls))
         with pytest.raises(RuntimeError, match="already being orchestrated"):
             await orch.orchestrate_constellation(c)
+        release.set()
         assert (await first)["status"] == "completed"
 
 
 async def test_status_while_running() -> None:
-    orch, devices, _ = setup(FakeDevices(delays={"a": 0.3}))
+    release = asyncio.Event()  # a runs until its status was read
+    orch, devices, _ = setup(FakeDevices(gates={"a": release}))
     c = make_constellation(["a", "b"], [("a", "b")])
     async with asyncio.timeout(BOUND):
         run = asyncio.create_task(orch.orchestrate_constellation(c, metadata={"who": "test"}))
@@ -221,6 +225,7 @@ async def test_status_while_running() -> None:
         status = await orch.get_constellation_status(c)
         assert status is not None
         assert status["running_tasks"] == ["a"] and status["metadata"] == {"who": "test"}
+        release.set()
         await run
     assert await orch.get_constellation_status(c) is None
 
