@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agents.app.controls import Control
+from starweave.log_folder import read_log_file, write_log_file
 from starweave.tools.desktop.annotate import annotate
 from starweave.tools.desktop.model import ControlInfo, Rect
 
@@ -55,14 +56,12 @@ def annotate_file(
 ) -> Path:
     """Draw the numbered boxes of ``controls`` on ``clean_png`` and write ``out_png`` (blocking)."""
     png = annotate(
-        clean_png.read_bytes(),
+        read_log_file(clean_png),
         control_infos(controls),
         origin=control_rect(origin) if origin else None,
         selected=selected,
     )
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    out_png.write_bytes(png)
-    return out_png
+    return write_log_file(out_png, png)
 
 
 class SetOfMarkAnnotator:

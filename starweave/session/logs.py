@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from starweave.log_folder import LogFolder
 from starweave.redaction import redact
-from starweave.session.log_folder import LogFolder
 
 # Screenshots sent to a visual model as ``data:`` URLs; the PNG files are in the log folder already.
 _DATA_URL = re.compile(r"(data:image/[A-Za-z0-9.+-]+;base64,)[A-Za-z0-9+/=]{64,}")
@@ -61,7 +61,7 @@ class JsonLinesWriter:
         self.path = path
         self._secrets = [s for s in secrets if s]
         self._lock = threading.Lock()
-        # Within a held log folder the file is opened relative to it (see session.log_folder).
+        # Within a held log folder the file is opened relative to it (see starweave.log_folder).
         self._folder = folder
 
     def write(self, record: Any) -> None:

@@ -277,7 +277,7 @@ def linux_context(request: str, logs: SessionLogs, tools: list[dict[str, Any]], 
 def open_logs(log_dir: str, task: str, secrets: list[str]) -> SessionLogs:
     """The run's log folder; a folder that cannot be created is a configuration error."""
     try:
-        # Not resolved: a symlink the model planted in the path must be seen (session.log_folder).
+        # Not resolved: a symlink the model planted in the path must be seen (starweave.log_folder).
         return SessionLogs(Path(os.path.abspath(Path(log_dir).expanduser())), task, secrets=secrets)
     except OSError as exc:
         raise ConfigError(

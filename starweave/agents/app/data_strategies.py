@@ -28,6 +28,7 @@ from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.execution import fetch_controls
 from starweave.agents.app.screenshots import data_url, save_image
 from starweave.errors import ToolError
+from starweave.log_folder import write_log_file
 
 if TYPE_CHECKING:
     from starweave.agents.app.agent import AppAgent
@@ -131,11 +132,7 @@ class AppScreenshotCaptureStrategy(BaseProcessingStrategy):
         path = Path(log_path) / "ui_trees" / f"ui_tree_step{context.get('session_step') or 0}.json"
         text = json.dumps(result.result, ensure_ascii=False, indent=1, default=str)
 
-        def write() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-
-        await asyncio.to_thread(write)
+        await asyncio.to_thread(write_log_file, path, text.encode("utf-8"))
         return str(path)
 
 

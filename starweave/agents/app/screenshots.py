@@ -8,6 +8,7 @@ import binascii
 from pathlib import Path
 
 from starweave.errors import ToolError
+from starweave.log_folder import write_log_file
 
 
 def decode_image(data: str) -> bytes:
@@ -30,9 +31,5 @@ async def save_image(data: str | bytes, path: Path) -> Path:
     """Write a screenshot (base64 text or bytes) to ``path``; returns the path."""
     raw = data if isinstance(data, bytes) else decode_image(data)
 
-    def write() -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(raw)
-
-    await asyncio.to_thread(write)
+    await asyncio.to_thread(write_log_file, path, raw)
     return path

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from starweave.errors import ToolError
+from starweave.log_folder import read_log_file, write_log_file
 
 
 @dataclass
@@ -58,9 +60,13 @@ async def file_urls(paths: list[tuple[str, str]]) -> list[Image]:
     def read() -> list[Image]:
         urls = []
         for what, path in paths:
-            if path and Path(path).is_file():
-                encoded = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-                urls.append((what, f"data:image/png;base64,{encoded}"))
+            if not path:
+                continue
+            try:  # never through a link the model planted under a screenshot's name
+                encoded = base64.b64encode(read_log_file(Path(path))).decode("ascii")
+            except FileNotFoundError:
+                continue
+            urls.append((what, f"data:image/png;base64,{encoded}"))
         return urls
 
     return await asyncio.to_thread(read)
@@ -74,13 +80,16 @@ async def concat_side_by_side(left: str, right: str, out: Path) -> str:
             from PIL import Image
         except ImportError as exc:
             raise ToolError("CONCAT_SCREENSHOT needs Pillow: pip install 'starweave[desktop]'") from exc
-        with Image.open(left) as first, Image.open(right) as second:
+        with (
+            Image.open(io.BytesIO(read_log_file(Path(left)))) as first,
+            Image.open(io.BytesIO(read_log_file(Path(right)))) as second,
+        ):
             canvas = Image.new("RGB", (first.width + second.width, max(first.height, second.height)), "white")
             canvas.paste(first.convert("RGB"), (0, 0))
             canvas.paste(second.convert("RGB"), (first.width, 0))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        canvas.save(out, format="PNG")
-        return str(out)
+        png = io.BytesIO()
+        canvas.save(png, format="PNG")
+        return str(write_log_file(out, png.getvalue()))
 
     return await asyncio.to_thread(build)
 

@@ -9,7 +9,7 @@ import pytest
 
 from starweave.config.known_workspaces import remember_workspace
 from starweave.errors import ConfigError
-from starweave.session.log_folder import LogFolder
+from starweave.log_folder import LogFolder, read_log_file, write_log_file
 from starweave.session.logs import SessionLogs
 
 
@@ -86,3 +86,22 @@ def test_the_folder_descriptor_is_released(tmp_path: Path) -> None:
     folder.close()
     with pytest.raises(OSError):
         os.fstat(fd)
+
+
+def test_screenshots_replace_planted_links_and_are_never_read_through_one(
+    workspace: Path, outside: Path
+) -> None:
+    shots = workspace / "logs" / "task"
+    shots.mkdir(parents=True)
+    (shots / "action_step1.png").symlink_to(outside / "notes.txt")
+    write_log_file(shots / "action_step1.png", b"png")
+    assert (outside / "notes.txt").read_text() == "precious\n"
+    assert read_log_file(shots / "action_step1.png") == b"png"
+    # A link planted where a screenshot is expected is not read (its target could be a secret that
+    # would be sent to a visual model): it is removed and the screenshot counts as missing.
+    (shots / "action_step2.png").symlink_to(outside / "notes.txt")
+    with pytest.raises(FileNotFoundError):
+        read_log_file(shots / "action_step2.png")
+    with pytest.raises(FileNotFoundError):
+        read_log_file(workspace / "logs" / "no-such-task" / "x.png")
+    assert not (workspace / "logs" / "no-such-task").exists()

@@ -41,15 +41,17 @@ def _real(dir_fd: int) -> str:
     return os.path.realpath(f"/proc/self/fd/{dir_fd}")
 
 
-def open_folder(path: Path) -> int:
+def open_folder(path: Path, create: bool = True) -> int:
     """Create ``path`` (absolute) as needed and return a descriptor of it; ConfigError when the path
-    goes through a symlink inside a workspace, OSError for the rest."""
+    goes through a symlink inside a workspace, OSError for the rest (FileNotFoundError for a missing
+    folder when not ``create``)."""
     workspaces = remembered_workspaces()
     fd = os.open("/", _DIR_FLAGS)
     try:
         for name in Path(os.path.abspath(path)).parts[1:]:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(name, 0o755, dir_fd=fd)
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o755, dir_fd=fd)
             try:
                 next_fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as exc:
@@ -75,9 +77,9 @@ def open_folder(path: Path) -> int:
 class LogFolder:
     """One log folder, held open: files are created, appended to and replaced relative to it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
         self.path = path
-        self.fd = open_folder(path)
+        self.fd = open_folder(path, create)
         self._closer = weakref.finalize(self, os.close, self.fd)
 
     def close(self) -> None:
@@ -133,3 +135,27 @@ class LogFolder:
             return None
         with os.fdopen(fd, "rb") as handle:
             return handle.read()
+
+
+def write_log_file(path: Path, data: bytes) -> Path:
+    """Write ``data`` as the file ``path`` in a log folder (screenshots, UI trees), creating the folder
+    as :class:`LogFolder` does: no symlink inside a workspace is followed, and whatever the model put
+    under that name is replaced. Blocking: call it on a worker thread."""
+    folder = LogFolder(path.parent)
+    try:
+        return folder.replace(path.name, data)
+    finally:
+        folder.close()
+
+
+def read_log_file(path: Path) -> bytes:
+    """The content of the regular file ``path`` in a log folder (a screenshot written before); a link
+    or FIFO planted under its name is never read. Blocking: call it on a worker thread."""
+    folder = LogFolder(path.parent, create=False)
+    try:
+        data = folder.read(path.name)
+    finally:
+        folder.close()
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, "no such file in the log folder", str(path))
+    return data
