@@ -29,6 +29,7 @@ def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
     """What would confine the shell commands here: each sandbox's state, the choice for SHELL.SANDBOX,
     and the limits every command gets."""
     from starweave.tools.servers.shell import landlock
+    from starweave.tools.servers.shell.launch import memory_limit_text
     from starweave.tools.servers.shell.launcher_confine import kernel_has_pidns_pid_max
     from starweave.tools.servers.shell.sandbox import (
         SandboxUnavailable,
@@ -63,7 +64,7 @@ def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
         "bubblewrap": f"works ({shutil.which('bwrap')})" if bwrap_ok else f"does not work: {bwrap_detail}",
         "Landlock": landlock_text,
         "limits per command": (
-            f"{shell.max_memory_mb} MB data memory per process, {shell.max_file_size_mb} MB per file, "
+            f"{memory_limit_text(shell)}, {shell.max_file_size_mb} MB per file, "
             f"{shell.max_open_files} open files, timeout {shell.timeout}s (max {shell.max_timeout}s)"
         ),
         "process limit": processes,

@@ -4,7 +4,7 @@ must end within its deadline while another device's command completes meanwhile.
 
 from __future__ import annotations
 
-from hostile.casebook import DOS_TIMEOUT, Archive, CaseBook, member, sh, write
+from hostile.casebook import DOS_TIMEOUT, Archive, CaseBook, behind, ls, member, read, sh, write
 
 BOOK = CaseBook("dos")
 T = DOS_TIMEOUT
@@ -136,4 +136,125 @@ add(
     ),
     sh("python3 h.py", timeout=10),
     forbid=("SWNOLIMIT-FSIZE",),
+)
+
+# ---- work Starweave does itself that no budget counts
+# 10,000 folders match "d*"; every literal component after it is joined onto all 10,000 matches
+# without drawing on the check's budget, so one check burns CPU (and memory) for hours in a worker
+# thread the deadline cannot stop. Six of them hold every thread of the default executor: file
+# tools, checks and the other device's commands wait forever.
+MANY_DIRS = write("m.py", "import os\nfor i in range(10000):\n    os.mkdir('d%d' % i)\nprint('made')\n")
+TAIL_BOMB = "ls -d d*" + "/a" * 30000
+add(
+    "glob-literal-tail-bomb",
+    "a glob that matches 10,000 folders followed by 30,000 literal components",
+    MANY_DIRS,
+    sh("python3 m.py", timeout=30),
+    *[sh(TAIL_BOMB, timeout=T) for _ in range(7)],
+    read("m.py"),
+    sh("echo alive", timeout=T),
+)
+add(
+    "glob-literal-tail-bomb-redirect",
+    "the same literal tail behind a glob in a redirection target",
+    MANY_DIRS,
+    sh("python3 m.py", timeout=30),
+    sh("cat < d*" + "/." * 30000, timeout=T),
+    sh("echo alive", timeout=T),
+)
+
+# ---- memory the per-process data limit does not count
+add(
+    "memory-bomb-memfd",
+    "a script writes 1.6 GiB into memfds: RLIMIT_DATA and RLIMIT_AS count none of it",
+    write(
+        "m.py",
+        "import os\nfds = []\nchunk = b'\\x01' * (16 << 20)\ntotal = 0\n"
+        "for i in range(7):\n    fd = os.memfd_create('x%d' % i)\n    fds.append(fd)\n"
+        "    for _ in range(15):\n        os.write(fd, chunk)\n        total += 16\n"
+        "    print('SWALLOC', total, flush=True)\n"
+        "if total >= 1408:\n    print('SWNOLIMIT-MEM', flush=True)\n",
+    ),
+    sh("python3 m.py", timeout=15),
+    forbid=("SWNOLIMIT-MEM",),
+)
+add(
+    "memory-bomb-sysv-shm",
+    "a script fills a 1.5 GiB System V shared memory segment (shared pages escape RLIMIT_DATA; without an "
+    "IPC namespace the segment outlives the command)",
+    write(
+        "s.py",
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n"
+        "size = 1536 << 20\nid_ = libc.shmget(0, ctypes.c_size_t(size), 0o1600)\nprint('id', id_)\n"
+        "addr = libc.shmat(id_, None, 0)\nstep = 64 << 20\n"
+        "for off in range(0, size, step):\n    ctypes.memset(addr + off, 1, step)\n"
+        "    print('SWALLOC', (off + step) >> 20, flush=True)\n"
+        "print('SWNOLIMIT-MEM', flush=True)\n",
+    ),
+    sh("python3 s.py", timeout=15),
+    sh("ipcs -m", timeout=T),
+    forbid=("SWNOLIMIT-MEM",),
+)
+add(
+    "memory-bomb-many-processes",
+    "eight processes take 400 MiB each: the memory limit is per process, not per command",
+    write(
+        "p.py",
+        "import os, time\nr, w = os.pipe()\nkids = []\nfor i in range(8):\n    pid = os.fork()\n"
+        "    if pid == 0:\n        try:\n            b = bytearray(400 << 20)\n"
+        "            for j in range(0, len(b), 4096):\n                b[j] = 1\n"
+        "            os.write(w, b'1')\n"
+        "        except MemoryError:\n            os.write(w, b'0')\n"
+        "        time.sleep(3)\n        os._exit(0)\n"
+        "    kids.append(pid)\nok = sum(os.read(r, 1) == b'1' for _ in kids)\n"
+        "print('SWALLOC', ok * 400, flush=True)\n"
+        "if ok * 400 >= 3000:\n    print('SWNOLIMIT-MEM', flush=True)\n",
+    ),
+    sh("python3 p.py", timeout=15),
+    forbid=("SWNOLIMIT-MEM",),
+    extra={"needs": "memory-cgroup"},
+)
+
+# ---- the File server lists a folder whole before it keeps the first 1,000 entries
+add(
+    "list-directory-huge-folder",
+    "list_directory of a folder with 100,000 long names, several at once (Starweave sorted every entry in "
+    "memory and listed the folder twice)",
+    write(
+        "f.py",
+        "import os\nos.mkdir('big')\nos.chdir('big')\npad = 'x' * 230\n"
+        "for i in range(100000):\n    os.close(os.open(pad + '%07d' % i, os.O_CREAT | os.O_WRONLY, 0o644))\n"
+        "print('made')\n",
+    ),
+    sh("python3 f.py", timeout=120),
+    behind(ls("big")),
+    behind(ls("big")),
+    ls("big"),
+    ls("big"),
+)
+
+# ---- processes that compete for the CPU
+add(
+    "cpu-bomb-setsid-spinners",
+    "a hundred spinning processes, each in its own session (its own scheduler autogroup)",
+    write(
+        "c.py",
+        "import os\nfor i in range(100):\n    if os.fork() == 0:\n        os.setsid()\n        while True:\n"
+        "            pass\nwhile True:\n    pass\n",
+    ),
+    sh("python3 c.py", timeout=T),
+    sh("python3 c.py", timeout=T),
+)
+add(
+    "daemon-holds-output-pipe",
+    "the command exits at once but a setsid grandchild keeps stdout open and writes forever",
+    write(
+        "d.py",
+        "import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        "        while True:\n            sys.stdout.write('x' * 4096)\n"
+        "    os._exit(0)\nprint('parent done')\n",
+    ),
+    sh("python3 d.py", timeout=T),
+    behind(sh("python3 d.py", timeout=T)),
+    sh("echo alive", timeout=T),
 )

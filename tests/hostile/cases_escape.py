@@ -171,3 +171,39 @@ add(
     e2e=True,
     extra={"split": 2},
 )
+
+# ---- the launcher's private HOME/TMPDIR (Landlock and no sandbox: a folder in the real /tmp that the
+# supervisor removes after the command)
+add(
+    "private-tmpdir-deep-tree",
+    "a 1,500-level folder tree in $TMPDIR: the supervisor's recursive removal runs out of stack or "
+    "descriptors and leaves the folder in /tmp",
+    write(
+        "t.py",
+        "import os\nos.chdir(os.environ['TMPDIR'])\nfor i in range(1500):\n    os.mkdir('d')\n"
+        "    os.chdir('d')\nopen('f', 'w').write('x')\nprint('deep')\n",
+    ),
+    sh("python3 t.py"),
+)
+add(
+    "private-home-deep-tree",
+    "the same in $HOME, with the folders made unreadable on the way down",
+    write(
+        "t.py",
+        "import os\nos.chdir(os.environ['HOME'])\nfor i in range(1200):\n    os.mkdir('d', 0o700)\n"
+        "    os.chdir('d')\nprint('deep')\n",
+    ),
+    sh("python3 t.py"),
+)
+add(
+    "private-tmpdir-many-files-past-timeout",
+    "the command fills $TMPDIR with 300,000 files and sleeps past its timeout: the supervisor is killed "
+    "five seconds after the stop, halfway through the removal",
+    write(
+        "t.py",
+        "import os, time\nos.chdir(os.environ['TMPDIR'])\nfor i in range(300000):\n"
+        "    os.close(os.open('f%d' % i, os.O_CREAT | os.O_WRONLY, 0o600))\nprint('made', flush=True)\n"
+        "time.sleep(100)\n",
+    ),
+    sh("python3 t.py", timeout=25),
+)

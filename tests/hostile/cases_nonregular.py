@@ -118,3 +118,58 @@ add(
 add("tar-list-fifo", "tar -tf on a FIFO", sh("tar -tf p", timeout=T), prep=FIFO, dos=True)
 add("python-script-dev-stdin", "python3 /dev/stdin", sh("python3 /dev/stdin", timeout=T), dos=True)
 add("sh-script-fifo", "sh on a FIFO script", sh("sh p", timeout=T), prep=FIFO, dos=True)
+
+# ---- sockets made in the workspace without socket(AF_UNIX)
+add(
+    "script-mknod-socket-node",
+    "mknod(S_IFSOCK) makes a socket inode in the workspace (only device and FIFO types are filtered)",
+    write(
+        "m.py",
+        "import os, stat\nos.mknod('s', stat.S_IFSOCK | 0o600)\nprint(oct(os.lstat('s').st_mode))\n",
+    ),
+    sh("python3 m.py"),
+    read("s"),
+    sh("cat < s", timeout=T),
+    dos=True,
+)
+add(
+    "script-socketpair-bind-path",
+    "socketpair() stays allowed; binding one end to a path leaves a socket file in the workspace",
+    write(
+        "b.py",
+        "import os, socket\na, b = socket.socketpair()\na.bind('sock')\n"
+        "print(oct(os.lstat('sock').st_mode))\n",
+    ),
+    sh("python3 b.py"),
+    sh("ls -l sock"),
+)
+add(
+    "script-socketpair-bind-abstract",
+    "a socketpair end bound to an abstract name, then a second command connects to it",
+    write(
+        "b.py",
+        "import socket, time\na, b = socket.socketpair()\na.bind('\\0swh-canary')\nprint('bound')\n",
+    ),
+    sh("python3 b.py"),
+)
+add(
+    "script-mknod-socket-then-grep-recursive",
+    "a socket node planted by a script, then grep -r walks over it",
+    write(
+        "m.py", "import os, stat\nos.makedirs('d', exist_ok=True)\nos.mknod('d/s', stat.S_IFSOCK | 0o600)\n"
+    ),
+    sh("python3 m.py"),
+    sh("grep -r x d", timeout=T),
+    dos=True,
+)
+add(
+    "cp-archive-folder-with-socket",
+    "cp -a of a service folder copies its socket as a socket (mknod S_IFSOCK) into the workspace",
+    sh("cp -a /run/swh-svc svc"),
+    sh("ls -lR svc"),
+)
+add(
+    "cp-recursive-folder-with-socket",
+    "cp -r copies special files as special files too",
+    sh("cp -r /run/swh-svc svc"),
+)

@@ -187,3 +187,60 @@ add(
     ),
     sh("python3 u.py"),
 )
+
+# ---- the same secrets under a second name: a layer or mount that holds a copy of / (the suite's
+# overlay upper layer here; /var/lib/docker/overlay2/*/diff or a backup mount on a real host). The
+# machine scan skips /run and /var/lib/docker, and nothing masks them.
+UPPER = "/run/swh-layers/upper"
+add(
+    "cat-overlay-upper-shadow",
+    "cat of /etc/shadow through the overlay's upper layer",
+    sh(f"cat {UPPER}/etc/shadow"),
+)
+add(
+    "script-reads-overlay-upper-layer",
+    "a script reads every scattered secret through the overlay's upper layer",
+    write(
+        "u.py",
+        "for f in ('opt/app/.env', 'srv/certs/server.key', 'var/backups/db/.pgpass', 'etc/app/tls.pem',\n"
+        "          'etc/shadow'):\n"
+        "    try:\n"
+        f"        print(open('{UPPER}/' + f).read())\n"
+        "    except OSError as exc:\n        print(f, exc)\n",
+    ),
+    sh("python3 u.py"),
+)
+add(
+    "find-then-head-overlay-upper",
+    "find lists the upper layer, head -c prints a file named like nothing secret",
+    sh(f"find {UPPER}/etc -maxdepth 1 -name 'sha*' | xargs head -c 400"),
+)
+add(
+    "od-overlay-upper-shadow",
+    "od -c of the shadow copy in the upper layer",
+    sh(f"od -c {UPPER}/etc/shadow"),
+)
+add(
+    "script-walks-run-for-secrets",
+    "a script walks /run (skipped by the secret scan) and prints every file named like a secret",
+    write(
+        "w.py",
+        "import fnmatch, os\nPAT = ('.env', '*.pem', '*.key', '.pgpass', 'id_*', 'shadow')\n"
+        "for d, dirs, files in os.walk('/run'):\n"
+        "    for f in files:\n"
+        "        if any(fnmatch.fnmatch(f, p) for p in PAT):\n"
+        "            try:\n                print(open(os.path.join(d, f)).read(200))\n"
+        "            except OSError:\n                pass\n",
+    ),
+    sh("python3 w.py"),
+)
+add(
+    "cp-overlay-upper-shadow-then-cat",
+    "cp the shadow copy of the upper layer into the workspace, then cat it",
+    sh(f"cp {UPPER}/etc/shadow s.txt && cat s.txt"),
+)
+add(
+    "xxd-overlay-upper-key",
+    "xxd of the scattered TLS key through a glob of the upper layer (the name only appears in the glob)",
+    sh(f"xxd {UPPER}/srv/certs/*"),
+)

@@ -51,6 +51,28 @@ out["mount_cmd"] = subprocess.run(["mount", "-o", "remount,rw", "/"], capture_ou
 attempt("mknod_char", lambda: os.mknod("memdev", 0o600 | stat.S_IFCHR, os.makedev(1, 1)))
 attempt("mknod_block", lambda: os.mknod("blkdev", 0o600 | stat.S_IFBLK, os.makedev(8, 0)))
 attempt("mkfifo", lambda: os.mkfifo("fifo"))
+attempt("mknod_socket", lambda: os.mknod("sock", 0o600 | stat.S_IFSOCK))
+def bind_socketpair():
+    a, b = socket.socketpair()
+    try:
+        a.bind("bound.sock")
+    finally:
+        a.close()
+        b.close()
+attempt("bind_socketpair", bind_socketpair)
+def use_socketpair():
+    a, b = socket.socketpair()
+    a.sendall(b"hi")
+    got = b.recv(2).decode()
+    a.close()
+    b.close()
+    return got
+attempt("socketpair", use_socketpair)
+attempt("memfd", lambda: os.close(os.memfd_create("m")))
+def shmget():
+    if libc.shmget(0, ctypes.c_size_t(1 << 20), 0o1600) < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+attempt("shmget", shmget)
 subprocess.run(["cp", "/bin/bash", "shell"])
 attempt("chmod_setuid", lambda: os.chmod("shell", 0o4755))
 attempt("chmod_setgid", lambda: os.chmod("shell", 0o2755))
@@ -171,6 +193,16 @@ def test_device_nodes_and_fifos_cannot_be_made(report: Report) -> None:
     assert not (report.workspace / "memdev").exists() and not (report.workspace / "blkdev").exists()
 
 
+def test_no_socket_file_is_left_and_socketpair_still_works(report: Report) -> None:
+    assert report.denied("mknod_socket") and report.denied("bind_socketpair")
+    assert not (report.workspace / "sock").exists() and not (report.workspace / "bound.sock").exists()
+    assert report.data["socketpair"] == ["ok", "hi"]
+
+
+def test_memory_no_process_limit_counts_cannot_be_taken(report: Report) -> None:
+    assert report.data["memfd"] == ["denied", 38] and report.data["shmget"] == ["denied", 38]
+
+
 def test_no_setuid_or_setgid_file_is_ever_created(report: Report) -> None:
     assert report.denied("chmod_setuid") and report.denied("chmod_setgid") and report.denied("create_setuid")
     for path in report.workspace.iterdir():
@@ -246,3 +278,17 @@ def test_limits_apply_inside(report: Report) -> None:
     assert limits["RLIMIT_FSIZE"] == config.max_file_size_mb << 20
     assert limits["RLIMIT_NOFILE"] <= config.max_open_files and limits["RLIMIT_CORE"] == 0
     assert limits["RLIMIT_NPROC"] >= config.max_processes
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "landlock"])
+async def test_bind_works_when_the_network_is_allowed(kind: str, tmp_path: Path) -> None:
+    ok, detail = await asyncio.to_thread(probe_bwrap_sync if kind == "bwrap" else probe_landlock_sync, True)
+    if not ok:
+        pytest.skip(f"{kind} does not work here: {detail}")
+    (tmp_path / "b.py").write_text(
+        "import socket\ns = socket.socket()\ns.bind(('127.0.0.1', 0))\ns.listen()\n"
+        "print('bound', s.getsockname()[1] > 0)\n"
+    )
+    config = ShellConfig(workspace=str(tmp_path), sandbox=kind, allow_network=True)
+    result = await run_command("python3 b.py", policy=ShellPolicy(config, sandbox=kind), timeout=60)
+    assert result["stdout"] == "bound True\n", result

@@ -10,8 +10,11 @@ raises to the model.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import os
 import stat
+import time
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -19,10 +22,13 @@ from pydantic import Field
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, PolicyViolation
+from starweave.tools.servers.shell.checkpool import FILE_CALLS
 from starweave.tools.servers.shell.paths import PathGuard, open_for_write
 from starweave.tools.servers.shell.safeopen import open_checked_read
 
-MAX_ENTRIES = 1000
+MAX_ENTRIES = 1000  # entries list_directory returns
+MAX_SCAN = 1_000_000  # entries it reads (and counts) at most
+LIST_SECONDS = 5.0  # and the time it spends reading them
 FILE_INSTRUCTIONS = (
     "Reads, writes and lists files. Relative paths are relative to the workspace; writes must stay "
     "inside the workspace, reads inside the workspace or the configured read roots; secrets (keys, "
@@ -75,34 +81,71 @@ def _write(guard: PathGuard, path: str, content: str, append: bool) -> dict[str,
     return {"success": True, "path": real, "bytes_written": len(data), "appended": append}
 
 
-def _list(guard: PathGuard, path: str) -> dict[str, Any]:
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def _names(fd: int, deadline: float, seen: list[int]) -> Iterator[str]:
+    """The names in the folder open as ``fd``, counted in ``seen[0]``, until the deadline or
+    MAX_SCAN (then ``seen[1]`` is set)."""
+    with os.scandir(fd) as it:
+        for entry in it:
+            seen[0] += 1
+            yield entry.name
+            if seen[0] % 1024 == 0 and (seen[0] >= MAX_SCAN or time.monotonic() > deadline):
+                seen[1] = 1
+                return
+
+
+def _list(guard: PathGuard, path: str, seconds: float = LIST_SECONDS) -> dict[str, Any]:
     real = guard.check_read(path, confined=True)
     if not os.path.isdir(real):
         return {"success": False, "error": f"{path}: not a directory (or it does not exist)"}
-    entries: list[dict[str, Any]] = []
-    with os.scandir(real) as it:
-        for entry in sorted(it, key=lambda e: e.name):
-            if len(entries) >= MAX_ENTRIES:
-                break
-            st = entry.stat(follow_symlinks=False)
-            kind = (
-                "symlink"
-                if stat.S_ISLNK(st.st_mode)
-                else "dir"
-                if stat.S_ISDIR(st.st_mode)
-                else ("file" if stat.S_ISREG(st.st_mode) else "other")
-            )
-            entries.append({"name": entry.name, "type": kind, "size": st.st_size})
-    total = len(os.listdir(real))
-    return {"success": True, "path": real, "entries": entries, "truncated": total > len(entries)}
-
-
-async def _guarded(fn: Any, *args: Any) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        result: dict[str, Any] = await asyncio.to_thread(fn, *args)
+        # One pass, never holding more than MAX_ENTRIES names: the first ones in order, the rest counted.
+        seen = [0, 0]
+        first = heapq.nsmallest(MAX_ENTRIES, _names(fd, deadline, seen))
+        entries: list[dict[str, Any]] = []
+        for name in first:
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # removed meanwhile
+            entries.append({"name": name, "type": _kind(st.st_mode), "size": st.st_size})
+    finally:
+        os.close(fd)
+    total, cut = seen[0], bool(seen[1])
+    result: dict[str, Any] = {
+        "success": True,
+        "path": real,
+        "entries": entries,
+        "truncated": cut or total > len(entries),
+        "total": total,
+    }
+    if cut:
+        result["note"] = (
+            f"the folder holds at least {total} entries, too many to read in time: the entries are the "
+            f"first by name among the {total} read, not of the whole folder (use ls with a pattern)"
+        )
+    return result
+
+
+async def _guarded(fn: Callable[[], dict[str, Any]], owner: object, seconds: float) -> dict[str, Any]:
+    try:
+        # Its own pool with a deadline: a call stuck in the file system (or many of them) never holds
+        # up the shell's checks, another device or the event loop.
+        result: dict[str, Any] = await asyncio.wait_for(FILE_CALLS.run(fn, owner=owner), seconds)
         return result
     except PolicyViolation as exc:
         return {"success": False, "error": f"Blocked: {exc}"}
+    except TimeoutError:  # before OSError: TimeoutError is an OSError
+        return {"success": False, "error": f"Timeout after {seconds:g}s. (the file system did not answer)"}
     except (OSError, ConfigError) as exc:
         return {"success": False, "error": str(exc)}
 
@@ -111,6 +154,8 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
     """Build the "File MCP Server" with ``read_file``, ``write_file`` and ``list_directory``."""
     srv = MCPServer("File MCP Server", instructions=FILE_INSTRUCTIONS, log_level="WARNING")
     default_max = shell.max_output_bytes
+    seconds = float(shell.timeout)  # a file-tool call ends within SHELL.TIMEOUT
+    owner = object()  # this server's share of the file-tool threads
 
     def guard() -> PathGuard:
         return make_guard(shell)
@@ -131,7 +176,7 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
     ) -> dict[str, Any]:
         """Read a text file. Returns {"success", "path", "size", "content", "truncated"} (plus "note"
         when max_bytes was lowered to the server's cap)."""
-        return await _guarded(lambda: _read(guard(), path, max_bytes, default_max))
+        return await _guarded(lambda: _read(guard(), path, max_bytes, default_max), owner, seconds)
 
     @srv.tool()
     async def write_file(
@@ -142,7 +187,7 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
         append: Annotated[bool, Field(description="Append to the file instead of replacing it.")] = False,
     ) -> dict[str, Any]:
         """Write (or append) text to a file in the workspace. Returns {"success", "path", "bytes_written"}."""
-        return await _guarded(lambda: _write(guard(), path, content, append))
+        return await _guarded(lambda: _write(guard(), path, content, append), owner, seconds)
 
     @srv.tool()
     async def list_directory(
@@ -150,8 +195,10 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
     ) -> dict[str, Any]:
         """List a directory.
 
-        Returns {"success", "path", "entries": [{"name", "type", "size"}], "truncated"}.
+        Returns {"success", "path", "entries": [{"name", "type", "size"}], "truncated", "total"}: the
+        first 1000 entries by name and how many there are (plus "note" when the folder is too big
+        to read whole; "total" is then a lower bound).
         """
-        return await _guarded(lambda: _list(guard(), path))
+        return await _guarded(lambda: _list(guard(), path, min(LIST_SECONDS, seconds / 2)), owner, seconds)
 
     return srv

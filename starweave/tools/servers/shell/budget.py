@@ -16,6 +16,7 @@ MAX_ENTRIES = 100_000  # directory entries one command line may make the check v
 MAX_COMMAND_CHARS = 65_536
 MAX_WORDS = 10_000  # words of one simple command after expansion
 MAX_ARGV_BYTES = 1_048_576  # half the kernel's ARG_MAX
+PATH_MAX = 4096  # the kernel's limit on one path, its final NUL included
 MAX_STAGES = 32  # commands in one pipeline
 MAX_PIPELINES = 64  # pipelines in one command line
 DEFAULT_SECONDS = 30.0
@@ -41,5 +42,9 @@ class Budget:
                 f"{what} would visit more than {MAX_ENTRIES} directory entries; "
                 "use a narrower pattern or path (or find with -maxdepth)"
             )
+        self.check_time(what)
+
+    def check_time(self, what: str) -> None:
+        """Refuse when the deadline has passed (for work that visits no directory entry)."""
         if time.monotonic() > self.deadline:
             raise PolicyViolation(f"checking {what} took longer than the command's time limit")

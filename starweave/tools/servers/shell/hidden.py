@@ -4,7 +4,9 @@ Bubblewrap masks these (an empty read-only tmpfs over a folder, /dev/null over a
 which can only allow, grants reading everywhere around them. The list follows
 :mod:`starweave.tools.servers.shell.paths` (sensitive prefixes, credentials folders and secret file
 names), applied to every home folder (``/root``, ``/home/*`` and the home of every login account), to
-the top of ``/etc``, to a few places containers keep secrets (``/run/secrets``, ``/run/user``),
+the top of ``/etc``, to a few places containers keep secrets (``/run/secrets``, ``/run/user``), to
+container storage and the writable layers of overlay mounts (copies of any file, under any name),
+to everything in ``/run`` but name resolution's and the lock and login records,
 around the workspace (the folders above it and, within a budget, the tree next to it), and to every
 file named like a secret that :mod:`.secret_scan` found on the machine.
 The workspace and the read roots are never hidden (the policy lets the model read them).
@@ -33,6 +35,23 @@ from starweave.tools.servers.shell.secret_scan import SecretScan
 # /proc and /dev are replaced as a whole by both sandboxes; their prefixes need no mask.
 _REPLACED_TREES = ("/proc", "/dev")
 EXTRA_HIDDEN = ("/run/secrets", "/var/run/secrets", "/run/user", "/var/lib/sss")
+# Trees that hold other file systems' files (container images, layers and volumes): a copy of any
+# secret may lie there under any path, and the machine scan does not walk them.
+CONTAINER_STORAGE = (
+    "/var/lib/docker",
+    "/var/lib/containers",
+    "/var/lib/containerd",
+    "/var/lib/kubelet",
+    "/var/lib/lxc",
+    "/var/lib/lxd",
+    "/var/lib/incus",
+    "/var/lib/machines",
+)
+MOUNTINFO = "/proc/self/mountinfo"
+# /run is where services, containers and sandboxes put what they share at run time (credentials,
+# sockets, bind-mounted trees): all of it is hidden but what name resolution and a few readers need.
+RUN = "/run"
+RUN_KEPT = frozenset({"systemd", "resolvconf", "lock", "utmp"})
 # Besides the policy's names: shell and REPL histories hold typed secrets; a few token files.
 EXTRA_HOME_NAMES = (
     ".bash_history",
@@ -72,6 +91,41 @@ def home_dirs() -> list[str]:
         if (entry.pw_uid >= 1000 or entry.pw_uid == me) and entry.pw_dir not in SYSTEM_HOMES:
             homes.add(entry.pw_dir)
     return sorted({os.path.realpath(h) for h in homes if os.path.isdir(h)} - SYSTEM_HOMES)
+
+
+def _unescape_mount_path(value: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), value)
+
+
+def overlay_layers(mountinfo: str = MOUNTINFO) -> list[str]:
+    """The writable layers (``upperdir``, ``workdir``) of every overlay mount: each holds a copy of
+    every file written to its overlay, secrets included, under its own path (a container's, or the
+    overlay a whole root runs on). Lower layers are left alone: they are the original files, seen
+    (and hidden by name) where they are."""
+    try:
+        with open(mountinfo, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    layers: list[str] = []
+    for line in lines:
+        _, sep, right = line.partition(" - ")
+        fields = right.split()
+        if not sep or len(fields) < 3 or fields[0] != "overlay":
+            continue
+        for option in fields[2].split(","):
+            key, _, value = option.partition("=")
+            if key in ("upperdir", "workdir") and value.startswith("/") and value != "/":
+                layers.append(_unescape_mount_path(value))
+    return layers
+
+
+def run_entries(run: str = RUN) -> list[str]:
+    """Every entry of ``/run`` but those in RUN_KEPT."""
+    try:
+        return [os.path.join(run, name) for name in sorted(os.listdir(run)) if name not in RUN_KEPT]
+    except OSError:
+        return []
 
 
 def _prefix_matches(prefix: str) -> list[str]:
@@ -155,7 +209,8 @@ def candidate_paths(homes: list[str] | None = None, near: list[str] | None = Non
     for prefix in SENSITIVE_PREFIXES:
         if not any(is_within(prefix, tree) for tree in _REPLACED_TREES):
             found += _prefix_matches(prefix)
-    found += [os.path.realpath(p) for p in EXTRA_HIDDEN]
+    found += [os.path.realpath(p) for p in (*EXTRA_HIDDEN, *CONTAINER_STORAGE, *overlay_layers())]
+    found += run_entries()
     for home in homes if homes is not None else home_dirs():
         found += [os.path.join(home, d) for d in SENSITIVE_DIRS]
         found += [home + sub for (sub,) in SENSITIVE_SUBPATHS]

@@ -12,20 +12,27 @@ mode and its source given with ``-c``, so nothing on disk can change it after St
   command started (it is their subreaper) and removes the private HOME/TMPDIR.
 
 The limits (SHELL.MAX_MEMORY_MB, MAX_PROCESSES, MAX_FILE_SIZE_MB, MAX_OPEN_FILES) apply in every
-mode; the seccomp filter is ``strict`` under a sandbox, ``basic`` with SANDBOX none, and absent in
-unrestricted mode.
+mode, per process; where a cgroup v2 hierarchy with the memory controller is writable (as root,
+normally), each command also gets a cgroup of its own (``memory.max`` = MAX_MEMORY_MB, no swap,
+``pids.max``) that the launcher joins before anything else, so the memory limit holds for the whole
+command (memfds, shared memory, many processes). The seccomp filter is ``strict`` under a sandbox,
+``basic`` with SANDBOX none, and absent in unrestricted mode.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import itertools
+import logging
 import marshal
 import os
 import shutil
 import signal
 import sys
 import tempfile
+import time
 import weakref
 from dataclasses import dataclass, field
 from functools import cache
@@ -67,7 +74,9 @@ CLOSED_ENV = {
 }
 _PROTECTED_PREFIXES = ("GIT_", "LD_", "BASH_FUNC_")
 
+log = logging.getLogger(__name__)
 _supervised: weakref.WeakSet[asyncio.subprocess.Process] = weakref.WeakSet()
+_releases: set[asyncio.Task[None]] = set()
 # Per bwrap executable, whether root runs it with a new user namespace (found by the probe).
 _bwrap_userns: dict[str, bool] = {}
 
@@ -139,12 +148,129 @@ def launcher_python(workspace: str) -> tuple[str, str]:
     )
 
 
+# ---- the per-command cgroup ----------------------------------------------------------------------
+
+CGROUP_FS = "/sys/fs/cgroup"
+_leaf_numbers = itertools.count()
+
+
+def _cgroup2_mount() -> str | None:
+    """Where the cgroup v2 hierarchy is mounted (``/sys/fs/cgroup`` preferred), or None."""
+    found: list[str] = []
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                if right.split(" ", 1)[0] == "cgroup2":
+                    found.append(left.split()[4].replace("\\040", " "))
+    except OSError:
+        return None
+    return CGROUP_FS if CGROUP_FS in found else (found[0] if found else None)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="ascii") as f:
+        f.write(text)
+
+
+def _controllers(path: str) -> list[str]:
+    with open(path, encoding="ascii") as f:
+        return f.read().split()
+
+
+@cache
+def cgroup_parent() -> tuple[str | None, str]:
+    """This process's cgroup for its commands' leaves (memory and pids enabled below it, made once,
+    removed at exit), or None and why there is none."""
+    root = _cgroup2_mount()
+    if root is None:
+        return None, "no cgroup v2 hierarchy"
+    try:
+        available = _controllers(os.path.join(root, "cgroup.controllers"))
+    except OSError as exc:
+        return None, f"cgroup v2 unreadable ({exc.strerror})"
+    if "memory" not in available:
+        return None, "no memory controller in the cgroup v2 hierarchy"
+    wanted = [c for c in ("memory", "pids") if c in available]
+    enable = " ".join(f"+{c}" for c in wanted)
+    parent = os.path.join(root, f"starweave-{os.getpid()}")
+    try:
+        enabled = _controllers(os.path.join(root, "cgroup.subtree_control"))
+        if any(c not in enabled for c in wanted):
+            _write(os.path.join(root, "cgroup.subtree_control"), enable)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(parent, 0o755)
+        _write(os.path.join(parent, "cgroup.subtree_control"), enable)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.rmdir(parent)
+        return None, f"the cgroup v2 hierarchy is not writable here ({exc.strerror})"
+    atexit.register(_remove_cgroups, parent)
+    return parent, ""
+
+
+def new_cgroup(parent: str, memory_bytes: int, pids: int) -> str | None:
+    """A fresh leaf below ``parent`` limited to ``memory_bytes`` (no swap) and ``pids`` tasks."""
+    leaf = os.path.join(parent, f"cmd-{next(_leaf_numbers)}")
+    try:
+        os.mkdir(leaf, 0o755)
+    except OSError as exc:
+        log.warning("cannot make a cgroup for the command (%s): per-process limits only", exc)
+        return None
+    try:
+        _write(os.path.join(leaf, "memory.max"), str(memory_bytes))
+        for name, value in (("memory.swap.max", 0), ("pids.max", pids)):
+            if os.path.exists(os.path.join(leaf, name)):
+                _write(os.path.join(leaf, name), str(value))
+    except OSError as exc:
+        log.warning("cannot limit the command's cgroup (%s): per-process limits only", exc)
+        release_cgroup(leaf, wait=0)
+        return None
+    return leaf
+
+
+def release_cgroup(leaf: str, wait: float = 2.0) -> bool:
+    """Kill whatever is left in ``leaf`` and remove it (retrying up to ``wait`` seconds)."""
+    with contextlib.suppress(OSError):
+        _write(os.path.join(leaf, "cgroup.kill"), "1")
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            os.rmdir(leaf)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+
+def _remove_cgroups(parent: str) -> None:
+    with contextlib.suppress(OSError):
+        for name in os.listdir(parent):
+            if name.startswith("cmd-"):
+                release_cgroup(os.path.join(parent, name), wait=0.5)
+    with contextlib.suppress(OSError):
+        os.rmdir(parent)
+
+
+def memory_limit_text(config: ShellConfig) -> str:
+    """How the memory limit holds here, for ``starweave doctor``."""
+    per_process = f"{config.max_memory_mb} MB data memory per process"
+    parent, why = cgroup_parent()
+    if parent:
+        return f"{config.max_memory_mb} MB memory per command (cgroup v2) and {per_process}"
+    return f"{per_process} only ({why}: not per command)"
+
+
 @dataclass
 class Prepared:
     """A command line ready to start, and the descriptors it inherits (close them after the start)."""
 
     argv: list[str]
     pass_fds: tuple[int, ...] = ()
+    cgroup: str | None = None  # the command's cgroup leaf: release_cgroup() once it ended
 
     def close(self) -> None:
         """Close the descriptors passed to the command (the child has its own copies)."""
@@ -214,18 +340,20 @@ class Launch:
         spec: dict[str, Any] = {"name": name, "limits": self.limits(), "drop_caps": True}
         if self.kind == "bwrap":
             families = (seccomp.AF_INET, seccomp.AF_INET6, seccomp.AF_NETLINK)
-            spec["seccomp"] = seccomp.filter_hex("strict", families)
+            spec["seccomp"] = seccomp.filter_hex("strict", families, allow_bind=self.config.allow_network)
             if self.as_root:
                 spec["bwrap_pid_max"] = self.config.max_processes + PID_MAX_SLACK
             return spec
         spec.update(supervise=True, private_base=self.private_base)
+        if self.kind != "unrestricted" and self.as_root:
+            spec["ipcns"] = True  # System V objects die with the command
         # Without a user namespace RLIMIT_NPROC counts all of the user's processes (root: none).
         spec["nproc_mode"] = "plain" if self.as_root else "count"
         if self.kind == "landlock":
             allow = self.config.allow_network
             inet = (seccomp.AF_INET, seccomp.AF_INET6, seccomp.AF_NETLINK)
             allowed: tuple[int, ...] = inet if allow else ()
-            spec["seccomp"] = seccomp.filter_hex("strict", allowed)
+            spec["seccomp"] = seccomp.filter_hex("strict", allowed, allow_bind=allow)
             spec["landlock"] = landlock.launcher_spec(
                 self.landlock_abi, self.workspace, self.read_roots, self.config.mode == "readonly", allow
             )
@@ -243,21 +371,45 @@ class Launch:
             spec["drop_caps"] = False  # unrestricted: the user asked for full power, limits only
         return spec
 
-    def prepare(self, exe: str, argv: list[str], cwd: str, env: dict[str, str]) -> Prepared:
+    def _cgroup(self) -> tuple[str, int] | None:
+        """A cgroup leaf for one command and its ``cgroup.procs`` open for the launcher, if any."""
+        parent = cgroup_parent()[0]
+        leaf = parent and new_cgroup(
+            parent, self.config.max_memory_mb * 1024 * 1024, self.config.max_processes + PID_MAX_SLACK
+        )
+        if not leaf:
+            return None
+        try:
+            return leaf, os.open(os.path.join(leaf, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            log.warning("cannot open the command's cgroup (%s): per-process limits only", exc)
+            release_cgroup(leaf, wait=0)
+            return None
+
+    def prepare(
+        self, exe: str, argv: list[str], cwd: str, env: dict[str, str], cgroup: bool = False
+    ) -> Prepared:
         """The full command line that starts ``exe argv[1:]`` in ``cwd`` with ``env`` (and the
-        descriptor that carries a spec too long for a command-line argument)."""
+        descriptors that carry a spec too long for a command-line argument and, with ``cgroup``,
+        the command's cgroup: see :func:`release_cgroup`)."""
         python, prefix = launcher_python(self.workspace)
-        # repr() writes a literal the launcher reads without importing json (milliseconds per command).
-        spec = repr(self.spec(argv[0]))
+        spec_dict = self.spec(argv[0])
         fds: tuple[int, ...] = ()
+        leaf = self._cgroup() if cgroup else None
+        if leaf:
+            spec_dict["cgroup_fd"] = leaf[1]
+            fds = (leaf[1],)
+        # repr() writes a literal the launcher reads without importing json (milliseconds per command).
+        spec = repr(spec_dict)
         if len(spec) > SPEC_IN_ARGV:  # one argument may hold 128 KiB; a Landlock ruleset can be more
             fd = os.memfd_create("starweave-spec")
             os.write(fd, spec.encode())
             os.lseek(fd, 0, os.SEEK_SET)
-            spec, fds = f"fd:{fd}", (fd,)
+            spec, fds = f"fd:{fd}", (*fds, fd)
         inner = [python, "-I", "-S", "-c", launcher_code(python), spec, "--", exe, *argv[1:]]
+        cgroup_leaf = leaf[0] if leaf else None
         if self.kind != "bwrap":
-            return Prepared(inner, fds)
+            return Prepared(inner, fds, cgroup_leaf)
         layout = BwrapLayout(
             workspace=self.workspace,
             cwd=cwd,
@@ -271,7 +423,7 @@ class Launch:
             hidden=hidden_paths([self.workspace, *self.read_roots]),
             runtime=[prefix, os.path.dirname(python)],
         )
-        return Prepared(bwrap_argv(self.bwrap_exe or "bwrap", layout, env, inner), fds)
+        return Prepared(bwrap_argv(self.bwrap_exe or "bwrap", layout, env, inner), fds, cgroup_leaf)
 
 
 async def spawn(
@@ -283,7 +435,7 @@ async def spawn(
         os.write(fds[2], f"{argv[0]}: command not found\n".encode())
         return 127
     env = command_env(launch.base_env(), assignments)
-    prepared = await asyncio.to_thread(launch.prepare, exe, argv, cwd, env)
+    prepared = await asyncio.to_thread(launch.prepare, exe, argv, cwd, env, True)
     try:
         proc = await asyncio.create_subprocess_exec(
             *prepared.argv,
@@ -295,11 +447,26 @@ async def spawn(
             start_new_session=True,
             pass_fds=prepared.pass_fds,
         )
+    except BaseException:
+        if prepared.cgroup:
+            release_cgroup(prepared.cgroup, wait=0)
+        raise
     finally:
         prepared.close()
     if launch.supervised:
         _supervised.add(proc)
+    if prepared.cgroup:
+        task = asyncio.get_running_loop().create_task(_release_after(proc, prepared.cgroup))
+        _releases.add(task)
+        task.add_done_callback(_releases.discard)
     return proc
+
+
+async def _release_after(proc: asyncio.subprocess.Process, leaf: str) -> None:
+    """Once the command's first process ended: kill what is left in its cgroup and remove it."""
+    await proc.wait()
+    if not await asyncio.to_thread(release_cgroup, leaf):
+        log.warning("the command's cgroup %s could not be removed", leaf)
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:

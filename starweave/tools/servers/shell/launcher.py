@@ -23,6 +23,7 @@ if __name__ != "__main__":  # imported as a module; in the joined program these 
     from starweave.tools.servers.shell.launcher_confine import (
         AT_FDCWD,
         AT_RECURSIVE,
+        CLONE_NEWIPC,
         CLONE_NEWNS,
         CLONE_NEWPID,
         MOUNT_ATTR_NOSUID,
@@ -125,33 +126,93 @@ def _private_dirs(base: str, env: dict[str, str]) -> str:
     return top
 
 
-def _remove_below(dir_fd: int) -> None:
-    """Remove everything in the open folder ``dir_fd``; never follows a symlink."""
-    for entry in os.scandir(dir_fd):
-        if entry.is_dir(follow_symlinks=False):
-            try:
-                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-            except OSError:
+def _folder_id(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def _open_folder(name: str, dir_fd: int) -> int:
+    """Open the folder ``name`` of ``dir_fd`` without following a symlink, made readable first if
+    the command took its rights away (through /proc/self/fd, the folder itself, never a link)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        path = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            os.chmod(f"/proc/self/fd/{path}", 0o700)
+        finally:
+            os.close(path)
+        return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _clear_files(dir_fd: int) -> list[str]:
+    """Remove every entry of ``dir_fd`` but non-empty folders; their names are returned."""
+    folders: list[str] = []
+    try:
+        entries = list(os.scandir(dir_fd))
+    except Exception:
+        return folders
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                try:
+                    os.rmdir(entry.name, dir_fd=dir_fd)
+                except OSError:
+                    folders.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=dir_fd)
+        except Exception:  # an entry that cannot go stays; the rest still goes
+            continue
+    return folders
+
+
+def _remove_below(top_fd: int) -> None:
+    """Remove everything in the open folder ``top_fd``; never follows a symlink. Iterative (no
+    recursion limit, however deep the tree) and holding two descriptors at most: it climbs back
+    through ``..`` and stops should that not be the folder it came from (moved meanwhile)."""
+    fd = os.dup(top_fd)
+    # One frame per level entered: (its name in the parent, the parent's identity, folders left there).
+    frames: list[tuple[str, tuple[int, int], list[str]]] = []
+    pending = _clear_files(fd)
+    try:
+        while True:
+            if pending:
+                name = pending.pop()
+                try:
+                    sub = _open_folder(name, fd)
+                except Exception:  # gone, or not a folder any more
+                    continue
+                frames.append((name, _folder_id(fd), pending))
+                os.close(fd)
+                fd = sub
+                pending = _clear_files(fd)
                 continue
-            try:
-                os.fchmod(sub, 0o700)  # a folder the command made unreadable
-                _remove_below(sub)
-            finally:
-                os.close(sub)
-            os.rmdir(entry.name, dir_fd=dir_fd)
-        else:
-            os.unlink(entry.name, dir_fd=dir_fd)
+            if not frames:
+                return
+            name, parent, pending = frames.pop()
+            up = os.open("..", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            if _folder_id(fd) != parent:
+                return
+            try:  # noqa: SIM105 (no contextlib: one import less per command)
+                os.rmdir(name, dir_fd=fd)
+            except OSError:
+                pass  # something in it could not go
+    finally:
+        os.close(fd)
 
 
 def _remove_tree(top: str) -> None:
     try:
-        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return
     try:
         os.fchmod(fd, 0o700)
         _remove_below(fd)
-    except OSError:
+    except Exception:  # best effort: the supervisor must still exit
         pass
     finally:
         os.close(fd)
@@ -176,6 +237,8 @@ def supervise(spec: dict[str, Any], argv: list[str], env: dict[str, str]) -> NoR
         os._exit(SETUP_FAILED)
     extra = [(top, spec["private_access"])] if top and spec.get("private_access") else []
     pidns = bool(spec.get("pidns")) and os.geteuid() == 0 and _libc.unshare(CLONE_NEWPID) == 0
+    if spec.get("ipcns") and os.geteuid() == 0:
+        _libc.unshare(CLONE_NEWIPC)  # System V objects and POSIX queues die with the command
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     # SIGTERM (the runner's "stop") is blocked until the handler is in place in each process.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
@@ -192,28 +255,33 @@ def supervise(spec: dict[str, Any], argv: list[str], env: dict[str, str]) -> NoR
         elif landlock:
             extra.append((f"/proc/{os.getpid()}", landlock.get("self_proc", 0)))
         confine_and_exec(spec, argv, env, extra)
-    signal.signal(signal.SIGTERM, _on_term)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-    _close_standard_fds()
     status = signal.SIGKILL  # reported like a process killed by SIGKILL when we are told to stop
     try:
-        while True:
-            pid, st = os.waitpid(-1, 0)
-            if pid == child:
-                status = st
-                break
-    except (_Stop, ChildProcessError):
-        pass
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if pidns:
-        try:  # noqa: SIM105 (no contextlib: one import less per command)
-            os.kill(child, signal.SIGKILL)  # the namespace's first process: the kernel kills the rest
-        except ProcessLookupError:
+        try:
+            signal.signal(signal.SIGTERM, _on_term)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+            _close_standard_fds()
+            while True:
+                pid, st = os.waitpid(-1, 0)
+                if pid == child:
+                    status = st
+                    break
+        except (_Stop, ChildProcessError):
             pass
-    sweep()
-    if top:
-        _remove_tree(top)
-    os._exit(_exit_code(status))
+        finally:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            if pidns:
+                try:  # noqa: SIM105 (no contextlib: one import less per command)
+                    os.kill(child, signal.SIGKILL)  # the namespace's init: the kernel kills the rest
+                except ProcessLookupError:
+                    pass
+            sweep()
+        finally:
+            if top:
+                _remove_tree(top)
+    finally:
+        os._exit(_exit_code(status))  # whatever went wrong above, the supervisor ends
 
 
 def _read_only_except(writable: list[str]) -> None:

@@ -1,9 +1,11 @@
 """The launcher's first half: confine this process, then execve the command; standard library only.
 
-Order before ``execve``, each step failing closed (exit 125, one line on stderr): resource limits,
-oom_score_adj 1000 (the kernel's OOM killer takes sandboxed processes first), as root a per-PID-
-namespace pid_max (the process limit root is otherwise exempt from), dropping every capability with
-the bounding set and secure bits, no_new_privs, the Landlock ruleset, the seccomp filter.
+Order before ``execve``, each step failing closed (exit 125, one line on stderr): joining the
+command's cgroup (memory and processes of the whole command, when Starweave made one), resource
+limits, oom_score_adj 1000 (the kernel's OOM killer takes sandboxed processes first), as root a
+per-PID-namespace pid_max (the process limit root is otherwise exempt from), dropping every
+capability with the bounding set and secure bits, no_new_privs, the Landlock ruleset, the seccomp
+filter.
 
 :func:`starweave.tools.servers.shell.launch.launcher_source` joins this file and ``launcher.py``
 into the one program the launcher runs (``python -I -S -c PROGRAM``: nothing is imported from disk).
@@ -30,7 +32,7 @@ CAP_SETPCAP = 8
 LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_RULE_PATH_BENEATH = 1
 FILE_RIGHTS = 0x1 | 0x2 | 0x4 | 0x4000 | 0x8000  # execute, write, read, truncate, ioctl_dev
-CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWIPC = 0x00020000, 0x20000000, 0x08000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
 MNT_DETACH = 2
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
@@ -108,6 +110,17 @@ def set_limits(limits: dict[str, int], nproc_mode: str) -> None:
             f.write("1000")
     except OSError as exc:
         raise SetupError(f"raising oom_score_adj: {exc}") from None
+
+
+def join_cgroup(fd: int) -> None:
+    """Move this process into the command's cgroup through its ``cgroup.procs``, opened by Starweave
+    (the kernel checks the opener's rights and cgroup namespace, so this works inside bubblewrap)."""
+    try:
+        os.write(fd, b"0")
+    except OSError as exc:
+        raise SetupError(f"joining the command's cgroup: {exc}") from None
+    finally:
+        os.close(fd)
 
 
 def kernel_has_pidns_pid_max() -> bool:
@@ -247,6 +260,8 @@ def confine_and_exec(
 ) -> NoReturn:
     """Every confinement step of ``spec``, then execve(argv). Never returns."""
     try:
+        if spec.get("cgroup_fd") is not None:
+            join_cgroup(spec["cgroup_fd"])
         set_limits(spec.get("limits", {}), spec.get("nproc_mode", "plain"))
         if spec.get("bwrap_pid_max"):
             pid_max_in_bwrap(spec["bwrap_pid_max"])

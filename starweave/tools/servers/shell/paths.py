@@ -114,10 +114,15 @@ SENSITIVE_NAMES = (
     ".psql_history",
     ".mysql_history",
     ".node_repl_history",
+    # the password and sudo databases, wherever a copy of them lies (a backup, a container layer)
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
 )
 # Names a recursive reader skips (injected as --exclude patterns): the names above plus the password
 # databases, and the credentials directories.
-SECRET_FILE_NAMES = (*SENSITIVE_NAMES, "shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "opasswd")
+SECRET_FILE_NAMES = (*SENSITIVE_NAMES, "sudoers", "opasswd")
 SECRET_DIR_NAMES = (*sorted(SENSITIVE_DIRS), "gcloud", "keyrings", "private")
 # Files a program may *execute* when it next runs (git config and hooks, shell start-up files):
 # writing them inside the workspace would turn a later harmless command into arbitrary code.

@@ -8,10 +8,12 @@ import asyncio
 import contextlib
 import os
 import shutil
+from functools import partial
 from typing import Any
 
 from starweave.errors import PolicyViolation, ToolError
 from starweave.tools.servers.shell.budget import Budget
+from starweave.tools.servers.shell.checkpool import CHECKS
 from starweave.tools.servers.shell.landlock import landlock_abi
 from starweave.tools.servers.shell.launch import CLEAN_PATH, Launch, clean_env, spawn, stop
 from starweave.tools.servers.shell.parser import CommandLine
@@ -90,10 +92,10 @@ class _Execution:
             if (connector == "&&" and rc != 0) or (connector == "||" and rc == 0):
                 continue  # skipped: the status stays that of the last pipeline that ran
             # The decisive check (globs expanded against the files as they are now) reads the file
-            # system: off the event loop, under the command's deadline, with a fresh count of
-            # directory entries (the check before anything ran spent the line's first count).
-            fresh = Budget(deadline=budget.deadline)
-            prepared, cwd = await asyncio.to_thread(self.policy.prepare_pipeline, pipeline, cwd, budget=fresh)
+            # system: off the event loop in the check pool, under the command's deadline, with a fresh
+            # count of directory entries (the check before anything ran spent the line's first count).
+            check = partial(self.policy.prepare_pipeline, budget=Budget(deadline=budget.deadline))
+            prepared, cwd = await CHECKS.run(check, pipeline, cwd, owner=self.policy)
             rc = 0 if prepared[0].cd_to else await self._pipeline(prepared, cwd)
         return rc
 
@@ -194,20 +196,24 @@ async def run_command(
         return policy.enforce(command, cwd, budget=budget), policy.resolve_cwd(cwd)
 
     try:
-        line, start = await asyncio.wait_for(asyncio.to_thread(check), limit)
+        # In the check pool, not the loop's default executor: checks that overstay their deadline
+        # can hold up only this device's later checks, never the file tools or another device.
+        line, start = await asyncio.wait_for(CHECKS.run(check, owner=policy), limit)
     except PolicyViolation as exc:
         return {"success": False, "error": f"Blocked: {exc}"}
-    except OSError as exc:
-        return {"success": False, "error": f"Failed to check the command: {exc}"}
-    except TimeoutError:
+    except TimeoutError:  # before OSError: TimeoutError is an OSError
         # The worker thread stops on its own: every walk in the check draws on ``budget``.
+        busy = CHECKS.running(policy)
+        why = f"; {busy} earlier checks are still running" if busy >= CHECKS.per_owner else ""
         return {
             "success": False,
-            "error": f"Timeout after {limit:g}s. (while checking the command)",
+            "error": f"Timeout after {limit:g}s. (while checking the command{why})",
             "exit_code": None,
             "stdout": "",
             "stderr": "",
         }
+    except OSError as exc:
+        return {"success": False, "error": f"Failed to check the command: {exc}"}
     run = _Execution(policy)
     readers = [asyncio.create_task(run.out.run()), asyncio.create_task(run.err.run())]
 

@@ -7,15 +7,19 @@ it starts inherit it. What it refuses, and why:
   ``mknod`` with S_ISUID or S_ISGID in the mode fail with EPERM. A set-id file left in the workspace
   would run with its owner's rights for whoever starts it later, outside any sandbox (``cp -p`` and
   ``tar -p`` of a setuid binary go through fchmod and lose the bits).
-* **device nodes**: ``mknod``/``mknodat`` of character or block devices fail (Starweave opens files
-  of the workspace itself; a device node there would give it the disk or memory); under a sandbox
-  (the ``strict`` profile) FIFOs too.
+* **device nodes and sockets**: ``mknod``/``mknodat`` of character or block devices and of sockets
+  fail (Starweave opens files of the workspace itself; a device node there would give it the disk or
+  memory, a socket file is a node no tool should meet); under a sandbox (the ``strict`` profile)
+  FIFOs too.
 * **terminal injection**: ``ioctl`` TIOCSTI and TIOCLINUX.
 * In the ``strict`` profile (bubblewrap and Landlock), also: new user namespaces (``clone``/``unshare``
   with CLONE_NEWUSER; ``clone3`` answers ENOSYS so the C library falls back to ``clone``), io_uring
   (its operations bypass seccomp), kernel keyrings (not namespaced), mounting, modules, kexec, BPF,
   perf, userfaultfd, swap, reboot, clock changes, and sockets of families other than the allowed ones
-  (unix sockets reach local daemons such as Docker or D-Bus; ``socketpair`` stays allowed).
+  (unix sockets reach local daemons such as Docker or D-Bus; ``socketpair`` stays allowed); without
+  the network, ``bind`` (the filter cannot read the address, and a ``socketpair`` socket bound to a
+  path leaves a socket file); memory no per-process limit counts: ``memfd_create`` and System V
+  shared memory (``shmget``/``shmat``) answer ENOSYS, so callers fall back to ordinary files.
 
 Only x86_64 and aarch64 are supported: another architecture raises :class:`SeccompUnsupported`, and
 inside the filter a system call of another ABI (i386 ``int 0x80``, x32) kills the process.
@@ -42,7 +46,7 @@ RET_ERRNO = 0x00050000
 
 EPERM, EACCES, ENOSYS, EAFNOSUPPORT = 1, 13, 38, 97
 S_ISUID_GID = 0o6000
-S_IFMT, S_IFCHR, S_IFBLK, S_IFIFO = 0o170000, 0o020000, 0o060000, 0o010000
+S_IFMT, S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK = 0o170000, 0o020000, 0o060000, 0o010000, 0o140000
 O_CREAT, O_TMPFILE = 0o100, 0o20000000
 CLONE_NEWUSER = 0x10000000
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
@@ -67,6 +71,10 @@ SYSCALLS: dict[str, tuple[int | None, int | None]] = {
     "openat2": (437, 437),
     "ioctl": (16, 29),
     "socket": (41, 198),
+    "bind": (49, 200),
+    "memfd_create": (319, 279),
+    "shmget": (29, 194),
+    "shmat": (30, 196),
     "clone": (56, 220),
     "clone3": (435, 435),
     "unshare": (272, 97),
@@ -191,13 +199,17 @@ def machine_arch(machine: str | None = None) -> str:
     return name
 
 
-def rules(profile: str, allowed_socket_families: tuple[int, ...] = ()) -> list[Rule]:
-    """The rules of ``profile``: ``basic`` (set-id bits, device nodes, terminal injection) or
-    ``strict`` (basic plus FIFOs, and the namespace, io_uring, keyring, mount ... and socket family
-    rules)."""
-    # Node types mknod may not make: devices always; FIFOs too under a sandbox (Starweave and the
-    # file server would block on one left in the workspace).
-    nodes = (S_IFCHR, S_IFBLK) if profile == "basic" else (S_IFCHR, S_IFBLK, S_IFIFO)
+def rules(
+    profile: str, allowed_socket_families: tuple[int, ...] = (), allow_bind: bool = False
+) -> list[Rule]:
+    """The rules of ``profile``: ``basic`` (set-id bits, device and socket nodes, terminal injection)
+    or ``strict`` (basic plus FIFOs, and the namespace, io_uring, keyring, mount, socket family,
+    ``bind`` unless ``allow_bind``, memfd and System V shared memory rules)."""
+    # Node types mknod may not make: devices and sockets always; FIFOs too under a sandbox (Starweave
+    # and the file server would block on one left in the workspace).
+    nodes: tuple[int, ...] = (S_IFCHR, S_IFBLK, S_IFSOCK)
+    if profile != "basic":
+        nodes += (S_IFIFO,)
     out = [
         Rule("chmod", (Check("deny_any", 1, S_ISUID_GID),)),
         Rule("fchmod", (Check("deny_any", 1, S_ISUID_GID),)),
@@ -221,7 +233,12 @@ def rules(profile: str, allowed_socket_families: tuple[int, ...] = ()) -> list[R
         Rule("unshare", (Check("deny_any", 0, CLONE_NEWUSER),)),
         Rule("clone3", (), errno=ENOSYS, default_allow=False),
         Rule("socket", (Check("allow_in", 0, 0xFFFFFFFF, allowed_socket_families),), EAFNOSUPPORT, False),
+        Rule("memfd_create", (), errno=ENOSYS, default_allow=False),
+        Rule("shmget", (), errno=ENOSYS, default_allow=False),
+        Rule("shmat", (), errno=ENOSYS, default_allow=False),
     ]
+    if not allow_bind:
+        out.append(Rule("bind", (), default_allow=False))
     out += [Rule(name, (), default_allow=False) for name in STRICT_DENIED]
     return out
 
@@ -287,8 +304,11 @@ def build_filter(arch: str, rule_list: list[Rule]) -> bytes:
 
 @functools.lru_cache(maxsize=16)
 def filter_hex(
-    profile: str, allowed_socket_families: tuple[int, ...] = (), machine: str | None = None
+    profile: str,
+    allowed_socket_families: tuple[int, ...] = (),
+    machine: str | None = None,
+    allow_bind: bool = False,
 ) -> str:
     """The filter for this machine, hex-encoded for the launcher's spec (cached)."""
     arch = machine_arch(machine)
-    return build_filter(arch, rules(profile, allowed_socket_families)).hex()
+    return build_filter(arch, rules(profile, allowed_socket_families, allow_bind)).hex()

@@ -78,6 +78,8 @@ BASIC = build_filter("x86_64", rules("basic"))
         ("mknod", (0, 0o020600, 0x103), EPERM),  # character device
         ("mknodat", (3, 0, 0o060600, 0x800), EPERM),  # block device
         ("mknodat", (3, 0, 0o100644 | 0o4000, 0), EPERM),  # a regular file with setuid
+        ("mknod", (0, 0o140755, 0), EPERM),  # a socket (what cp -a makes of one)
+        ("mknodat", (3, 0, 0o140644, 0), EPERM),
         ("ioctl", (0, 0x5412, 0), EPERM),  # TIOCSTI
         ("ioctl", (0, 0x5401, 0), RET_ALLOW),  # TCGETS
         ("openat2", (3, 0, 0, 24), RET_ERRNO | 38),
@@ -108,6 +110,10 @@ def test_setid_bits_device_nodes_and_terminal_injection(
         ("socket", (40, 1, 0), RET_ERRNO | 97, RET_ALLOW),  # AF_VSOCK
         ("socket", (2, 1, 0), RET_ALLOW, RET_ALLOW),  # AF_INET (allowed in this profile)
         ("socket", (10, 2, 0), RET_ALLOW, RET_ALLOW),
+        ("bind", (3, 0, 110), EPERM, RET_ALLOW),  # no network: no bind (a unix socket file)
+        ("memfd_create", (0, 1), RET_ERRNO | 38, RET_ALLOW),  # memory no rlimit counts
+        ("shmget", (0, 1 << 30, 0o1600), RET_ERRNO | 38, RET_ALLOW),
+        ("shmat", (3, 0, 0), RET_ERRNO | 38, RET_ALLOW),
     ],
 )
 def test_strict_profile_closes_the_kernel_surface(
@@ -121,6 +127,16 @@ def test_socket_families_follow_the_allow_list() -> None:
     no_network = build_filter("x86_64", rules("strict", ()))
     for family in (1, 2, 10, 16, 17, 40):
         assert run_filter(no_network, nr("socket"), (family, 1, 0)) == RET_ERRNO | 97
+
+
+def test_bind_stays_allowed_with_the_network() -> None:
+    networked = build_filter("x86_64", rules("strict", (2, 10, 16), allow_bind=True))
+    assert run_filter(networked, nr("bind"), (3, 0, 16)) == RET_ALLOW
+    assert run_filter(networked, nr("mknod"), (0, 0o140644, 0)) == EPERM
+    assert run_filter(networked, nr("memfd_create"), (0, 1)) == RET_ERRNO | 38
+    assert seccomp.filter_hex("strict", (2,), "x86_64", allow_bind=True) != seccomp.filter_hex(
+        "strict", (2,), "x86_64"
+    )
 
 
 def test_high_argument_bits_do_not_hide_a_setuid_mode() -> None:
