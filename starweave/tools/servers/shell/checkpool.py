@@ -4,7 +4,8 @@ Policy checks and file-tool calls read the file system, so they run off the even
 default executor is shared by everything in the process and has only min(32, CPUs + 4) threads: a
 few checks still running after their caller gave up would hold every one of them, and every other
 check, file-tool call and device would then wait forever. A :class:`WorkerPool` runs each call on
-a daemon thread of its own, at most ``size`` at a time in all and ``per_owner`` at a time for one
+a daemon thread of its own (idle threads are kept for the next calls: starting one costs more than
+a small file-tool call), at most ``size`` at a time in all and ``per_owner`` at a time for one
 owner (a device's policy, a file server), so one device's stuck work never reaches another device,
 and checks never reach file tools (they have separate pools). A call waits for a free slot only as
 long as its caller waits (callers put a deadline around :meth:`WorkerPool.run`).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -25,6 +27,22 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
+MAX_IDLE = 4  # threads kept waiting for work, per pool
+
+
+class _Worker:
+    """A daemon thread that runs the jobs put to it, and parks in its pool between them."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._pool = pool
+        threading.Thread(target=self._loop, name=pool.name, daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            self.jobs.get()()
+            if not self._pool._park(self):
+                return
 
 
 class WorkerPool:
@@ -36,6 +54,7 @@ class WorkerPool:
         self._running = 0
         self._owners: dict[int, int] = {}
         self._waiters: list[_Waiter] = []
+        self._idle: list[_Worker] = []
 
     def running(self, owner: object | None = None) -> int:
         """How many calls run now: in all, or those of ``owner``."""
@@ -73,11 +92,21 @@ class WorkerPool:
             _call_soon(loop, settle, outcome)
 
         try:
-            threading.Thread(target=work, name=self.name, daemon=True).start()
+            with self._lock:
+                worker = self._idle.pop() if self._idle else None
+            (worker or _Worker(self)).jobs.put(work)
         except BaseException:
             self._give_back(key)
             raise
         return await future
+
+    def _park(self, worker: _Worker) -> bool:
+        """Keep ``worker`` for a later call (True), unless enough threads wait already."""
+        with self._lock:
+            if len(self._idle) >= MAX_IDLE:
+                return False
+            self._idle.append(worker)
+            return True
 
     def _take_or_wait(self, key: int, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None] | None:
         """Take a slot (None), or a future that is woken when a slot may have become free."""
