@@ -313,8 +313,8 @@ def client(
     log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
 ) -> None:
     """Run a device client: register with the server and execute the commands it sends."""
-    from starweave.client.credentials import default_state_dir
     from starweave.client.runner import ClientOptions, run_device_client
+    from starweave.config.state import state_home
 
     _setup_logging(log_level, (api_key,))
     if not ws:
@@ -339,7 +339,7 @@ def client(
         max_backoff=max_backoff,
         heartbeat_interval=heartbeat_interval,
         duplicate_wait=duplicate_wait,
-        state_dir=state_dir if state_dir is not None else default_state_dir(),
+        state_dir=state_dir if state_dir is not None else state_home(),
     )
     try:
         code = asyncio.run(run_device_client(options))

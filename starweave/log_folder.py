@@ -30,11 +30,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 def _inside(path: str, folders: list[Path]) -> Path | None:
-    for folder in folders:
-        base = str(folder).rstrip("/") + "/"
-        if path == str(folder) or path.startswith(base):
-            return folder
-    return None
+    return next((folder for folder in folders if Path(path).is_relative_to(folder)), None)
 
 
 def _real(dir_fd: int) -> str:

@@ -14,22 +14,16 @@ import fcntl
 import json
 import logging
 import os
-import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starweave.config.known_workspaces import state_home
+from starweave.config.state import write_private
 
-__all__ = ["TOKEN_FILE", "TokenStore", "default_state_dir", "server_key"]
+__all__ = ["TOKEN_FILE", "TokenStore", "server_key"]
 
 log = logging.getLogger("starweave.client")
 
 TOKEN_FILE = "device_tokens.json"
-
-
-def default_state_dir() -> Path:
-    """``$XDG_STATE_HOME/starweave`` (default ``~/.local/state/starweave``)."""
-    return state_home()
 
 
 def server_key(ws_url: str) -> str:
@@ -108,22 +102,7 @@ class TokenStore:
             tokens = self._read()
             tokens.setdefault(server, {})[client_id] = token
             text = json.dumps({"version": 1, "servers": tokens}, indent=1, sort_keys=True)
-            _write_private(self.path, text)
+            write_private(self.path, text)
             self._tokens = tokens
         finally:
             os.close(lock_fd)  # releases the lock
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Replace ``path`` atomically with ``text``, readable by the owner only."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

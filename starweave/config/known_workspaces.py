@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from starweave.config.state import state_home, write_private
 from starweave.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -24,13 +25,6 @@ log = logging.getLogger(__name__)
 WORKSPACES_FILE = "workspaces"
 # Folders that no longer exist are dropped at every write; past this many the oldest go too.
 MAX_REMEMBERED = 5000
-
-
-def state_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/starweave`` (default ``~/.local/state/starweave``)."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
-    return Path(base) / "starweave"
 
 
 def _read(path: Path) -> list[str]:
@@ -65,9 +59,7 @@ def remember_workspace(folder: Path, env: Mapping[str, str] | None = None) -> No
             if entry in lines:
                 return
             kept = [line for line in lines if os.path.isdir(line)][-(MAX_REMEMBERED - 1) :]
-            tmp = path.with_name(f".{WORKSPACES_FILE}.{os.getpid()}.tmp")
-            tmp.write_text("".join(f"{line}\n" for line in [*kept, entry]), encoding="utf-8")
-            os.replace(tmp, path)
+            write_private(path, "".join(f"{line}\n" for line in [*kept, entry]))
     except OSError as exc:
         log.warning(
             "cannot record the workspace %s in %s: %s; a configuration folder placed in it later will "

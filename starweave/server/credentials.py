@@ -22,15 +22,13 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import secrets
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from starweave.config.known_workspaces import state_home
+from starweave.config.state import state_home, write_private
 from starweave.errors import ConfigError
 
 __all__ = ["TOKEN_PREFIX", "DeviceCredentials", "RegistrationCheck", "hash_token"]
@@ -148,7 +146,7 @@ class DeviceCredentials:
         if self._issued.pop(device_id, None) is None:
             return False
         if self.path is not None:
-            _write_private(self.path, self._dump())
+            write_private(self.path, self._dump())
         return True
 
     def _dump(self) -> str:
@@ -158,32 +156,11 @@ class DeviceCredentials:
         if self.path is None:
             return
         try:
-            await asyncio.to_thread(_write_private, self.path, self._dump())
+            await asyncio.to_thread(write_private, self.path, self._dump())
         except OSError as exc:  # the binding holds until a restart; after one the id registers afresh
             logger.error(
                 "Cannot save device credentials to %s: %s; bindings are kept in memory", self.path, exc
             )
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, readable by the owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def default_state_dir() -> Path:
-    """``$XDG_STATE_HOME/starweave`` (default ``~/.local/state/starweave``)."""
-    return state_home()
 
 
 def credentials_file_for(host: str, port: int, state_dir: Path | None) -> Path | None:
@@ -198,7 +175,7 @@ def credentials_file_for(host: str, port: int, state_dir: Path | None) -> Path |
     if port == 0:
         return None
     name = f"{host.strip('[]').replace(':', '_')}_{port}"
-    return default_state_dir() / "server" / name / "device_credentials.json"
+    return state_home() / "server" / name / "device_credentials.json"
 
 
 def load_device_tokens(path: Path) -> dict[str, str]:

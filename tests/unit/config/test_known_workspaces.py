@@ -13,8 +13,8 @@ from starweave.config.known_workspaces import (
     config_dir_conflict,
     remember_workspace,
     remembered_workspaces,
-    state_home,
 )
+from starweave.config.state import state_home
 from starweave.errors import ConfigError
 
 
