@@ -29,8 +29,6 @@ from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
 from starweave.session.logs import default_task_name
 from starweave.session.runner import (
-    INTERRUPTED,
-    INTERRUPTED_ERROR,
     RunOptions,
     _overrides,
     check_agent_files,
@@ -40,6 +38,7 @@ from starweave.session.runner import (
     not_started_result,
     open_logs,
     planned_workspace,
+    report_interrupted,
     secrets_of,
     write_outcome,
 )
@@ -267,10 +266,7 @@ async def run_host_task(
             )
             await session.run()
         except asyncio.CancelledError:
-            result = {**outcome(), "status": INTERRUPTED}
-            result["error"] = result.get("error") or INTERRUPTED_ERROR
-            write_outcome(logs, config, options.request, result)
-            view.interrupted(result)
+            report_interrupted(logs, config, options.request, view, outcome())
             raise
         result = outcome()
     write_outcome(logs, config, options.request, result)

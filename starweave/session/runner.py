@@ -223,15 +223,22 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
             )
             await session.run()
         except asyncio.CancelledError:
-            result = {**outcome(), "status": INTERRUPTED}
-            result["error"] = result.get("error") or INTERRUPTED_ERROR
-            write_outcome(logs, config, options.request, result)
-            view.interrupted(result)
+            report_interrupted(logs, config, options.request, view, outcome())
             raise
         result = outcome()
     write_outcome(logs, config, options.request, result)
     view.finish(result)
     return result
+
+
+def report_interrupted(
+    logs: SessionLogs, config: StarweaveConfig, request: str, view: ConsoleView, result: dict[str, Any]
+) -> None:
+    """Ctrl+C: the run's outcome so far is written with status ``interrupted`` and shown."""
+    result = {**result, "status": INTERRUPTED}
+    result["error"] = result.get("error") or INTERRUPTED_ERROR
+    write_outcome(logs, config, request, result)
+    view.interrupted(result)
 
 
 def write_outcome(logs: SessionLogs, config: StarweaveConfig, request: str, result: dict[str, Any]) -> None:
