@@ -43,8 +43,16 @@ class AgentLLMConfig(_Section):
     )
     # Embedded model (api_type "local"): an explicit GGUF file, else the packaged Qwen2.5-Coder-1.5B.
     model_path: str = Field("", validation_alias=AliasChoices("MODEL_PATH", "model_path"))
-    n_threads: int = Field(1, ge=1, le=256, validation_alias=AliasChoices("N_THREADS", "n_threads"))
+    # Generation / prompt-processing threads; 0 chooses from the usable CPUs (local_threads.py).
+    n_threads: int = Field(0, ge=0, le=256, validation_alias=AliasChoices("N_THREADS", "n_threads"))
+    n_batch_threads: int = Field(
+        0, ge=0, le=256, validation_alias=AliasChoices("N_BATCH_THREADS", "n_batch_threads")
+    )
+    # Tokens of context per conversation, and how many conversations keep their own KV cache.
     n_ctx: int = Field(4096, ge=512, validation_alias=AliasChoices("N_CTX", "n_ctx"))
+    n_slots: int = Field(4, ge=1, le=16, validation_alias=AliasChoices("N_SLOTS", "n_slots"))
+    # Keep system prompts' KV states in $XDG_CACHE_HOME/starweave/kv for the next process.
+    kv_cache: bool = Field(True, validation_alias=AliasChoices("KV_CACHE", "kv_cache"))
     # Replay provider (api_type "replay"): a JSON-lines file of recorded answers or a response.log.
     replay_file: str = Field("", validation_alias=AliasChoices("REPLAY_FILE", "replay_file"))
     # Per-agent overrides of the system-wide call settings; None means "use system.yaml".

@@ -52,11 +52,13 @@ class Completion:
 
 @dataclass(frozen=True)
 class RawAnswer:
-    """What a provider's raw call returns: the answer text and the tokens it used."""
+    """What a provider's raw call returns: the answer text, the tokens it used and, when the
+    provider measures them (the embedded model does), where the time went (``timings``)."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 class LLMClient(ABC):

@@ -206,5 +206,6 @@ class BaseLLMClient(LLMClient):
                 "cost": cost,
                 "latency": elapsed,
                 "error": error or None,
+                **({"timings": answer.timings} if answer.timings else {}),
             }
         )

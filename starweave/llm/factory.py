@@ -54,7 +54,13 @@ def create_llm(
         from starweave.llm.providers.local import LocalClient
 
         return LocalClient(
-            model_path=agent.model_path, n_ctx=agent.n_ctx, n_threads=agent.n_threads, **common
+            model_path=agent.model_path,
+            n_ctx=agent.n_ctx,
+            n_threads=agent.n_threads,
+            n_batch_threads=agent.n_batch_threads,
+            n_slots=agent.n_slots,
+            kv_store=agent.kv_cache,
+            **common,
         )
     if api_type == "replay":
         from starweave.llm.providers.replay import ReplayClient

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMTimeoutError, ProviderUnavailable
 from starweave.llm import create_llm, model_status
 from starweave.llm.providers.local import LocalClient
+from starweave.llm.providers.local_slots import system_text
 
 pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.asyncio(loop_scope="module")]
 
@@ -145,3 +147,61 @@ async def test_records_reach_on_call(local: LocalClient) -> None:
     finally:
         local.on_call = None
     assert len(records) == 1 and records[0]["provider"] == "local" and records[0]["completion_tokens"] > 0
+
+
+def _long_system(tag: str) -> dict[str, str]:
+    rules = " ".join(f"Rule {i}: answer in one JSON object and keep every field short." for i in range(12))
+    return {"role": "system", "content": f"You are agent {tag}. {rules}"}
+
+
+async def _timed(local: LocalClient, messages: list[dict[str, Any]]) -> tuple[str, dict[str, float]]:
+    records: list[dict[str, Any]] = []
+    local.on_call = records.append
+    try:
+        completion = await local.complete(messages, SCHEMA, max_tokens=40)
+    finally:
+        local.on_call = None
+    return completion.text, records[-1]["timings"]
+
+
+async def test_answers_are_compact_json(local: LocalClient) -> None:
+    completion = await local.complete(
+        [*QUESTION[:1], {"role": "user", "content": "Pretty-print it with newlines and indentation."}],
+        SCHEMA,
+        max_tokens=80,
+    )
+    assert completion.parsed is not None
+    assert "\n" not in completion.text and '": ' not in completion.text and '", ' not in completion.text
+
+
+async def test_interleaved_conversations_keep_their_kv_cache(local: LocalClient) -> None:
+    system = _long_system(f"slots-{uuid.uuid4().hex}")
+    background = " ".join(f"Fact {i}: cities have names." for i in range(15))
+    first_a = [system, {"role": "user", "content": f"{background} Name the capital of France."}]
+    first_b = [system, {"role": "user", "content": "Name the capital of Italy."}]
+    answer_a, timings_a = await _timed(local, first_a)
+    _, timings_b = await _timed(local, first_b)
+    # B started from A's system prompt (copied into its own slot), not from nothing.
+    assert timings_b["cache_n"] >= 100, timings_b
+    follow_up = [*first_a, {"role": "assistant", "content": answer_a}, {"role": "user", "content": "Spain?"}]
+    _, timings = await _timed(local, follow_up)
+    # A's whole first prompt was still cached although B ran in between (only the answer's tokens,
+    # re-tokenized from text, may differ from the generated ones).
+    assert timings["cache_n"] >= timings_a["cache_n"] + timings_a["prompt_n"] - 3, (timings_a, timings)
+
+
+async def test_a_new_process_reuses_the_stored_system_prompt(local: LocalClient) -> None:
+    system = _long_system(f"store-{uuid.uuid4().hex}")
+    messages = [system, {"role": "user", "content": "Name the capital of Japan."}]
+    _, first = await _timed(local, messages)
+    assert first["cache_n"] >= 100, first  # primed alone, then the call reused it
+    fresh = create_llm(AgentLLMConfig(API_TYPE="local"), SystemConfig(TIMEOUT=300))
+    assert isinstance(fresh, LocalClient)
+    try:
+        _, timings = await _timed(fresh, messages)
+    finally:
+        await fresh.aclose()
+        store = local._store
+        assert store is not None
+        (store.folder / store.name_for(system_text(messages))).unlink(missing_ok=True)
+    assert timings["cache_n"] >= first["cache_n"], (first, timings)
