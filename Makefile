@@ -73,6 +73,7 @@ bench: install-dev
 	$(BIN)/python benchmarks/constellation_bench.py
 	$(BIN)/python benchmarks/orchestrator_bench.py
 	$(BIN)/python benchmarks/sandbox_bench.py
+	$(BIN)/python benchmarks/embedded_bench.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache $(DEMO_WORKSPACE) $(GALAXY_DEMO_DIR)

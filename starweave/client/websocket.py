@@ -274,8 +274,13 @@ class DeviceWebSocketClient:
             if connection.issued_token:
                 await self.token_store.put(server, client_id, connection.issued_token)
                 where = self.token_store.path or "memory (no state folder)"
-                log.warning(
-                    "[WS] The server bound id %s to a device token of its own; kept in %s", client_id, where
+                # Only a token written to disk is the user's business (Galaxy's in-process fleet
+                # keeps its tokens in memory and would print this once per device on every run).
+                log.log(
+                    logging.WARNING if self.token_store.path else logging.INFO,
+                    "[WS] The server bound id %s to a device token of its own; kept in %s",
+                    client_id,
+                    where,
                 )
             await connection.serve()
             code = transport.close_code

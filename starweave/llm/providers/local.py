@@ -80,7 +80,8 @@ class LocalClient(BaseLLMClient):
 
     ``n_threads`` / ``n_batch_threads`` are the generation / prompt threads (0: chosen from the
     usable CPUs); ``n_slots`` conversations keep their own KV cache of ``n_ctx`` tokens each;
-    ``kv_store`` keeps system prompts' KV states on disk for later processes.
+    ``kv_store`` keeps system prompts' KV states on disk for later processes; ``poll`` is ggml's
+    busy-wait level between operations (0: sleep; the benchmark compares it with llama.cpp's 50).
     """
 
     name = "local"
@@ -96,6 +97,7 @@ class LocalClient(BaseLLMClient):
         n_batch_threads: int = 0,
         n_slots: int = 4,
         kv_store: bool = True,
+        poll: int = 0,
         **kwargs: Any,
     ) -> None:
         model = Path(model_path).stem if model_path else MODEL_NAME
@@ -106,6 +108,7 @@ class LocalClient(BaseLLMClient):
         self.n_batch_threads = resolve_batch_threads(n_batch_threads)
         self.slots = SlotTable(n_slots)
         self.kv_store = kv_store
+        self.poll = poll
         self._store: PrefixStore | None = None
         self._api_key = secrets.token_urlsafe(24)
         self._server: Any = None
@@ -162,8 +165,8 @@ class LocalClient(BaseLLMClient):
         params.cpuparams_batch.n_threads = self.n_batch_threads
         # Sleeping instead of spinning between ops: spinning threads starve each other (and the
         # rest of Starweave) when the machine is busy.
-        params.cpuparams.poll = 0
-        params.cpuparams_batch.poll = 0
+        params.cpuparams.poll = self.poll
+        params.cpuparams_batch.poll = self.poll
         # Our slot table keeps prefixes warm; llama.cpp's own RAM prompt cache would hold GBs.
         params.cache_ram_mib = 0
         params.verbosity = 0
