@@ -87,6 +87,7 @@ async def speed() -> dict[str, Any]:
         )
         warm.pop("text")
         threads = (cold_client.n_batch_threads, cold_client.n_threads)
+        grammar_ms = await _grammar_cost(cold_client, system)
     finally:
         await cold_client.aclose()
     stored_client = LocalClient(kv_store=True)
@@ -108,10 +109,26 @@ async def speed() -> dict[str, Any]:
         await restored_client.aclose()
     return {
         "threads": {"prompt": threads[0], "generation": threads[1]},
+        "ms_per_token": grammar_ms,
         "prompt_tok_s": 1000 * cold["prompt_n"] / max(cold["prompt_ms"], 1e-9),
         "generation_tok_s": 1000 * cold["predicted_n"] / max(cold["predicted_ms"], 1e-9),
         "steps": {"cold": cold, "system prompt from disk": restored, "next step, warm slot": warm},
     }
+
+
+async def _grammar_cost(client: LocalClient, system: str) -> dict[str, float]:
+    """Generation milliseconds per token with and without the JSON grammar (the same prompt)."""
+    costs: dict[str, float] = {}
+    for label, schema in (("free text", None), ("JSON grammar", SCHEMA)):
+        records: list[dict[str, Any]] = []
+        client.on_call = records.append
+        try:
+            await client.complete(_messages(system, REQUEST + " Explain your plan."), schema, max_tokens=80)
+        finally:
+            client.on_call = None
+        timings = records[-1].get("timings") or {}
+        costs[label] = timings.get("predicted_ms", 0.0) / max(timings.get("predicted_n", 1.0), 1.0)
+    return costs
 
 
 def print_speed(result: dict[str, Any]) -> None:
@@ -122,6 +139,8 @@ def print_speed(result: dict[str, Any]) -> None:
         f"generation thread(s): prompt {result['prompt_tok_s']:.1f} tok/s, generation "
         f"{result['generation_tok_s']:.1f} tok/s"
     )
+    per_token = ", ".join(f"{k} {v:.0f} ms" for k, v in result["ms_per_token"].items())
+    console.print(f"Generation per token: {per_token}")
     table = Table(title="One agent step (700-token system prompt, a short JSON answer)")
     for column in ("case", "wall s", "cached tokens", "new prompt tokens", "prompt s", "generated", "gen s"):
         table.add_column(column, justify="right" if column != "case" else "left")

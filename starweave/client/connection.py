@@ -405,7 +405,7 @@ class DeviceConnection:
     @staticmethod
     def _log_task_end(session_id: str | None, status: TaskStatus, result: Any, error: str | None) -> None:
         if status == TaskStatus.FAILED or error:
-            log.warning("[WS] Task %s failed, with error: %s", session_id, error)
+            log.warning("[WS] Task %s failed, with error: %s", session_id, error or "(no reason given)")
         else:
             log.info("[WS] Task %s completed, result: %s", session_id, result)
 

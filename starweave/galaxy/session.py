@@ -40,6 +40,7 @@ from starweave.galaxy.orchestrator import (
     SYNC_EVENT_TYPES,
     ConstellationModificationSynchronizer,
     TaskConstellationOrchestrator,
+    device_answer,
 )
 from starweave.galaxy.reports import SessionSummary, write_reports_async
 from starweave.galaxy.settings import ConstellationSettings
@@ -165,6 +166,9 @@ class GalaxySession:
             self.device_info,
             synchronizer=self.synchronizer,
             continue_timeout=self.settings.event_timeout,
+            batch_window=self.settings.batch_window,
+            review_mode=self.settings.review_mode,
+            edit_retries=self.settings.edit_retries,
         )
         self.agent = agent
         observers: list[tuple[IEventObserver, Any]] = [
@@ -210,7 +214,8 @@ class GalaxySession:
                     await closer.aclose()
                 except (OSError, RuntimeError) as exc:  # reports must still be written
                     log.warning("Closing the constellation MCP server failed: %s", exc)
-            outcome = await self._finish(agent, agent_status, start, cancelled)
+            answer = str(context.get(ContextNames.ROUND_RESULT) or "")
+            outcome = await self._finish(agent, agent_status, start, cancelled, answer)
         return outcome
 
     async def _stop_orchestration(self, agent: ConstellationAgent, agent_status: str) -> None:
@@ -221,7 +226,7 @@ class GalaxySession:
         await agent.cancel_orchestration()
 
     async def _finish(
-        self, agent: ConstellationAgent, agent_status: str, start: float, cancelled: bool
+        self, agent: ConstellationAgent, agent_status: str, start: float, cancelled: bool, answer: str = ""
     ) -> GalaxyOutcome:
         constellation = agent.current_constellation
         status = INTERRUPTED if cancelled else ("completed" if agent_status == "FINISH" else "failed")
@@ -236,7 +241,10 @@ class GalaxySession:
             end_time=end,
             trajectory_path=str(self.log_path),
             agent_status=agent_status,
-            final_results=[{"request": self.request, "result": _final_result(constellation)}],
+            # "answer": the agent's final answer (FINISH) or the reason it failed; "result" per task.
+            final_results=[
+                {"request": self.request, "result": _final_result(constellation), "answer": answer}
+            ],
             metrics=self.metrics.get_metrics(),
             final_constellation=constellation,
             extra={"error": error} if error else {},
@@ -267,8 +275,7 @@ def _final_result(constellation: Any) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for task in constellation.get_all_tasks():
-        result = task.result
-        answer = getattr(result, "result", result)
+        answer = device_answer(task.result)
         out[task.task_id] = {
             "status": task.status.value,
             "device": task.target_device_id,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
@@ -49,6 +49,15 @@ class ConstellationSettings(BaseModel):
     event_timeout: float = Field(3600.0, gt=0, validation_alias=_alias("event_timeout"))
     # Longest a device may take to connect before the run starts without it.
     connect_timeout: float = Field(30.0, gt=0, validation_alias=_alias("connect_timeout"))
+    # When the agent asks its model to review task results: "fast" only when the answer can change
+    # something (a task failed, or a pending task can now start with the new results), finishing
+    # without a model call when every task completed; "always" after every batch of results (the
+    # reference's behaviour).
+    review_mode: Literal["fast", "always"] = Field("fast", validation_alias=_alias("review_mode"))
+    # How often edits the editor refuses go back to the model within one review.
+    edit_retries: int = Field(2, ge=0, le=5, validation_alias=_alias("edit_retries"))
+    # Seconds the agent waits after a task result for others to join the same review.
+    batch_window: float = Field(0.2, ge=0, le=10, validation_alias=_alias("batch_window"))
 
 
 class GalaxyConfig(BaseModel):

@@ -65,6 +65,19 @@ def _cancel_error(reason: str) -> str:
     return f"Task cancelled ({reason})"
 
 
+def failure_text(results: dict[str, Any]) -> str:
+    """Why a session failed, from its results, for TASK_END's ``error``: the recorded error, else
+    the agent's own last answer (a LinuxAgent that gives up says why there), else its status."""
+    for key in ("error", "failure"):
+        if str(results.get(key) or "").strip():
+            return str(results[key]).strip()
+    answer = str(results.get("result") or "").strip()
+    status = str(results.get("status") or "FAIL")
+    if answer:
+        return f"the device agent ended with status {status}: {answer}"
+    return f"the device agent ended with status {status} without giving a reason"
+
+
 class SessionManager:
     """Creates sessions through the injected factory, runs them, stores their TASK_END results."""
 
@@ -251,7 +264,7 @@ class SessionManager:
         if session.is_error():
             if not session.results:
                 session.results = {"failure": "session ended with an error"}
-            return TaskStatus.FAILED, None
+            return TaskStatus.FAILED, failure_text(session.results)
         if session.is_finished():
             return TaskStatus.COMPLETED, None
         logger.warning("Session %s ended in an unknown state", session.id)

@@ -82,7 +82,8 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
         "--provider",
         "replay",
         "--replay-file",
-        str(write(tmp_path / "planner.jsonl", planner_answers(6))),
+        # The plan is the only answer: two tasks that complete need no review call (REVIEW_MODE fast).
+        str(write(tmp_path / "planner.jsonl", planner_answers(0))),
         "--device-replay-file",
         str(write(tmp_path / "device.jsonl", DEVICE)),
         "--task-name",
@@ -97,6 +98,14 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
         assert (tmp_path / "galaxy_workspace" / device / "hello.txt").read_text() == "hello\n"
     result = json.loads((tmp_path / "logs" / "galaxy" / "hello" / "result.json").read_text())
     assert result["status"] == "completed" and result["constellation"]["task_count"] == 2
+    final = result["session_results"]["final_results"][0]
+    assert final["answer"] == "t1 on local_linux_1: done\nt2 on local_linux_2: done"
+    assert final["result"]["t1"] == {
+        "status": "completed",
+        "device": "local_linux_1",
+        "result": "done",
+        "error": None,
+    }
     assert "Traceback" not in proc.stderr
 
 
@@ -109,9 +118,9 @@ def test_galaxy_interactive_takes_requests_until_quit(tmp_path: Path) -> None:
         "--provider",
         "replay",
         "--replay-file",
-        # The first request takes one or two review calls (the two results may arrive together); an
-        # unused review answer is then refused by the second plan's schema and the retry reads the plan.
-        str(write(tmp_path / "planner.jsonl", planner_answers(2) + planner_answers(4))),
+        # Each request is one plan: two independent tasks that both complete need no review call
+        # (review mode "fast"), so the second request's plan is the very next answer.
+        str(write(tmp_path / "planner.jsonl", planner_answers(0) + planner_answers(0))),
         "--device-replay-file",
         str(write(tmp_path / "device.jsonl", DEVICE)),
         "--task-name",

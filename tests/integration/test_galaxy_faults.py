@@ -75,9 +75,10 @@ def options(tmp_path: Path, planner: list[Any], command: str, **extra: Any) -> G
 
 
 async def run_client(
-    opts: GalaxyOptions, during: Any = None, seconds: float = 60
+    opts: GalaxyOptions, during: Any = None, seconds: float = 60, review_mode: Any = "fast"
 ) -> tuple[Any, GalaxyClient]:
     client = GalaxyClient(opts, Console(record=True, width=150, color_system=None))
+    client.galaxy.constellation.review_mode = review_mode
     try:
         async with asyncio.timeout(seconds):
             await client.initialize()
@@ -177,18 +178,25 @@ async def test_device_that_never_connects_is_reported_and_the_run_goes_on(tmp_pa
 
 async def test_cycle_edit_is_rejected_and_the_run_continues(tmp_path: Path) -> None:
     planner = [
-        plan([task("t1", D1), task("t2", D2), task("t3", D1)], [("t1", "t3"), ("t2", "t3")]),
+        plan(
+            [task("t1", D1, "first"), task("t2", D2, "second"), task("t3", D1, "third")],
+            [("t1", "t3"), ("t2", "t3")],
+        ),
         edit(("add_dependency", {"dependency_id": "bad", "from_task_id": "t3", "to_task_id": "t1"})),
         *[edit()] * 6,
     ]
-    outcome, _ = await run_client(options(tmp_path, planner, "echo ok"))
+    # The editing path is under test: the model reviews every batch (REVIEW_MODE: always).
+    outcome, _ = await run_client(options(tmp_path, planner, "echo ok"), review_mode="always")
     assert outcome.status == "completed", outcome.error
     tasks = final_tasks(tmp_path)
     assert all(t["status"] == "completed" for t in tasks.values())
     data = json.loads((tmp_path / "logs" / "run" / "constellation.json").read_text())
     assert "bad" not in data["dependencies"]
-    events = (tmp_path / "logs" / "run" / "events.log").read_text()
-    assert "cycle" in events
+    events = [json.loads(x) for x in (tmp_path / "logs" / "run" / "events.log").read_text().splitlines()]
+    refusals = [
+        e for ev in events if ev["event_type"] == "constellation_modified" for e in ev["data"]["edit_errors"]
+    ]
+    assert len(refusals) == 1 and "would create a cycle" in refusals[0], refusals
 
 
 async def test_model_answering_garbage_fails_clearly_without_hanging(tmp_path: Path) -> None:
@@ -202,3 +210,35 @@ async def test_model_answering_garbage_fails_clearly_without_hanging(tmp_path: P
     assert loop.time() - start < 20
     result = json.loads((tmp_path / "logs" / "run" / "result.json").read_text())
     assert result["status"] == "failed"
+
+
+async def test_a_device_agents_failure_reason_reaches_the_agent_and_the_reports(
+    tmp_path: Path, caplog: Any
+) -> None:
+    reason = "hello.txt is not in this workspace"
+    give_up = {
+        "observation": "no hello.txt here",
+        "thought": "I cannot do this",
+        "action": {"function": "", "arguments": {}, "status": "FAIL"},
+        "result": reason,
+    }
+    planner = [plan([task("t1", D1, "Show the content of hello.txt.")], []), edit(status="FAIL")]
+    opts = options(tmp_path, planner, "echo unused")
+    opts.device_replay_file = write(tmp_path / "device.jsonl", [give_up])
+    caplog.set_level("WARNING", logger="starweave.client")
+    outcome, _ = await run_client(opts)
+    assert outcome.status == "failed"
+    expected = f"the device agent ended with status FAIL: {reason}"
+    assert final_tasks(tmp_path)["t1"]["error"] == expected
+    folder = tmp_path / "logs" / "run"
+    result = json.loads((folder / "result.json").read_text())
+    assert result["session_results"]["final_results"][0]["result"]["t1"]["error"] == expected
+    assert expected in (folder / "output.md").read_text()
+    # The review prompt showed the model why t1 failed.
+    prompts = [json.loads(x)["prompt"] for x in (folder / "request.log").read_text().splitlines()]
+    assert (
+        f"t1 on {D1} FAILED: Show the content of hello.txt. | error: {expected}" in prompts[-1][1]["content"]
+    )
+    # The device's own log names the reason instead of "error: None".
+    ended = [r.getMessage() for r in caplog.records if "failed, with error" in r.getMessage()]
+    assert ended and all(reason in m for m in ended), ended

@@ -107,6 +107,8 @@ async def test_request_becomes_a_dag_over_three_devices_and_completes(tmp_path: 
     )
     console = Console(record=True, width=150, color_system=None)
     client = GalaxyClient(options, console)
+    # The editing path itself is under test: the model reviews every batch (REVIEW_MODE: always).
+    client.galaxy.constellation.review_mode = "always"
     try:
         async with asyncio.timeout(90):
             await client.initialize()

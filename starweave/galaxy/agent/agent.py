@@ -4,7 +4,9 @@ Creation mode asks the model for a whole DAG and builds it with one ``build_cons
 constellation MCP server; editing mode syncs the merged state into that server, shows the model the DAG
 with its results and runs the model's tool calls there (spec B §5, E §6). The orchestration runs as a
 background task started by the START state; the CONTINUE state waits for completion events with a
-timeout and edits once per batch.
+timeout and reviews once per batch. Edits the editor refuses go back to the model with its reasons
+(at most ``edit_retries`` times per review); in review mode "fast" a review whose answer is known
+needs no model call at all (``review.review_decision``).
 """
 
 from __future__ import annotations
@@ -16,17 +18,28 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, ContextNames
-from starweave.commands import Command
 from starweave.errors import AgentError
+from starweave.galaxy.agent.editing import (
+    load_editing_tools,
+    log_skipped_review,
+    retry_turns,
+    sync_to_server,
+)
+from starweave.galaxy.agent.inbox import merged_constellation, next_batch, orchestration_over
 from starweave.galaxy.agent.merge import carry_execution_state
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
-from starweave.galaxy.agent.prompter import ConstellationPrompter, ConstellationPrompterFactory
+from starweave.galaxy.agent.prompter import (
+    ConstellationPrompter,
+    ConstellationPrompterFactory,
+    request_shape,
+)
 from starweave.galaxy.agent.publishing import ConstellationEventsMixin
 from starweave.galaxy.agent.response import (
     ConstellationAgentResponse,
     ConstellationAgentStatus,
     WeavingMode,
 )
+from starweave.galaxy.agent.review import REVIEW_MODES, ReviewDecision, final_answer, review_decision
 from starweave.galaxy.agent.states import ConstellationAgentStateManager, StartConstellationAgentState
 from starweave.galaxy.constellation import TaskConstellation
 from starweave.galaxy.events import (
@@ -52,7 +65,10 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
     ``batch_window`` how long to wait after the first event for others to join its batch (0: only
     those already queued); ``completion_check_timeout`` how long an edit of a finished DAG waits
     for the orchestration's CONSTELLATION_COMPLETED; ``json_retries`` how often an answer that is
-    JSON but not a valid response is asked again (unparsable JSON is retried by the LLM layer itself).
+    JSON but not a valid response (or a plan that cannot work) is asked again (unparsable JSON is
+    retried by the LLM layer itself); ``edit_retries`` how often refused edits go back to the model
+    within one review; ``review_mode`` is "fast" (ask the model only when its answer can change
+    something) or "always" (the reference: every batch of results is reviewed).
     """
 
     state_manager_cls: ClassVar[type[ConstellationAgentStateManager]] = ConstellationAgentStateManager
@@ -75,7 +91,11 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         batch_window: float = 0.0,
         tool_timeout: float = 60.0,
         templates: dict[WeavingMode, tuple[str, str]] | None = None,
+        review_mode: str = "fast",
+        edit_retries: int = 2,
     ) -> None:
+        if review_mode not in REVIEW_MODES:
+            raise ValueError(f"review_mode must be one of {', '.join(REVIEW_MODES)}, not {review_mode!r}")
         super().__init__(name)
         self._orchestrator = orchestrator
         self.llm = llm
@@ -89,6 +109,12 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         self.batch_window = batch_window
         self.tool_timeout = tool_timeout
         self.templates = templates or {}
+        self.review_mode = review_mode
+        self.edit_retries = max(0, edit_retries)
+        self.final_round = False  # this review may only give the request's final answer
+        # The turns after the review's first prompt when refused edits go back to the model.
+        self._round_messages: list[dict[str, Any]] | None = None
+        self._followup: list[dict[str, Any]] = []
         self._status = Status.START.value
         self._current_constellation: TaskConstellation | None = None
         self._task_completion_queue: asyncio.Queue[Event] = asyncio.Queue()
@@ -199,57 +225,16 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         await self._constellation_completion_queue.put(event)
 
     async def wait_for_completion_events(self) -> list[Event]:
-        """The queued completion events: waits (at most ``continue_timeout``) for the first, drains the rest.
-
-        Returns [] when the orchestration ended and nothing is queued; raises TimeoutError when nothing
-        happened within the timeout.
-        """
-        queue = self._task_completion_queue
-        if queue.empty():
-            getter = asyncio.ensure_future(queue.get())
-            waiters: set[asyncio.Future[Any]] = {getter}
-            orchestration = self._orchestration_task
-            if orchestration is not None and not orchestration.done():
-                waiters.add(orchestration)
-            elif orchestration is not None:
-                getter.cancel()
-                return []
-            done, _ = await asyncio.wait(
-                waiters, timeout=self.continue_timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-            if getter.done():
-                events = [getter.result()]
-            else:
-                getter.cancel()
-                if not done:
-                    raise TimeoutError
-                events = []
-        else:
-            events = [queue.get_nowait()]
-        if events:
-            # Events published together (or within the window) join this batch: one LLM call for all.
-            await asyncio.sleep(self.batch_window)
-        while not queue.empty():
-            events.append(queue.get_nowait())
-        return events
+        """The next batch of completion events (see ``inbox.next_batch``): waits at most
+        ``continue_timeout`` for the first; [] when the orchestration ended with none queued."""
+        return await next_batch(
+            self._task_completion_queue, self._orchestration_task, self.continue_timeout, self.batch_window
+        )
 
     def merged_constellation(self, events: list[Event]) -> TaskConstellation:
         """The state to edit: the latest event's constellation merged by the synchronizer (or a copy)."""
-        latest: Any = None
-        for event in reversed(events):
-            latest = event.data.get("constellation")
-            if latest is not None:
-                break
-        if latest is None:  # TASK_FAILED from the exception path carries no constellation
-            latest = getattr(self._orchestrator, "current_constellation", None) or self._current_constellation
-        if latest is None:
-            raise AgentError("A task finished but no constellation is known to edit")
-        if isinstance(latest, dict):
-            latest = TaskConstellation.from_dict(latest)
-        if self.synchronizer is not None:
-            merged: TaskConstellation = self.synchronizer.merge_and_sync_constellation_states(latest)
-            return merged
-        return TaskConstellation.from_dict(latest.to_dict())
+        fallback = getattr(self._orchestrator, "current_constellation", None) or self._current_constellation
+        return merged_constellation(events, fallback, self.synchronizer)
 
     # -- prompts ------------------------------------------------------------------------------
     def get_prompter(self, mode: WeavingMode | str) -> ConstellationPrompter:
@@ -264,32 +249,26 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         device_info: list[dict[str, Any]],
         constellation: TaskConstellation | None = None,
     ) -> list[dict[str, Any]]:
-        """``[system, user]`` for the current mode (ValueError when no prompter was set up)."""
+        """``[system, user]`` for the current mode (ValueError when no prompter was set up); when
+        refused edits go back to the model, the round's first prompt plus the retry turns."""
         if self.prompter is None:
             raise ValueError("The prompter is not initialised; process_creation/process_editing set it")
-        notes = ""
-        if self.prompter.mode is WeavingMode.EDITING and self.last_edit_errors:
-            notes = "Edits refused last time: " + "; ".join(self.last_edit_errors)
-        user = self.prompter.user_prompt_construction(request, device_info, constellation, notes)
-        return self.prompter.prompt_construction(self.prompter.system_prompt_construction(), user)
+        if self._followup and self._round_messages is not None:
+            return [*self._round_messages, *self._followup]
+        final = self.final_round and self.prompter.mode is WeavingMode.EDITING
+        user = self.prompter.user_prompt_construction(request, device_info, constellation, final)
+        system = self.prompter.system_prompt_construction(request, final, constellation)
+        messages = self.prompter.prompt_construction(system, user)
+        self._round_messages = messages
+        return messages
 
     async def context_provision(self, context: Context | None = None, mask_creation: bool = True) -> None:
         """Load the editing tools from the MCP server once (``list_tools``) into the prompter."""
         if not self._tools_loaded:
-            command = Command(tool_name="list_tools", parameters={"tool_type": "action"}, tool_type="action")
-            results = await self.editor_dispatcher.execute_commands([command], self.tool_timeout)
-            tools = results[0].result if results and results[0].ok else None
-            if isinstance(tools, list):
-                self.editing_tools = [
-                    t
-                    for t in tools
-                    if isinstance(t, dict)
-                    and not (mask_creation and t.get("tool_name") == self._constellation_creation_tool_name)
-                ]
-                self._tools_loaded = True
-            else:
-                reason = results[0].error if results else "no result"
-                logger.warning("list_tools failed on the constellation server: %s", reason)
+            hidden = {self._constellation_creation_tool_name} if mask_creation else set()
+            tools = await load_editing_tools(self.editor_dispatcher, self.tool_timeout, hidden)
+            if tools is not None:
+                self.editing_tools, self._tools_loaded = tools, True
         if self.prompter is not None:
             self.prompter.create_api_prompt_template(self.editing_tools)
 
@@ -300,18 +279,15 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         context.set(ContextNames.DEVICE_INFO, list(self.device_info_provider()))
         context.set(ContextNames.CONSTELLATION, constellation)
 
-    def _parsed(self) -> ConstellationAgentResponse:
-        processor = self.processor
-        parsed = processor.processing_context.get_local("parsed_response") if processor else None
-        if parsed is None:
-            raise AgentError("The ConstellationAgent step produced no response")
-        assert isinstance(parsed, ConstellationAgentResponse)
-        return parsed
+    def _recorded(self, key: str) -> Any:
+        """What the last step recorded under ``key`` (None when nothing)."""
+        return self.processor.processing_context.get_local(key) if self.processor else None
 
-    def _edit_errors(self) -> list[str]:
-        processor = self.processor
-        errors = processor.processing_context.get_local("edit_errors") if processor else None
-        return list(errors or [])
+    def _parsed(self) -> ConstellationAgentResponse:
+        parsed = self._recorded("parsed_response")
+        if not isinstance(parsed, ConstellationAgentResponse):
+            raise AgentError("The ConstellationAgent step produced no response")
+        return parsed
 
     async def process_creation(
         self, context: Context | None = None
@@ -336,7 +312,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
             if status == Status.FAIL.value:
                 self.error_message = f"The model gave up planning: {parsed.results or parsed.thought}"
             return None, timing
-        errors = self._edit_errors()
+        errors = list(self._recorded("edit_errors") or [])
         if built is None:
             self.status = Status.FAIL.value
             reason = "; ".join(errors) or "the answer had no constellation"
@@ -352,43 +328,28 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         return built, timing
 
     # -- editing ------------------------------------------------------------------------------
-    async def _sync_to_server(self, constellation: TaskConstellation) -> bool:
-        """Mirror ``constellation`` into the MCP server (build_constellation, clear_existing=True)."""
-        config = constellation.to_basemodel().model_dump(mode="json")
-        command = Command(
-            tool_name=self._constellation_creation_tool_name,
-            parameters={"config": config, "clear_existing": True},
-            tool_type="action",
-        )
-        results = await self.editor_dispatcher.execute_commands([command], self.tool_timeout)
-        if results and results[0].ok:
-            return True
-        reason = results[0].error if results else "no result"
-        logger.warning(
-            "Could not sync the merged constellation into the MCP server (%s); editing on its last "
-            "state and re-applying the execution state afterwards",
-            reason,
-        )
-        return False
-
     async def process_editing(
         self,
         context: Context | None = None,
         task_ids: list[str] | None = None,
         before_constellation: TaskConstellation | None = None,
     ) -> TaskConstellation:
-        """One editing round over ``before_constellation``; returns the (valid) edited constellation."""
+        """One review of ``before_constellation`` after ``task_ids`` ended; returns the (valid) edited
+        constellation. In review mode "fast" a review whose answer is known asks no model."""
         context = context if context is not None else Context()
         before = before_constellation or self._current_constellation
         if before is None:
             raise AgentError("Nothing to edit: no constellation was created")
+        combine = request_shape(str(context.get(ContextNames.REQUEST) or "")) == "total"
+        decision = review_decision(before, task_ids, self.review_mode, combine) if task_ids else None
+        if decision is not None and not decision.ask_model:
+            return await self._answer_without_model(context, before, task_ids or [], decision)
+        self.final_round = decision is not None and decision.finish
         self._prepare(context, WeavingMode.EDITING, before)
         await self.context_provision(context)
         start = time.time()
-        await self._sync_to_server(before)
-        await self.process(context)
-        parsed = self._parsed()
-        self.step += 1
+        await sync_to_server(self.editor_dispatcher, before, self.tool_timeout)
+        parsed = await self._edit_with_retries(context, before)
         edited: TaskConstellation = context.get(ContextNames.CONSTELLATION) or before
         after = carry_execution_state(before, edited) if edited is not before else before
         valid, problems = after.validate_dag()
@@ -397,21 +358,83 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
                 "Edited constellation is invalid (%s); keeping the previous one", "; ".join(problems)
             )
             after = before
-        self.last_edit_errors = self._edit_errors()
+        context.set(ContextNames.CONSTELLATION, after)
+        return await self._conclude(parsed, before, after, task_ids or [], start)
+
+    async def _conclude(
+        self,
+        parsed: ConstellationAgentResponse,
+        before: TaskConstellation,
+        after: TaskConstellation,
+        task_ids: list[str],
+        start: float,
+    ) -> TaskConstellation:
+        """Take the review's status and constellation, and publish CONSTELLATION_MODIFIED."""
         self.status = self._decide_status(parsed, after)
         if self.status == Status.CONTINUE.value:
             await self._handle_constellation_completion(before, after)
         if self.status == Status.FAIL.value:
             self.error_message = f"The model gave up: {parsed.results or parsed.thought}"
         self._current_constellation = after
-        context.set(ContextNames.CONSTELLATION, after)
         end = time.time()
         timing = {
             "processing_start_time": start,
             "processing_end_time": end,
             "processing_duration": end - start,
         }
-        await self._publish_constellation_modified_event(before, after, task_ids or [], timing)
+        await self._publish_constellation_modified_event(before, after, task_ids, timing)
+        return after
+
+    async def _edit_with_retries(
+        self, context: Context, before: TaskConstellation
+    ) -> ConstellationAgentResponse:
+        """Ask for edits; refused ones go back to the model with the editor's reasons (at most
+        ``edit_retries`` times). Every refusal of the round ends up in ``last_edit_errors``."""
+        self.last_edit_errors = []
+        refused: list[tuple[str, dict[str, Any]]] | None = None
+        self._round_messages, self._followup = None, []
+        try:
+            for attempt in range(self.edit_retries + 1):
+                await self.process(context)
+                parsed = self._parsed()
+                errors = list(self._recorded("edit_errors") or [])
+                self.last_edit_errors += errors
+                calls = [(a.function, a.arguments) for a in parsed.actions()]
+                again, refused = refused == calls, calls  # the same refused calls again: stop asking
+                if not errors or again or attempt == self.edit_retries or parsed.status != "CONTINUE":
+                    return parsed
+                current: TaskConstellation = context.get(ContextNames.CONSTELLATION) or before
+                answer = str(self._recorded("response_text") or parsed.model_dump_json())
+                logger.info("Giving %d refused edit(s) back to the model: %s", len(errors), "; ".join(errors))
+                self._followup += retry_turns(
+                    answer, errors, list(self._recorded("edit_repairs") or []), current
+                )
+                self.step += 1
+            return parsed
+        finally:
+            self._round_messages, self._followup = None, []
+
+    async def _answer_without_model(
+        self, context: Context, before: TaskConstellation, task_ids: list[str], decision: ReviewDecision
+    ) -> TaskConstellation:
+        """The review whose answer is known (review mode "fast"): no edit, CONTINUE or FINISH."""
+        self._prepare(context, WeavingMode.EDITING, before)
+        answer = final_answer(before) if decision.finish else (decision.reason if decision.fail else None)
+        status = Status.FINISH if decision.finish else (Status.FAIL if decision.fail else Status.CONTINUE)
+        parsed = ConstellationAgentResponse(
+            thought=f"Answered without the model: {decision.reason}.",
+            status=status.value,
+            action=[],
+            results=answer,
+        )
+        logger.info("Review of %s without a model call: %s", task_ids, decision.reason)
+        await self.print_response(parsed, usage={"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
+        if answer:
+            context.set(ContextNames.ROUND_RESULT, answer)
+        log_skipped_review(context, self.name, parsed, decision.reason, before, task_ids)
+        self.last_edit_errors = []
+        after = await self._conclude(parsed, before, before, task_ids, time.time())
+        self.error_message = decision.reason if decision.fail else self.error_message
         return after
 
     def _decide_status(self, parsed: ConstellationAgentResponse, after: TaskConstellation) -> str:
@@ -428,18 +451,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         self, before: TaskConstellation, after: TaskConstellation
     ) -> None:
         """If the orchestration already ended but the edit left work to do, go back to START (relaunch)."""
-        if after.is_complete():
-            return
-        completed = not self._constellation_completion_queue.empty()
-        task = self._orchestration_task
-        if not completed and task is not None and not task.done() and before.is_complete():
-            # Every task had ended: the orchestrator is about to report completion.
-            getter = asyncio.ensure_future(self._constellation_completion_queue.get())
-            await asyncio.wait({getter, task}, timeout=self.completion_check_timeout)
-            completed = getter.done()
-            getter.cancel()
-        while not self._constellation_completion_queue.empty():
-            self._constellation_completion_queue.get_nowait()
-        if completed or (task is not None and task.done()):
+        queue, task = self._constellation_completion_queue, self._orchestration_task
+        if await orchestration_over(queue, task, before, after, self.completion_check_timeout):
             logger.info("The orchestration had completed; relaunching it on the edited constellation")
             self.status = Status.START.value

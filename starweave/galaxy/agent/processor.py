@@ -60,6 +60,8 @@ def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[st
             "action_type": [r.namespace for r in results],
             "results": [r.model_dump(mode="json") for r in results],
             "edit_errors": ctx.get_local("edit_errors") or [],
+            "edit_repairs": ctx.get_local("edit_repairs") or [],
+            "plan_warnings": ctx.get_local("plan_warnings") or [],
             "device_info": ctx.get_local("device_info") or [],
             "constellation_before": ctx.get_local("constellation_before"),
             "constellation_after": after.to_dict() if isinstance(after, TaskConstellation) else None,

@@ -1,29 +1,74 @@
 """Prompters of the ConstellationAgent: creation and editing prompts from the shipped YAML templates.
 
-The creation prompt shows the request and the devices; the editing prompt also shows the constellation
-in the reference's text layout (``to_prompt_text(c, "editing")``, results included) and the editing
-tools without ``build_constellation`` (spec E §6.5, §7). Both are kept short enough for the embedded
-model's 4,096-token window.
+Both are written for a small model on a slow CPU (spec: embedded-llm.md): short, stable first (the
+system text, tools and examples, then what changes) so the model server reuses its cached prefix,
+and with examples that do not invite copying. The creation prompt shows one example, chosen to
+fit the request's shape (:func:`request_shape`); the editing prompt shows the constellation as
+one line per task with its state, result or error, and the next free task id
+(:func:`plan_text`), instead of the reference's long layout (spec E §6.5, §7).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from starweave.agent import BasicPrompter
-from starweave.agents.linux.prompter import compact_tool_prompt
 from starweave.galaxy.agent.response import WeavingMode
-from starweave.galaxy.constellation import TaskConstellation, to_prompt_text
+from starweave.galaxy.constellation import TaskConstellation
 from starweave.galaxy.constellation.mcp_server import HIDDEN_FROM_LLM
+from starweave.galaxy.orchestrator.requests import result_text
 
 NO_DEVICES_TEXT = "No devices available."
+NO_TASKS_TEXT = "(no tasks)"
 DEFAULT_TEMPLATES: dict[WeavingMode, tuple[str, str]] = {
     WeavingMode.CREATION: ("constellation_creation.yaml", "constellation_creation_example.yaml"),
     WeavingMode.EDITING: ("constellation_editing.yaml", "constellation_editing_example.yaml"),
 }
+FINAL_ANSWER_TEXT = (
+    'Every task completed. Answer with status "FINISH", "action": [] and, in "results", the answer '
+    "to the request worked out from the task results (add or compare their numbers if it asks)."
+)
+PROMPT_RESULT_CHARS = 300
+"""A task's result or error in the editing prompt is cut to this many characters."""
+
+# Request shapes, tried in this order: a combined answer, data carried from one device to another,
+# the same job on several devices; anything else is "independent" jobs.
+SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "total",
+        re.compile(
+            r"\b(total|sum|add (them|up|the)|altogether|combined|in all|compare|comparison|difference|"
+            r"which (one|device|machine) (has|is)|more than|fewer than|both together)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "flow",
+        re.compile(
+            r"\b(copy|send|transfer|pass|same (number|text|content|value|word|line|name)|"
+            r"that (number|text|value|word|name|line|count)|its (content|contents|number|value)|"
+            r"the result|from the (first|other) device|on the other device|it (into|to|in))\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "each",
+        re.compile(r"\b(each|every|both|all (of )?(the )?(devices|machines)|two devices)\b", re.IGNORECASE),
+    ),
+)
+DEFAULT_SHAPE = "independent"
+
+
+def request_shape(request: str) -> str:
+    """The request's shape: "total", "flow", "each" or "independent" (picks the creation example)."""
+    for shape, pattern in SHAPES:
+        if pattern.search(request):
+            return shape
+    return DEFAULT_SHAPE
 
 
 def _status_text(value: Any) -> str:
@@ -40,17 +85,57 @@ def online_devices(devices: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str
 
 
 def format_device_info(devices: Sequence[Mapping[str, Any]]) -> str:
-    """One line per usable device: id, os, capabilities and status (AgentProfile.to_dict() entries)."""
+    """One line per usable device: id, os and capabilities (AgentProfile.to_dict() entries).
+
+    Idle or busy is left out: either may take a task, and a line that changes between calls
+    would cost the model server its cached prompt prefix.
+    """
     usable = online_devices(devices)
     if not usable:
         return NO_DEVICES_TEXT
     lines = []
     for device in usable:
         capabilities = ", ".join(str(c) for c in device.get("capabilities") or []) or "none"
-        lines.append(
-            f"- device_id: {device.get('device_id')} | os: {device.get('os') or 'unknown'} | "
-            f"capabilities: {capabilities} | status: {_status_text(device.get('status'))}"
+        lines.append(f"- {device.get('device_id')} (os: {device.get('os') or 'unknown'}; {capabilities})")
+    return "\n".join(lines)
+
+
+def next_free_task_id(constellation: TaskConstellation | None) -> str:
+    """``t<N>`` with N one more than the largest ``t<number>`` id (t1 for an empty constellation)."""
+    numbers = [
+        int(match.group(1))
+        for task_id in (constellation.tasks if constellation is not None else {})
+        if (match := re.fullmatch(r"t(\d+)", task_id))
+    ]
+    return f"t{max(numbers, default=0) + 1}"
+
+
+def plan_text(constellation: TaskConstellation | None) -> str:
+    """The constellation for the editing prompt: one line per task, then the next free task id.
+
+    ``t3 on box_a PENDING (editable) after t1, t2: <description>``; ended tasks add
+    ``| result: ...`` (the device agent's answer) or ``| error: ...``, cut to
+    :data:`PROMPT_RESULT_CHARS`.
+    """
+    if constellation is None or not constellation.tasks:
+        return NO_TASKS_TEXT
+    lines = []
+    for task in constellation.get_all_tasks():
+        after = sorted({line.from_task_id for line in constellation.get_task_dependencies(task.task_id)})
+        line = (
+            f"{task.task_id} on {task.target_device_id or 'no device'} {task.status.value.upper()}"
+            + (" (editable)" if task.is_modifiable else "")
+            + (f" after {', '.join(after)}" if after else "")
+            + f": {' '.join(task.description.split())}"
         )
+        if task.status.value == "completed":
+            line += f" | result: {' '.join(result_text(task.result, PROMPT_RESULT_CHARS).split())}"
+        elif task.error is not None and str(task.error):
+            error = " ".join(str(task.error).split())
+            cut = error if len(error) <= PROMPT_RESULT_CHARS else error[:PROMPT_RESULT_CHARS] + "..."
+            line += f" | error: {cut}"
+        lines.append(line)
+    lines.append(f"Next free task id: {next_free_task_id(constellation)}")
     return "\n".join(lines)
 
 
@@ -63,6 +148,16 @@ def llm_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             continue
         out.append({"name": name, "description": tool.get("description") or "", **_schema_of(tool)})
     return out
+
+
+def tool_line(tool: Mapping[str, Any]) -> str:
+    """``- name(required, optional?): what it does`` (what every editing tool returns is left out)."""
+    schema = tool.get("input_schema") or {}
+    required = list(schema.get("required") or [])
+    optional = [p for p in schema.get("properties") or {} if p not in required]
+    params = ", ".join([*required, *(f"{p}?" for p in optional)])
+    summary = re.split(r";|\s\(", str(tool.get("description") or "").strip(), maxsplit=1)[0]
+    return f"- {tool.get('name')}({params}): {' '.join(summary.split())}"
 
 
 def _schema_of(tool: Mapping[str, Any]) -> dict[str, Any]:
@@ -84,30 +179,65 @@ class ConstellationPrompter(BasicPrompter):
         self.api_prompt_template = ""
 
     def create_api_prompt_template(self, tools: Sequence[Mapping[str, Any]]) -> str:
-        """Render the editing tools (hidden tools removed) compactly; stored for the system prompt."""
+        """Render the editing tools (hidden tools removed) one line each; stored for the system prompt."""
         visible = llm_tools(tools)
-        self.api_prompt_template = "\n".join(compact_tool_prompt(t) for t in visible) or "(no tools)"
+        self.api_prompt_template = "\n".join(tool_line(t) for t in visible) or "(no tools)"
         return self.api_prompt_template
 
-    def examples_prompt_helper(
-        self, header: str = "## Response Examples", separator: str = "Example", additional_examples: Any = ()
-    ) -> str:
-        """Each ``example*`` entry as request, devices and the JSON response (compact JSON)."""
-        rendered: list[str] = []
-        for key, example in self.example_prompt_template.items():
-            if not str(key).startswith("example") or not isinstance(example, Mapping):
-                continue
-            devices = json.dumps(example.get("Device-Info") or [], ensure_ascii=False)
-            response = json.dumps(example.get("Response"), ensure_ascii=False)
-            rendered.append(
-                f"[User Request]: {example.get('Request', '')}\n[Devices]: {devices}\n[Response]: {response}"
-            )
-        return self.retrieved_documents_prompt_helper(header, separator, rendered)
+    def selected_examples(self, request: str = "", shape: str | None = None) -> list[Mapping[str, Any]]:
+        """The ``example*`` entries to show: those whose ``Shape`` is ``shape`` (by default the
+        request's shape), and every entry without a Shape (all of them when none has that shape)."""
+        examples = [
+            e
+            for key, e in self.example_prompt_template.items()
+            if str(key).startswith("example") and isinstance(e, Mapping)
+        ]
+        shape = shape or request_shape(request)
+        fitting = [e for e in examples if not e.get("Shape") or e.get("Shape") == shape]
+        return fitting if any(e.get("Shape") for e in fitting) else examples
 
-    def system_prompt_construction(self) -> str:
-        """The mode's system prompt with the examples (and, for editing, the tools)."""
+    def examples_prompt_helper(
+        self,
+        header: str = "",
+        separator: str = "",
+        additional_examples: Any = (),
+        request: str = "",
+        shape: str | None = None,
+    ) -> str:
+        """The selected examples (see :meth:`selected_examples`): each key as ``Key: value`` and the
+        Response last, as compact JSON (the form the model should answer in)."""
+        rendered: list[str] = []
+        for example in self.selected_examples(request, shape):
+            lines = []
+            for key, value in example.items():
+                if key in ("Shape", "Response"):
+                    continue
+                if isinstance(value, list):  # a device list
+                    value = ", ".join(
+                        str(d.get("device_id", d) if isinstance(d, Mapping) else d) for d in value
+                    )
+                text = str(value).strip()
+                lines.append(f"{key}:\n{text}" if "\n" in text else f"{key}: {text}")
+            response = json.dumps(example.get("Response"), ensure_ascii=False, separators=(",", ":"))
+            lines.append(f"Answer: {response}")
+            rendered.append("\n".join(lines))
+        return "\n\n".join(rendered)
+
+    def system_prompt_construction(
+        self, request: str = "", final: bool = False, constellation: TaskConstellation | None = None
+    ) -> str:
+        """The mode's system prompt with the examples and, for editing, the tools. Creation shows
+        the example fitting ``request``; editing the one fitting the situation ("failure" when a
+        task of ``constellation`` failed, else "review"); ``final``: the short prompt that asks only
+        for the final answer."""
+        if final and self.prompt_template.get("answer_system"):
+            return str(self.prompt_template["answer_system"]).format()
+        shape = None
+        if self.mode is WeavingMode.EDITING:
+            shape = "failure" if constellation is not None and constellation.get_failed_tasks() else "review"
         return str(self.prompt_template["system"]).format(
-            examples=self.examples_prompt_helper(), apis=self.api_prompt_template or "(no tools)"
+            examples=self.examples_prompt_helper(request=request, shape=shape),
+            apis=self.api_prompt_template or "(no tools)",
         )
 
     def user_prompt_construction(
@@ -115,15 +245,16 @@ class ConstellationPrompter(BasicPrompter):
         request: str,
         device_info: Sequence[Mapping[str, Any]],
         constellation: TaskConstellation | None = None,
-        notes: str = "",
+        final: bool = False,
     ) -> str:
-        """The user message: request, constellation (editing) and devices, plus optional notes."""
+        """The user message: devices, request and (editing) the tasks; ``final`` when every task
+        completed and only the request's answer is asked for."""
         text = str(self.prompt_template["user"]).format(
-            request=request.strip(),
+            request=" ".join(request.split()),
             device_info=format_device_info(device_info),
-            constellation=to_prompt_text(constellation, "editing"),
+            constellation=plan_text(constellation),
         )
-        return f"{text}\n[Notes]:\n{notes}" if notes else text
+        return f"{text}\n{FINAL_ANSWER_TEXT}" if final else text
 
     def user_content_construction(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         """The user message as one text content part."""

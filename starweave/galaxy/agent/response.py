@@ -65,6 +65,9 @@ class ActionCommandInfo(BaseModel):
     @field_validator("arguments", mode="before")
     @classmethod
     def _no_null_arguments(cls, value: Any) -> Any:
+        # Small models write keys with stray spaces ("description "); the tools would refuse them.
+        if isinstance(value, dict):
+            return {str(k).strip(): v for k, v in value.items()}
         return {} if value is None else value
 
     def to_representation(self) -> str:
@@ -113,40 +116,49 @@ class ConstellationAgentResponse(BaseModel):
         return [a for a in self.action or [] if a.function]
 
 
-_TEXT = {"type": "string", "maxLength": 600}
+THOUGHT_CHARS = 200
+"""The cap on ``thought``: one short sentence is all the plan needs (every token costs time)."""
+_THOUGHT = {"type": "string", "maxLength": THOUGHT_CHARS}
+_RESULTS = {"anyOf": [{"type": "string", "maxLength": 600}, {"type": "null"}]}
+_ID = {"type": "string", "maxLength": 12}
+MAX_PLAN_TASKS = 6
+"""The most tasks a plan may have: enough for these requests, and a cap on a small model stuck
+repeating a task (it stops at the cap)."""
 
 
 def creation_json_schema(device_ids: list[str] | None = None) -> dict[str, Any]:
-    """The JSON schema of a creation answer; ``device_ids`` (when given) are the only valid targets."""
+    """The JSON schema of a creation answer; ``device_ids`` (when given) are the only valid targets.
+
+    It asks only for what the model must decide: per task ``task_id``, ``target_device_id``,
+    ``description`` and at most two short ``tips``; per dependency ``from_task_id`` and
+    ``to_task_id``. The agent fills in names, line ids and conditions (``plan.complete_plan``).
+    Tasks and dependencies do not forbid other keys, so answers in the reference's full shape
+    (``name``, ``line_id``, ``condition_description``...) from stronger models or replay files
+    still validate.
+    """
     device: dict[str, Any] = {"type": "string", "maxLength": 100}
     if device_ids:
         device = {"type": "string", "enum": sorted(device_ids)}
     task = {
         "type": "object",
         "properties": {
-            "task_id": {"type": "string", "maxLength": 40},
-            "name": {"type": "string", "maxLength": 80},
-            "description": {"type": "string", "maxLength": 800},
+            "task_id": _ID,
             "target_device_id": device,
-            "tips": {"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": 5},
+            "description": {"type": "string", "maxLength": 400},
+            "tips": {"type": "array", "items": {"type": "string", "maxLength": 160}, "maxItems": 2},
         },
-        "required": ["task_id", "name", "description", "target_device_id", "tips"],
+        "required": ["task_id", "target_device_id", "description"],
     }
     line = {
         "type": "object",
-        "properties": {
-            "line_id": {"type": "string", "maxLength": 40},
-            "from_task_id": {"type": "string", "maxLength": 40},
-            "to_task_id": {"type": "string", "maxLength": 40},
-            "condition_description": {"type": "string", "maxLength": 300},
-        },
+        "properties": {"from_task_id": _ID, "to_task_id": _ID},
         "required": ["from_task_id", "to_task_id"],
     }
     constellation = {
         "type": "object",
         "properties": {
-            "tasks": {"type": "array", "items": task, "minItems": 1, "maxItems": 20},
-            "dependencies": {"type": "array", "items": line, "maxItems": 40},
+            "tasks": {"type": "array", "items": task, "minItems": 1, "maxItems": MAX_PLAN_TASKS},
+            "dependencies": {"type": "array", "items": line, "maxItems": 2 * MAX_PLAN_TASKS},
         },
         "required": ["tasks", "dependencies"],
     }
@@ -154,10 +166,10 @@ def creation_json_schema(device_ids: list[str] | None = None) -> dict[str, Any]:
         "title": "ConstellationCreationResponse",
         "type": "object",
         "properties": {
-            "thought": _TEXT,
+            "thought": _THOUGHT,
             "status": {"type": "string", "enum": _STATUS_ENUM},
             "constellation": {"anyOf": [constellation, {"type": "null"}]},
-            "results": {"anyOf": [{"type": "string", "maxLength": 1500}, {"type": "null"}]},
+            "results": _RESULTS,
         },
         "required": ["thought", "status", "constellation"],
         "additionalProperties": False,
@@ -176,33 +188,40 @@ def _argument_properties(tools: list[dict[str, Any]]) -> dict[str, Any]:
             kind = concrete[0] if concrete else "string"
             prop: dict[str, Any] = {"type": kind}
             if kind == "string":
-                prop["maxLength"] = 1500
+                prop["maxLength"] = 600
             elif kind == "array":
                 prop["items"] = {"type": "string", "maxLength": 600}
             properties[name] = prop
     return properties
 
 
-def editing_json_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON schema of an editing answer; calls are limited to ``tools`` (name + input_schema)."""
+def editing_json_schema(tools: list[dict[str, Any]], final: bool = False) -> dict[str, Any]:
+    """The JSON schema of an editing answer; calls are limited to ``tools`` (name + input_schema)
+    and their arguments to the tools' parameters. ``final``: every task completed and only the
+    answer is asked for: status FINISH, no calls, the answer in ``results``."""
     names = sorted({str(t.get("name") or t.get("tool_name")) for t in tools})
+    arguments: dict[str, Any] = {"type": "object", "properties": _argument_properties(tools)}
+    if arguments["properties"]:
+        arguments["additionalProperties"] = False  # no misspelt keys ("description ")
     call = {
         "type": "object",
         "properties": {
             "function": {"type": "string", "enum": names} if names else {"type": "string"},
-            "arguments": {"type": "object", "properties": _argument_properties(tools)},
+            "arguments": arguments,
         },
         "required": ["function", "arguments"],
     }
+    status: dict[str, Any] = {"type": "string", "enum": _STATUS_ENUM}
+    action: dict[str, Any] = {"type": "array", "items": call, "maxItems": 6}
+    results: dict[str, Any] = _RESULTS
+    if final:
+        status = {"type": "string", "enum": ["FINISH", "finish"]}
+        action = {"type": "array", "maxItems": 0}
+        results = {"type": "string", "minLength": 1, "maxLength": 600}
     return {
         "title": "ConstellationEditingResponse",
         "type": "object",
-        "properties": {
-            "thought": _TEXT,
-            "status": {"type": "string", "enum": _STATUS_ENUM},
-            "action": {"type": "array", "items": call, "maxItems": 10},
-            "results": {"anyOf": [{"type": "string", "maxLength": 1500}, {"type": "null"}]},
-        },
-        "required": ["thought", "status", "action"],
+        "properties": {"thought": _THOUGHT, "status": status, "action": action, "results": results},
+        "required": ["thought", "status", "action", *(["results"] if final else [])],
         "additionalProperties": False,
     }

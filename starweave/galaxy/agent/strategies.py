@@ -8,6 +8,7 @@ the MCP server's answer: every editing tool returns the whole constellation as J
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,6 +29,7 @@ from starweave.agent import (
 )
 from starweave.commands import Command, Result, ResultStatus
 from starweave.errors import AgentError
+from starweave.galaxy.agent.plan import PlanProblem, complete_plan, describe_problems, plan_problems
 from starweave.galaxy.agent.prompter import llm_tools, online_devices
 from starweave.galaxy.agent.response import (
     ActionCommandInfo,
@@ -36,13 +38,14 @@ from starweave.galaxy.agent.response import (
     creation_json_schema,
     editing_json_schema,
 )
+from starweave.galaxy.agent.review import repair_edits
 from starweave.galaxy.constellation import TaskConstellation
 
 if TYPE_CHECKING:
     from starweave.galaxy.agent.agent import ConstellationAgent
 
-# Enough for a 6-task plan with descriptions and tips (the schema caps every string).
-ANSWER_TOKENS = 1500
+# Enough for the largest plan the schema allows; a typical answer is 100-200 tokens.
+ANSWER_TOKENS = 1200
 BUILD_TOOL = "build_constellation"
 
 
@@ -64,14 +67,16 @@ def constellation_from_payload(payload: Any) -> TaskConstellation | None:
 
 
 def describe_failure(action: ActionCommandInfo, result: Result) -> str:
-    """One line naming a refused call and the server's reason."""
+    """One line naming a refused call and the editor's reason."""
     reason = result.error or str(result.result or "") or result.status.value
-    return f"{action.to_representation()} was {result.status.value}: {reason}"
+    reason = re.sub(r"^Error executing tool \w+: ", "", reason)  # the MCP wrapper says nothing new
+    return f"{action.to_representation()} was refused: {reason}"
 
 
 @provides(
     "parsed_response",
     "response_text",
+    "plan_warnings",
     "llm_cost",
     "prompt_message",
     "status",
@@ -105,10 +110,11 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
         constellation = context.get_global(ContextNames.CONSTELLATION)
         request = str(context.get_global(ContextNames.REQUEST) or "")
         messages = agent.message_constructor(request, devices, constellation)
+        device_ids = [str(d.get("device_id")) for d in online_devices(devices)]
         if mode is WeavingMode.CREATION:
-            schema = creation_json_schema([str(d.get("device_id")) for d in online_devices(devices)])
+            schema = creation_json_schema(device_ids)
         else:
-            schema = editing_json_schema(llm_tools(agent.editing_tools))
+            schema = editing_json_schema(llm_tools(agent.editing_tools), final=agent.final_round)
         log_request(
             context,
             {
@@ -120,8 +126,9 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
             },
         )
         conversation = list(messages)
+        attempts = max(1, agent.json_retries)
         last_error = ""
-        for _attempt in range(max(1, agent.json_retries)):
+        for attempt in range(1, attempts + 1):
             completion = await agent.llm.complete(conversation, schema=schema, max_tokens=ANSWER_TOKENS)
             try:
                 parsed = ConstellationAgentResponse.model_validate(completion.parsed or {})
@@ -129,38 +136,87 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
                 last_error = "; ".join(
                     f"{'.'.join(str(p) for p in err['loc']) or '$'}: {err['msg']}" for err in exc.errors()
                 )
-                self.logger.info("ConstellationAgent answer rejected: %s", last_error)
-                conversation += [
-                    {"role": "assistant", "content": completion.text},
-                    {"role": "user", "content": f"Your answer could not be used: {last_error}. Reply again."},
-                ]
-                continue
-            await agent.print_response(
-                parsed,
-                usage={
-                    "prompt_tokens": completion.usage.prompt_tokens,
-                    "completion_tokens": completion.usage.completion_tokens,
-                    "cost": completion.cost,
-                },
-            )
-            return llm_result(
-                parsed,
-                completion,
-                messages,
-                {"status": parsed.status, "thought": parsed.thought},
-                {
-                    "prompt_tokens": completion.usage.prompt_tokens,
-                    "completion_tokens": completion.usage.completion_tokens,
-                },
-            )
+                problems: list[PlanProblem] = [PlanProblem(last_error, fatal=True)]
+                plan = False
+            else:
+                plan = True
+                prompter = agent.prompter if mode is WeavingMode.CREATION else None
+                example = prompter.examples_prompt_helper(request=request) if prompter is not None else ""
+                problems = self._plan_problems(parsed, mode, device_ids, request, example)
+                last_error = describe_problems(problems)
+                usable = not any(p.fatal for p in problems)
+                if not problems or (usable and attempt == attempts):
+                    if problems:  # heuristic checks only: the plan may still work, so it runs
+                        self.logger.warning("Running the plan despite: %s", last_error)
+                    return await self._answer(agent, parsed, completion, messages, problems)
+            self.logger.info("ConstellationAgent answer rejected: %s", last_error)
+            conversation = self._retry_conversation(conversation, messages, completion.text, last_error, plan)
+        what = "plan could not be used" if mode is WeavingMode.CREATION else "answer was not valid"
         raise AgentError(
-            f"The model's answer was not a valid ConstellationAgent response after {agent.json_retries} "
-            f"attempts; last error: {last_error}. Use a stronger model or raise json_retries."
+            f"The model's {what} after {attempts} attempts; last error: {last_error}. "
+            "Use a stronger model or raise json_retries."
         )
+
+    @staticmethod
+    def _retry_conversation(
+        conversation: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        answer: str,
+        reason: str,
+        plan: bool,
+    ) -> list[dict[str, Any]]:
+        """The next attempt's messages. An invalid answer goes back as a chat turn with the reason;
+        a valid ``plan`` that cannot work does not (a small model shown its own plan copies it):
+        the first prompt is asked again with the reason as a note at its end (the system prompt
+        stays the cached prefix)."""
+        last = messages[-1]
+        if not plan or not isinstance(last.get("content"), str):
+            return [
+                *conversation,
+                {"role": "assistant", "content": answer},
+                {"role": "user", "content": f"Your answer cannot be used: {reason}. Reply again."},
+            ]
+        note = f"Note: a plan was refused because {reason}. Write a plan that avoids this."
+        return [*messages[:-1], {**last, "content": f"{last['content']}\n{note}"}]
+
+    @staticmethod
+    def _plan_problems(
+        parsed: ConstellationAgentResponse,
+        mode: WeavingMode,
+        device_ids: list[str],
+        request: str,
+        example: str,
+    ) -> list[PlanProblem]:
+        """A creation plan made whole (names, line ids) in ``parsed``, and what is wrong with it."""
+        if mode is not WeavingMode.CREATION or parsed.constellation is None:
+            return []
+        parsed.constellation = complete_plan(parsed.constellation)
+        if parsed.status != "CONTINUE":
+            return []
+        return plan_problems(parsed.constellation, device_ids or None, request, example)
+
+    @staticmethod
+    async def _answer(
+        agent: ConstellationAgent,
+        parsed: ConstellationAgentResponse,
+        completion: Any,
+        messages: list[dict[str, Any]],
+        warnings: list[PlanProblem],
+    ) -> ProcessingResult:
+        usage = {
+            "prompt_tokens": completion.usage.prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens,
+        }
+        await agent.print_response(parsed, usage={**usage, "cost": completion.cost})
+        result = llm_result(
+            parsed, completion, messages, {"status": parsed.status, "thought": parsed.thought}, usage
+        )
+        result.data["plan_warnings"] = [p.text for p in warnings]
+        return result
 
 
 @depends_on("parsed_response")
-@provides("execution_result", "action_info", "status", "edit_errors")
+@provides("execution_result", "action_info", "status", "edit_errors", "edit_repairs")
 class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
     """Turn the answer into MCP calls on the constellation server and read the constellation back."""
 
@@ -171,8 +227,11 @@ class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
             name=f"constellation_action_execution_{self.mode.value.lower()}", fail_fast=fail_fast
         )
 
-    def create_actions(self, parsed: ConstellationAgentResponse) -> list[ActionCommandInfo]:
-        """The calls to make for this answer."""
+    def create_actions(
+        self, parsed: ConstellationAgentResponse, before: TaskConstellation | None
+    ) -> tuple[list[ActionCommandInfo], list[str]]:
+        """The calls to make for this answer (``before``: the constellation they apply to), and a
+        note for each call the agent had to repair."""
         raise NotImplementedError
 
     def sync_constellation(
@@ -185,7 +244,9 @@ class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
         """Run the calls and sync the constellation."""
         try:
             parsed: ConstellationAgentResponse = context.get_local("parsed_response")
-            actions = self.create_actions(parsed)
+            actions, repairs = self.create_actions(parsed, context.get_global(ContextNames.CONSTELLATION))
+            for note in repairs:
+                self.logger.info("Constellation edit repaired: %s", note)
             results: list[Result] = []
             if actions:
                 commands = [
@@ -211,6 +272,7 @@ class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
                     "action_info": actions,
                     "status": parsed.status,
                     "edit_errors": errors,
+                    "edit_repairs": repairs,
                 },
             )
         except Exception as exc:
@@ -222,13 +284,16 @@ class ConstellationCreationActionExecutionStrategy(BaseConstellationActionExecut
 
     mode = WeavingMode.CREATION
 
-    def create_actions(self, parsed: ConstellationAgentResponse) -> list[ActionCommandInfo]:
+    def create_actions(
+        self, parsed: ConstellationAgentResponse, before: TaskConstellation | None
+    ) -> tuple[list[ActionCommandInfo], list[str]]:
         """The build call, or nothing when the answer has no constellation."""
         if parsed.constellation is None:
             self.logger.warning("The creation answer has no constellation; nothing to build")
-            return []
+            return [], []
         config = parsed.constellation.to_dict_with_lists()
-        return [ActionCommandInfo(function=BUILD_TOOL, arguments={"config": config, "clear_existing": True})]
+        build = ActionCommandInfo(function=BUILD_TOOL, arguments={"config": config, "clear_existing": True})
+        return [build], []
 
     def sync_constellation(
         self, actions: list[ActionCommandInfo], results: list[Result], context: ProcessingContext
@@ -243,9 +308,12 @@ class ConstellationEditingActionExecutionStrategy(BaseConstellationActionExecuti
 
     mode = WeavingMode.EDITING
 
-    def create_actions(self, parsed: ConstellationAgentResponse) -> list[ActionCommandInfo]:
-        """The answer's calls that name a function (build_constellation is not the model's to call)."""
-        return [a for a in parsed.actions() if a.function != BUILD_TOOL]
+    def create_actions(
+        self, parsed: ConstellationAgentResponse, before: TaskConstellation | None
+    ) -> tuple[list[ActionCommandInfo], list[str]]:
+        """The answer's calls that name a function (build_constellation is not the model's to call),
+        with taken or missing ids and names repaired (see ``review.repair_edits``)."""
+        return repair_edits([a for a in parsed.actions() if a.function != BUILD_TOOL], before)
 
     def sync_constellation(
         self, actions: list[ActionCommandInfo], results: list[Result], context: ProcessingContext

@@ -23,6 +23,7 @@ from .errors import (
     TaskNotFoundError,
 )
 from .schema import TaskConstellationSchema
+from .task_star import short_name
 
 SERVER_NAME = "Constellation Editor MCP Server"
 HIDDEN_FROM_LLM: frozenset[str] = frozenset({"build_constellation"})
@@ -72,12 +73,13 @@ def create_constellation_server(
     @srv.tool()
     def add_task(
         task_id: Annotated[str, Field(description="Unique id of the new task")],
-        name: Annotated[str, Field(description="Short task name")],
         description: Annotated[str, Field(description="What the device agent must do")],
         target_device_id: str | None = None,
         tips: list[str] | None = None,
+        name: Annotated[str, Field(description="Short task name (default: from the description)")] = "",
     ) -> str:
         """Add a PENDING task (priority MEDIUM); returns the whole constellation as JSON."""
+        name = name or short_name(description)
         check_devices(target_device_id)
         try:
             ed.create_and_add_task(

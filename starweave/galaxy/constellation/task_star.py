@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime
 from time import time
@@ -32,6 +33,16 @@ class TaskOwner(Protocol):
 def utc_now() -> datetime:
     """Return the current time, timezone-aware UTC."""
     return datetime.now(UTC)
+
+
+def short_name(description: str, limit: int = 48) -> str:
+    """A task name made from its description: the first sentence, cut at a word boundary."""
+    text = " ".join(description.split())
+    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].rstrip(".!?")
+    if len(first) <= limit:
+        return first or "task"
+    cut = first[:limit].rsplit(" ", 1)[0]
+    return (cut or first[:limit]) + "…"
 
 
 class UtcTimestamp:

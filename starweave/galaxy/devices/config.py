@@ -46,8 +46,16 @@ LOWER_KEYS = (
     "api_key",
     "devices",
 )
-# Session timeouts that share constellation.yaml; starweave.galaxy.settings reads them.
-SESSION_KEYS = ("TASK_TIMEOUT", "MODIFICATION_TIMEOUT", "EVENT_TIMEOUT", "CONNECT_TIMEOUT")
+# Session settings that share constellation.yaml; starweave.galaxy.settings reads them.
+SESSION_KEYS = (
+    "TASK_TIMEOUT",
+    "MODIFICATION_TIMEOUT",
+    "EVENT_TIMEOUT",
+    "CONNECT_TIMEOUT",
+    "REVIEW_MODE",
+    "EDIT_RETRIES",
+    "BATCH_WINDOW",
+)
 
 UPPER_KEYS = {
     "CONSTELLATION_ID": "task_name",

@@ -107,9 +107,15 @@ def result_from_task_end(
 
 
 def _payload_error(payload: Any) -> str:
+    """Why the device failed when its TASK_END names no error (older servers): the session's
+    recorded error, else the agent's own last answer, else its status."""
     if isinstance(payload, dict):
-        if payload.get("error"):
-            return str(payload["error"])
+        if str(payload.get("error") or "").strip():
+            return str(payload["error"]).strip()
+        answer = str(payload.get("result") or "").strip()
         if payload.get("status"):
-            return f"the device agent ended with status {payload['status']}"
+            status = payload["status"]
+            return f"the device agent ended with status {status}" + (f": {answer}" if answer else "")
+        if answer:
+            return answer
     return "the device agent reported a failure without details"

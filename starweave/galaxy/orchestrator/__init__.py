@@ -8,7 +8,7 @@ from .assignment import STRATEGIES, ConstellationManager
 from .executor import DeviceExecutor
 from .merge import is_state_more_advanced, merge_constellation_states
 from .orchestrator import TaskConstellationOrchestrator
-from .requests import RESULTS_HEADER, build_task_request, result_payload, result_text
+from .requests import RESULTS_HEADER, build_task_request, device_answer, result_payload, result_text
 from .synchronizer import SYNC_EVENT_TYPES, ConstellationModificationSynchronizer
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "DeviceExecutor",
     "TaskConstellationOrchestrator",
     "build_task_request",
+    "device_answer",
     "is_state_more_advanced",
     "merge_constellation_states",
     "result_payload",

@@ -16,7 +16,12 @@ from starweave.galaxy.types import ExecutionResult
 MAX_RESULT_CHARS = 2000
 """Each predecessor's result is cut to this many characters (a device prompt must stay small)."""
 
-RESULTS_HEADER = "Results of prerequisite tasks:"
+RESULTS_HEADER = "Results of prerequisite tasks (already done elsewhere; use these values, do not run them):"
+
+
+# Keys of a device session's outcome (``session_result``: task, request, status, result, error,
+# steps, log_path...): only its ``result``, the device agent's answer, is meant for other tasks.
+_SESSION_KEYS = frozenset({"task", "request", "status", "result"})
 
 
 def result_payload(result: Any) -> Any:
@@ -32,10 +37,19 @@ def result_payload(result: Any) -> Any:
     return result
 
 
-def result_text(result: Any, limit: int = MAX_RESULT_CHARS) -> str:
-    """A one-block text form of a result, truncated to ``limit`` characters."""
+def device_answer(result: Any) -> Any:
+    """The device agent's own answer: :func:`result_payload` without the session's bookkeeping
+    (its log path, step count, model...), which would only crowd a small model's prompt."""
     payload = result_payload(result)
-    if payload is None:
+    if isinstance(payload, dict) and payload.keys() >= _SESSION_KEYS:
+        return payload["result"]
+    return payload
+
+
+def result_text(result: Any, limit: int = MAX_RESULT_CHARS) -> str:
+    """A one-block text form of a result (the device agent's answer), truncated to ``limit`` characters."""
+    payload = device_answer(result)
+    if payload is None or payload == "":
         text = "(no result)"
     elif isinstance(payload, str):
         text = payload

@@ -54,3 +54,19 @@ def test_shipped_example_files_load(tmp_path: Path) -> None:
     assert config.constellation.device_info == "config/galaxy/devices.yaml"
     devices = load_devices_config(repo / "config" / "galaxy" / "constellation.yaml")
     assert devices.device_ids == ["linux_dev_1", "linux_dev_2"]
+
+
+def test_review_settings_default_to_the_fast_path_and_load_from_the_file(tmp_path: Path) -> None:
+    defaults = load_galaxy_config(folder(tmp_path), env={}).constellation
+    assert (defaults.review_mode, defaults.edit_retries, defaults.batch_window) == ("fast", 2, 0.2)
+    (tmp_path / "b").mkdir()
+    root = folder(tmp_path / "b", constellation="REVIEW_MODE: always\nEDIT_RETRIES: 0\n")
+    reference = load_galaxy_config(root, env={}).constellation
+    assert (reference.review_mode, reference.edit_retries) == ("always", 0)
+    (root / "galaxy" / "constellation.yaml").write_text("REVIEW_MODE: sometimes\n")
+    with pytest.raises(
+        ConfigError, match=r"constellation\.yaml: REVIEW_MODE: Input should be 'fast' or 'always'"
+    ):
+        load_galaxy_config(root, env={})
+    shipped = load_galaxy_config(Path(__file__).resolve().parents[3] / "config", env={}).constellation
+    assert shipped.review_mode == "fast"

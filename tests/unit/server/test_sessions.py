@@ -64,8 +64,35 @@ async def _run(manager: SessionManager, callback: Any = None) -> ServerMessage:
     ("outcome", "results", "status", "error", "stored"),
     [
         ("finished", {"a": 1}, TaskStatus.COMPLETED, None, {"a": 1}),
-        ("error", {}, TaskStatus.FAILED, None, {"failure": "session ended with an error"}),
-        ("error", {"why": "x"}, TaskStatus.FAILED, None, {"why": "x"}),
+        # A failed session's TASK_END names why: the recorded error, else the agent's last answer.
+        (
+            "error",
+            {},
+            TaskStatus.FAILED,
+            "session ended with an error",
+            {"failure": "session ended with an error"},
+        ),
+        (
+            "error",
+            {"why": "x"},
+            TaskStatus.FAILED,
+            "the device agent ended with status FAIL without giving a reason",
+            {"why": "x"},
+        ),
+        (
+            "error",
+            {"status": "FAIL", "result": "hello.txt is not in this workspace", "error": ""},
+            TaskStatus.FAILED,
+            "the device agent ended with status FAIL: hello.txt is not in this workspace",
+            {"status": "FAIL", "result": "hello.txt is not in this workspace", "error": ""},
+        ),
+        (
+            "error",
+            {"status": "FAIL", "result": "Failed: x", "error": "Stopped after 20 steps"},
+            TaskStatus.FAILED,
+            "Stopped after 20 steps",
+            {"status": "FAIL", "result": "Failed: x", "error": "Stopped after 20 steps"},
+        ),
         ("limbo", {}, TaskStatus.FAILED, "Session ended in unknown state", {}),
         ("raise", {}, TaskStatus.FAILED, "boom", {}),
     ],

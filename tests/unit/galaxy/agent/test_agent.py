@@ -48,7 +48,8 @@ async def test_full_run_edits_batches_and_finishes(
     make_agent: AgentMaker, bus: EventBus, recorder: Recorder
 ) -> None:
     orchestrator = FakeOrchestrator(bus, results={"t1": "40% used", "t2": "70% used"})
-    agent = make_agent([CREATE_4, ENRICH_AND_ADD, NO_EDIT, FINISH], orchestrator)
+    # The reference's review mode: the model reviews every batch, the last one included.
+    agent = make_agent([CREATE_4, ENRICH_AND_ADD, NO_EDIT, FINISH], orchestrator, review_mode="always")
     context = new_context()
     status = await bounded(agent.run(context))
     assert status == "FINISH", agent.error_message
@@ -75,7 +76,7 @@ async def test_full_run_edits_batches_and_finishes(
 
 async def test_edit_after_completion_relaunches_orchestration(make_agent: AgentMaker, bus: EventBus) -> None:
     orchestrator = FakeOrchestrator(bus)
-    agent = make_agent([CREATE_2, ADD_AFTER_COMPLETION, FINISH], orchestrator)
+    agent = make_agent([CREATE_2, ADD_AFTER_COMPLETION, FINISH], orchestrator, review_mode="always")
     status = await bounded(agent.run(new_context()))
     assert status == "FINISH", agent.error_message
     assert len(orchestrator.calls) == 2
@@ -84,13 +85,17 @@ async def test_edit_after_completion_relaunches_orchestration(make_agent: AgentM
     assert statuses(agent)["t3"] is TaskStatus.COMPLETED
 
 
-async def test_cycle_edit_is_rejected_and_run_continues(
+async def test_cycle_edit_is_rejected_given_back_and_the_run_continues(
     make_agent: AgentMaker, bus: EventBus, recorder: Recorder
 ) -> None:
     orchestrator = FakeOrchestrator(bus)
-    agent = make_agent([CREATE_4, CYCLE_EDIT, NO_EDIT, FINISH], orchestrator)
+    # The refused edit goes back to the model at once (the retry answers NO_EDIT); then one
+    # review per wave, as the reference does.
+    answers = [CREATE_4, CYCLE_EDIT, NO_EDIT, NO_EDIT, FINISH]
+    agent = make_agent(answers, orchestrator, review_mode="always")
     status = await bounded(agent.run(new_context()))
     assert status == "FINISH", agent.error_message
+    assert agent.llm.remaining == 0
     final = agent.current_constellation
     assert final is not None
     assert final.get_dependency("l9") is None
@@ -141,7 +146,7 @@ async def test_orchestration_error_fails_the_agent(make_agent: AgentMaker, bus: 
 
 async def test_batching_sends_all_queued_events_in_one_call(make_agent: AgentMaker, bus: EventBus) -> None:
     orchestrator = FakeOrchestrator(bus)
-    agent = make_agent([CREATE_4, NO_EDIT], orchestrator)
+    agent = make_agent([CREATE_4, NO_EDIT], orchestrator, review_mode="always")
     context = new_context()
     constellation, _ = await bounded(agent.process_creation(context))
     assert constellation is not None

@@ -19,8 +19,10 @@ from starweave.galaxy.agent import (
 from starweave.galaxy.constellation import ConstellationEditor, TaskConstellationSchema
 from starweave.llm import schema_errors
 
-# The embedded model has 4,096 tokens; about 3 characters per token, and the answer needs room.
-PROMPT_BUDGET_CHARS = 3 * 2600
+# Every prompt token costs the embedded model about 25 ms on one core (spec: embedded-llm.md), at
+# roughly 3.7 characters per token: creation ~550 tokens, editing ~800 with its tools.
+CREATION_BUDGET_CHARS = 2100
+EDITING_BUDGET_CHARS = 3200
 
 
 @pytest.mark.parametrize(
@@ -70,18 +72,19 @@ def test_creation_schema_limits_devices() -> None:
 
 def test_device_info_skips_disconnected_devices() -> None:
     text = format_device_info(DEVICES)
-    assert "dev_a" in text and "dev_c" in text and "python" in text and "status: busy" in text
+    assert "- dev_c (os: linux; shell, python)" in text and "dev_a" in text
     assert "dev_gone" not in text
+    assert "busy" not in text  # a line that changes between calls would cost the cached prefix
     assert format_device_info([]) == "No devices available."
 
 
 def test_creation_prompt_shows_request_devices_and_fits_the_budget() -> None:
     prompter = ConstellationPrompterFactory.create_prompter("creation")
-    system = prompter.system_prompt_construction()
+    system = prompter.system_prompt_construction("Check disk usage everywhere")
     user = prompter.user_prompt_construction("Check disk usage everywhere", DEVICES)
-    assert "Check disk usage everywhere" in user and "device_id: dev_b" in user
-    assert "[Response]" in system and "{" in system
-    assert len(system) + len(user) < PROMPT_BUDGET_CHARS
+    assert "Check disk usage everywhere" in user and "- dev_b (os: linux; shell)" in user
+    assert "Answer: {" in system
+    assert len(system) + len(user) < CREATION_BUDGET_CHARS
 
 
 def test_editing_prompt_shows_results_and_tools_without_build() -> None:
@@ -96,11 +99,15 @@ def test_editing_prompt_shows_results_and_tools_without_build() -> None:
         {"tool_name": "update_task", "description": "Change a task.", "input_schema": {"properties": {}}},
     ]
     prompter.create_api_prompt_template(tools)
-    system = prompter.system_prompt_construction()
+    system = prompter.system_prompt_construction("Check disk usage")
     user = prompter.user_prompt_construction("Check disk usage", DEVICES, c)
     assert "update_task" in system and "build_constellation" not in system
-    assert "dev_a: 40% used" in user and "MODIFIABLE" in user
-    assert len(system) + len(user) < PROMPT_BUDGET_CHARS
+    assert "t1 on dev_a COMPLETED: Report the disk usage of / with df -h. | result: dev_a: 40% used" in user
+    assert "t3 on dev_c WAITING_DEPENDENCY (editable) after t1, t2: Combine" in user
+    assert user.endswith("Next free task id: t5")
+    # Stable first: devices and request before the tasks, which change on every call.
+    assert user.index("Devices:") < user.index("Request:") < user.index("Tasks:")
+    assert len(system) + len(user) < EDITING_BUDGET_CHARS
 
 
 def test_unknown_mode_is_refused() -> None:
