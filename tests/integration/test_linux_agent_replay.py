@@ -4,66 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from rich.console import Console
-
-from starweave.session.console import ConsoleView
-from starweave.session.runner import RunOptions, run_linux_task
-
-
-def answer(
-    command: str | None, status: str = "CONTINUE", result: str = "", thought: str = "next"
-) -> dict[str, Any]:
-    if command is None:
-        action: dict[str, Any] = {"function": "", "arguments": {}, "status": status}
-    else:
-        action = {"function": "execute_command", "arguments": {"command": command}, "status": status}
-    return {"observation": "seen", "thought": thought, "action": action, "result": result}
-
-
-def replay_file(tmp_path: Path, answers: list[Any]) -> Path:
-    path = tmp_path / "answers.jsonl"
-    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
-    return path
-
-
-class AnsweringView(ConsoleView):
-    """A console view whose user answers confirmations with a fixed decision."""
-
-    def __init__(self, console: Console, answer: bool) -> None:
-        super().__init__(console=console)
-        self.answer = answer
-        self.asked: list[str] = []
-
-    def confirm(self, command: str, reason: str) -> bool:
-        self.asked.append(command)
-        return self.answer
-
-
-async def run(
-    tmp_path: Path, answers: list[Any], request: str = "do it", confirm: bool = False, **kwargs: Any
-) -> dict[str, Any]:
-    workspace = tmp_path / "ws"
-    options = RunOptions(
-        request=request,
-        workspace=workspace,
-        provider="replay",
-        replay_file=replay_file(tmp_path, answers),
-        log_dir=tmp_path / "logs",
-        task="run1",
-        **kwargs,
-    )
-    with (tmp_path / "console.txt").open("w") as console_file:
-        view = AnsweringView(Console(file=console_file, width=120), confirm)
-        result = await run_linux_task(options, view=view)
-    result["asked"] = view.asked
-    return result
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+from helpers.linux_replay import answer, read_jsonl, run
 
 
 async def test_multi_step_task_creates_files_and_logs(tmp_path: Path) -> None:
@@ -101,16 +44,17 @@ async def test_multi_step_task_creates_files_and_logs(tmp_path: Path) -> None:
 
 
 async def test_a_failing_command_is_retried_once_then_the_task_fails(tmp_path: Path) -> None:
-    answers = [answer("cat missing.txt")] * 4
+    # each repeat is drawn twice (see test_linux_finish's resample tests): 1 + 2 + 2 answers
+    answers = [answer("cat missing.txt")] * 5
     result = await run(tmp_path, answers)
     assert result["status"] == "FAIL"
-    assert "failed 2 times in a row" in result["result"], result
+    assert "failed 2 times;" in result["result"], result
     responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
     assert len(responses) == 3  # ran twice, refused the third time
 
 
 async def test_repeated_command_is_not_rerun_and_then_fails(tmp_path: Path) -> None:
-    answers = [answer("echo x >> log.txt")] * 3
+    answers = [answer("echo x >> log.txt")] * 5  # each repeat is drawn twice
     result = await run(tmp_path, answers)
     assert (tmp_path / "ws" / "log.txt").read_text() == "x\n"  # ran once
     assert result["status"] == "FAIL"
@@ -140,8 +84,9 @@ async def test_policy_refusal_is_fed_back_and_the_agent_goes_on(tmp_path: Path) 
     assert result["status"] == "FINISH"
     assert result["steps"] == 3
     requests = read_jsonl(tmp_path / "logs" / "run1" / "request.log")
-    refusal = requests[1]["prompt"][-1]["content"]
-    assert "Blocked" in refusal and "cat /etc/shadow" in refusal
+    # the model's own call comes back as its answer, the refusal as the output after it
+    assert "cat /etc/shadow" in requests[1]["prompt"][-2]["content"]
+    assert "Blocked" in requests[1]["prompt"][-1]["content"]
 
 
 async def test_a_call_may_run_again_after_other_steps(tmp_path: Path) -> None:
@@ -153,8 +98,10 @@ async def test_a_call_may_run_again_after_other_steps(tmp_path: Path) -> None:
 
 
 async def test_a_failed_call_may_be_retried(tmp_path: Path) -> None:
-    answers = [answer("cat missing.txt"), answer("cat missing.txt"), answer(None, "FAIL", result="no file")]
-    await run(tmp_path, answers)
+    # the repeat is drawn twice before it runs; giving up right after a failure is refused once
+    answers = [*[answer("cat missing.txt")] * 3, *[answer(None, "FAIL", result="no file")] * 2]
+    result = await run(tmp_path, answers)
+    assert result["status"] == "FAIL" and result["result"] == "no file"
     responses = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
     assert responses[1]["results"], "the retry was not run"
     assert not responses[1]["note"]

@@ -25,9 +25,14 @@ class ActionCommandInfo(BaseModel):
 
     @property
     def action_string(self) -> str:
-        """``click_input on [12]Export`` (or the call when there is no control)."""
+        """``click_input on Button "Export" (id 12)`` (or the call when there is no control).
+
+        The id is marked as one: a small model reading ``[1]Undo`` took the label 1 for the digit 1.
+        """
         if self.target:
-            return f"{self.function} on [{self.target.get('id')}]{self.target.get('name', '')}"
+            kind = str(self.target.get("type") or "")
+            label = f'{kind} "{self.target.get("name", "")}"' if kind else f'"{self.target.get("name", "")}"'
+            return f"{self.function} on {label} (id {self.target.get('id')})"
         return BasicAgent.get_command_string(self.function, self.arguments)
 
     def to_representation(self) -> str:

@@ -15,10 +15,11 @@ from starweave.agents.app.controls import Control, controls_prompt
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.processor import AppAgentProcessor
-from starweave.agents.app.prompter import AppAgentPrompter, blackboard_text, steps_text
+from starweave.agents.app.prompter import AppAgentPrompter, blackboard_text, finished_work, steps_text
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus
 from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
+from starweave.agents.app.verify import acted
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.tools.desktop.detect import ControlDetector
 
@@ -56,6 +57,19 @@ DEFAULT_HISTORY_KEYS = [
     "status",
     "result",
 ]
+
+
+@dataclass(frozen=True)
+class SubtaskOutcome:
+    """How one subtask of this AppAgent ended (the HostAgent reads it to spot a subtask it repeats)."""
+
+    subtask: str
+    status: str
+    result: str
+    #: An action that may change the application succeeded during the subtask.
+    acted: bool
+    #: The FINISH result claimed something checkable, and the window showed it.
+    verified: bool
 
 
 @dataclass
@@ -124,6 +138,22 @@ class AppAgent(BasicAgent):
         self.llm_calls = 0
         self.validations = 0
         self.pending: PendingActions | None = None
+        # FINISH checks (verify.py): answers refused in this subtask, whether the last FINISH was
+        # checked and found true, and how each subtask ended.
+        self.verify_finish = True
+        self.finish_refusals = 0
+        self.finish_verified = False
+        self.outcomes: list[SubtaskOutcome] = []
+        self.blackboard_start: int | None = None
+        # The next answer must run a tool: set at a subtask's start for a text-only model (a FINISH
+        # before looking at anything is a guess) and after a refused FINISH; cleared by an action.
+        self.must_act = False
+        # The repeat stop (guards.py): the last step's actions and how many steps in a row gave them.
+        self.last_call = ""
+        self.last_call_ok = False
+        self.same_calls = 0
+        # Tools the next answer may not use (after it repeated a call that had succeeded).
+        self.banned_tools: set[str] = set()
         self._tools: list[dict[str, Any]] | None = None
         self.set_state(self.default_state)
 
@@ -149,6 +179,11 @@ class AppAgent(BasicAgent):
             self._tools = await list_action_tools(self.dispatcher(context))
         return self._tools
 
+    @property
+    def known_tools(self) -> list[dict[str, Any]]:
+        """The action tools read so far ([] before the first step)."""
+        return self._tools or []
+
     # -- subtasks -----------------------------------------------------------------------------
     def begin_subtask(self, subtask: str, host_message: str = "") -> None:
         """Start a new subtask (the host assigns one): fresh status, history from here on."""
@@ -158,7 +193,26 @@ class AppAgent(BasicAgent):
         self.single_action_steps = 0
         self.pending = None
         self.last_selected_screenshot = ""
+        self.finish_refusals = 0
+        self.finish_verified = False
+        self.blackboard_start = len(self.blackboard.trajectories)
+        self.must_act = self.prompter.text_only
+        self.last_call = ""
+        self.last_call_ok = False
+        self.same_calls = 0
+        self.banned_tools = set()
         self.status = AppAgentStatus.CONTINUE.value
+
+    @property
+    def check_control_names(self) -> bool:
+        """Refuse an action whose control name and id disagree: a text-only model picks by name."""
+        return self.prompter.text_only
+
+    def subtask_actions(self) -> list[dict[str, Any]]:
+        """The actions of this subtask's steps so far (``ActionCommandInfo`` dicts, with results)."""
+        return [
+            a for item in self.memory.content[self.subtask_start :] for a in item.get_value("action") or []
+        ]
 
     def archive_subtask(self, context: Context | None, status: str) -> None:
         """Write the subtask's outcome on the Blackboard and in the context's previous subtasks."""
@@ -174,6 +228,10 @@ class AppAgent(BasicAgent):
             "result": result,
         }
         self.blackboard.add_trajectories(record)
+        verified = status == AppAgentStatus.FINISH.value and self.finish_verified
+        self.outcomes.append(
+            SubtaskOutcome(self.subtask, status, result, acted(self.subtask_actions()), verified)
+        )
         if context is not None:
             previous = list(context.get(ContextNames.PREVIOUS_SUBTASKS) or [])
             previous.append(record)
@@ -209,6 +267,18 @@ class AppAgent(BasicAgent):
         note = ""
         if self.action_sequence and not multi_action:
             note = "The window changed during your last plan: give one action this step."
+        if self.prompter.text_only:
+            first = {
+                "user_request": request,
+                "subtask": self.subtask,
+                "current_application": self.app_root_name or self.process_name,
+                "host_message": self.host_message,
+                "blackboard": finished_work(self.blackboard, self.blackboard_start),
+            }
+            steps = self.memory.content[self.subtask_start :]
+            return self.prompter.text_messages(
+                system, first, steps, controls_prompt(controls, text_only=True), note
+            )
         user = self.prompter.user_content_construction(
             images or [],
             user_request=request,
@@ -216,7 +286,7 @@ class AppAgent(BasicAgent):
             current_application=self.app_root_name or self.process_name,
             host_message=self.host_message,
             control_info=controls_prompt(controls),
-            blackboard_prompt=blackboard_text(self.blackboard),
+            blackboard_prompt=blackboard_text(self.blackboard, upto=self.blackboard_start),
             previous_steps=steps_text(self.memory.content[self.subtask_start :]),
             screenshot_note=screenshot_path,
             note=note,

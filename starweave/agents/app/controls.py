@@ -1,20 +1,51 @@
-"""Controls as the AppAgent sees them: normalised records, their text for the prompt, and the check
-of a speculative action against the live control list (spec D §19).
+"""Controls as the AppAgent sees them: normalised records, their text for the prompt, and the checks
+of an action against the control list: a speculative action against the live list (spec D §19),
+and the name the model gave against the control's real name.
 
 The UICollector answers ``get_app_window_controls_info`` with the reference's field names
 (``label``, ``control_text``, ``control_type``, ``control_rect``) or, for the TargetInfo variant,
-``id``, ``name``, ``type``, ``rect``; both are read.
+``id``, ``name``, ``type``, ``rect``; both are read, and ``value`` (the text a control holds, e.g.
+a calculator's display) when the collector gives it.
+
+A text-only model sees each control as ``Button "1" (id 22)``: the name first and the id marked as
+such, because a small model reading ``[1] Button "Undo"`` took the label 1 for the digit 1. A visual
+model keeps ``[22] Button "1"``, which is how the set-of-mark screenshot numbers the controls.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 #: The fields asked of ``get_app_window_controls_info``.
 CONTROL_FIELDS = ["label", "control_text", "control_type", "control_rect", "is_enabled", "is_visible"]
+#: The extra field asked for when the collector has it (ours does; the reference's may not).
+VALUE_FIELD = "value"
 #: Controls listed in the prompt at most (the embedded model's window is small).
 MAX_PROMPT_CONTROLS = 120
+#: Characters of a control's text shown in the prompt.
+VALUE_PREVIEW = 120
+#: Controls that hold text (their name is often empty: what matters is their text).
+TEXT_HOLDERS = frozenset({"Edit", "Document", "ComboBox", "Spinner"})
+#: Controls one clicks: their names are labels, not content the window shows.
+CLICKABLE = frozenset(
+    {
+        "Button",
+        "SplitButton",
+        "MenuItem",
+        "Menu",
+        "MenuBar",
+        "TabItem",
+        "CheckBox",
+        "RadioButton",
+        "Hyperlink",
+        "ToggleButton",
+        "ScrollBar",
+        "TitleBar",
+        "ToolBar",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +57,8 @@ class Control:
     control_type: str
     rect: Any = None
     is_enabled: bool = True
+    #: The text the control holds ("" when the collector gave none).
+    value: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
@@ -40,6 +73,7 @@ class Control:
             control_type=str(kind or ""),
             rect=data.get("rect", data.get("control_rect")),
             is_enabled=bool(data.get("is_enabled", True)),
+            value=str(data.get(VALUE_FIELD) or ""),
             extra={k: v for k, v in data.items() if k not in _KNOWN},
         )
 
@@ -52,8 +86,37 @@ class Control:
         text = f'[{self.id}] {self.control_type} "{self.name}"'
         return text if self.is_enabled else f"{text} (disabled)"
 
+    @property
+    def shown_text(self) -> str:
+        """The text the control holds when it says more than its name ("" otherwise)."""
+        value = " ".join(self.value.split())
+        return "" if value == " ".join(self.name.split()) else value
 
-_KNOWN = {"id", "label", "name", "control_text", "type", "control_type", "rect", "control_rect", "is_enabled"}
+    def describe_for_text(self) -> str:
+        """``Button "7" (id 3)``, and for a control holding text ``Edit "" (id 11) text: "12+30"``."""
+        text = f'{self.control_type} "{self.name}" (id {self.id})'
+        shown = self.shown_text
+        if shown or self.control_type in TEXT_HOLDERS:
+            text += f' text: "{shown[:VALUE_PREVIEW]}"' + ("..." if len(shown) > VALUE_PREVIEW else "")
+        return text if self.is_enabled else f"{text} (disabled)"
+
+    def useful_to_text_model(self) -> bool:
+        """Whether a text-only model can tell what the control is (an unnamed icon button it cannot)."""
+        return bool(self.name.strip() or self.shown_text or self.control_type in TEXT_HOLDERS)
+
+
+_KNOWN = {
+    "id",
+    "label",
+    "name",
+    "control_text",
+    "type",
+    "control_type",
+    "rect",
+    "control_rect",
+    "is_enabled",
+    VALUE_FIELD,
+}
 
 
 def parse_controls(payload: Any) -> list[Control]:
@@ -68,11 +131,21 @@ def annotation_dict(controls: list[Control]) -> dict[str, Control]:
     return {c.id: c for c in controls if c.id}
 
 
-def controls_prompt(controls: list[Control], limit: int = MAX_PROMPT_CONTROLS) -> str:
-    """The control list as text, one per line: the model is text-only, this replaces the image."""
+def controls_prompt(
+    controls: list[Control], limit: int = MAX_PROMPT_CONTROLS, text_only: bool = False
+) -> str:
+    """The control list as text, one per line.
+
+    For a visual model ``[label] Type "name"``, as the set-of-mark screenshot labels them. For a
+    text-only model (the list replaces the image) ``Type "name" (id N)`` with the text a control
+    holds, leaving out controls it cannot tell apart (unnamed, holding no text).
+    """
+    if text_only:
+        controls = [c for c in controls if c.useful_to_text_model()]
     if not controls:
         return "(no controls were found in the window)"
-    lines = [c.describe() for c in controls[:limit]]
+    describe = Control.describe_for_text if text_only else Control.describe
+    lines = [describe(c) for c in controls[:limit]]
     if len(controls) > limit:
         lines.append(f"... and {len(controls) - limit} more controls not shown")
     return "\n".join(lines)
@@ -98,3 +171,63 @@ def validation_problem(control_id: str | None, planned: dict[str, Control], live
             f'{now.control_type} "{now.name}": the window changed'
         )
     return ""
+
+
+# Spellings of the same key: the model types "-", "*" and "/" where the window shows − × ÷.
+_SAME_KEY = str.maketrans({"−": "-", "–": "-", "×": "*", "÷": "/", "“": '"', "”": '"', "‘": "'", "’": "'"})
+
+
+def canonical_name(name: str) -> str:
+    """A control name for comparison: case, spacing, quotes and key spellings ignored."""
+    text = unicodedata.normalize("NFKC", name).translate(_SAME_KEY).casefold()
+    return " ".join(text.split()).strip("\"'` ")
+
+
+def _alike(given: str, real: str) -> bool:
+    if given == real:
+        return True
+    short, long_ = sorted((given, real), key=len)
+    # "Save" for "Save As..." or "display" for "Display": a paraphrase, not another control.
+    return len(short) >= 3 and short in long_
+
+
+def named(controls: dict[str, Control], name: str) -> list[Control]:
+    """The controls whose name is ``name`` (compared as :func:`canonical_name` does)."""
+    wanted = canonical_name(name)
+    return [c for c in controls.values() if wanted and canonical_name(c.name) == wanted]
+
+
+def name_problem(control_id: str, given: str, controls: dict[str, Control]) -> str:
+    """Why an action on ``control_id`` must not run when the model called that control ``given``, or "".
+
+    A text-only model picks the control by its name and copies the id next to it; when the name it
+    gave is not the control's, it took something else (a label, another line) for the id, and the
+    click would land on the wrong control. It is refused, naming the control's real name and the id
+    of the control that has the given name, if one does. An empty ``given`` is not checked, nor is a
+    text-holding control without a name (the model may call a display "display"), unless another
+    control has exactly the given name.
+    """
+    control = controls.get(control_id)
+    wanted = canonical_name(given)
+    if control is None or not wanted:
+        return ""
+    real = canonical_name(control.name)
+    if real == wanted or (not real and wanted == canonical_name(control.control_type)):
+        return ""  # its name, or (a control without one) its type: "Edit" for the unnamed Edit
+    others = [c for c in named(controls, given) if c.id != control_id]
+    if not others and (_alike(wanted, real) or _unnamed_holder(control, wanted)):
+        return ""
+    text = (
+        f'id {control_id} is {control.control_type} "{control.name}", not "{given}"'
+        ' (an id is the number after "id", not the control\'s text)'
+    )
+    if others:
+        ids = ", ".join(f"{c.id} ({c.control_type})" for c in others[:3])
+        return f'{text}; the control named "{given}" has id {ids}'
+    return f'{text}; no control is named "{given}"'
+
+
+def _unnamed_holder(control: Control, wanted: str) -> bool:
+    if control.name.strip():
+        return False
+    return control.control_type in TEXT_HOLDERS or wanted == canonical_name(control.value)

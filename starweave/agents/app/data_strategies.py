@@ -155,7 +155,7 @@ class AppControlInfoStrategy(BaseProcessingStrategy):
         """Walk the controls and annotate the screenshot."""
         try:
             started = time.perf_counter()
-            controls = await fetch_controls(agent.dispatcher(context.global_context))
+            controls = await fetch_controls(agent.dispatcher(context.global_context), with_values=True)
             controls = [c for c in controls if c.id]
             annotated_path = ""
             clean_path = str(context.get_local("clean_screenshot_path") or "")

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starweave.agents.app.actions import ActionCommandInfo, ListActionCommandInfo
-from starweave.agents.app.controls import CONTROL_FIELDS, Control, annotation_dict, parse_controls
+from starweave.agents.app.controls import (
+    CONTROL_FIELDS,
+    VALUE_FIELD,
+    Control,
+    annotation_dict,
+    name_problem,
+    parse_controls,
+)
 from starweave.agents.app.controls import validation_problem as check_control
 from starweave.agents.app.detection import is_detected, visual_action
 from starweave.agents.app.dispatch import run_one
@@ -42,11 +49,17 @@ class ExecutionOutcome:
     validations: int = 0
 
 
-async def fetch_controls(dispatcher: Any) -> list[Control]:
-    """The selected window's controls, read now; ToolError when the collector fails."""
-    result = await run_one(
-        dispatcher, "get_app_window_controls_info", {"field_list": CONTROL_FIELDS}, "data_collection"
-    )
+async def fetch_controls(dispatcher: Any, with_values: bool = False) -> list[Control]:
+    """The selected window's controls, read now; ToolError when the collector fails.
+
+    ``with_values`` also asks for the text each control holds; a collector without that field (the
+    reference's refuses unknown fields) is asked again for the reference's fields.
+    """
+    fields = [*CONTROL_FIELDS, VALUE_FIELD] if with_values else CONTROL_FIELDS
+    tool = "get_app_window_controls_info"
+    result = await run_one(dispatcher, tool, {"field_list": fields}, "data_collection")
+    if not result.ok and with_values:
+        result = await run_one(dispatcher, tool, {"field_list": CONTROL_FIELDS}, "data_collection")
     if not result.ok:
         raise ToolError(f"cannot read the window's controls: {result.error or result.result}")
     return parse_controls(result.result)
@@ -102,6 +115,7 @@ async def execute_actions(
     window_rect: dict[str, Any] | None = None,
     approved: int = 0,
     application: str = "",
+    check_names: bool = False,
 ) -> ExecutionOutcome:
     """Run ``actions`` in order against the controls the model saw (``planned``).
 
@@ -110,13 +124,24 @@ async def execute_actions(
     first ``approved`` ones (the user already said yes to them). Every action after the first is
     checked against a fresh control list, whether or not it names a control: a coordinate click or
     a key press planned for a window that has changed since is not run either. A click on a
-    visually detected control is sent as a coordinate click inside ``window_rect``.
+    visually detected control is sent as a coordinate click inside ``window_rect``. With
+    ``check_names`` (a text-only model) an action whose ``name`` is not the name of the control its
+    ``id`` labels is refused (see :func:`name_problem`) and the rest skipped.
     """
     outcome = ExecutionOutcome()
     live = planned if planned_is_live else None
     for index, action in enumerate(actions):
         control_id = action.control_id
         target = planned.get(control_id) if control_id else None
+        wrong = ""
+        if check_names and control_id is not None:
+            wrong = name_problem(control_id, str(action.arguments.get("name") or ""), planned)
+        if wrong:
+            outcome.stopped = True
+            outcome.info.add_action(_skipped(action, f"Not run: {wrong}", target))
+            for rest in actions[index + 1 :]:
+                outcome.info.add_action(_skipped(rest, "Not run: an earlier action was not run", None))
+            return outcome
         if control_id is not None or index > 0:
             if live is None:
                 live = annotation_dict(await fetch_controls(dispatcher))

@@ -123,14 +123,41 @@ class AppAgentResponse(BaseModel):
         }
 
 
-def response_json_schema(tools: list[dict[str, Any]], multi_action: bool) -> dict[str, Any]:
-    """The JSON schema of an AppAgent answer over ``tools``; ``action`` is a list when ``multi_action``."""
+def control_arguments(tools: list[dict[str, Any]], control_ids: list[str] | None) -> dict[str, Any]:
+    """The arguments' schema for a text-only model: ``name`` before ``id``, and ``id`` one of ``control_ids``.
+
+    Constrained decoding writes the properties in the schema's order, so the model names the control
+    first and then picks the id that goes with that name, instead of writing an id (which a small
+    model confuses with a control's text, the label 1 for the digit 1) and naming it afterwards.
+    """
+    schema = argument_schema(tools)
+    properties: dict[str, Any] = schema["properties"]
+    first = {k: properties[k] for k in ("name", "id") if k in properties}
+    if "id" in first and control_ids:
+        first["id"] = {"type": "string", "enum": list(control_ids)}
+    schema["properties"] = {**first, **{k: v for k, v in properties.items() if k not in first}}
+    return schema
+
+
+def response_json_schema(
+    tools: list[dict[str, Any]],
+    multi_action: bool,
+    text_only: bool = False,
+    control_ids: list[str] | None = None,
+    require_action: bool = False,
+) -> dict[str, Any]:
+    """The JSON schema of an AppAgent answer over ``tools``; ``action`` is a list when ``multi_action``.
+
+    For a text-only model the arguments name the control before its id, and the id is one of the
+    ``control_ids`` listed in the prompt (see :func:`control_arguments`). With ``require_action`` the
+    answer must run a tool (no empty function, no empty list).
+    """
     names = sorted({str(t["name"]) for t in tools})
     action: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "function": {"type": "string", "enum": [*names, ""]},
-            "arguments": argument_schema(tools),
+            "function": {"type": "string", "enum": names if require_action and names else [*names, ""]},
+            "arguments": control_arguments(tools, control_ids) if text_only else argument_schema(tools),
         },
         "required": ["function", "arguments"],
         "additionalProperties": False,
@@ -138,6 +165,8 @@ def response_json_schema(tools: list[dict[str, Any]], multi_action: bool) -> dic
     action_schema: dict[str, Any] = (
         {"type": "array", "items": action, "maxItems": MAX_ACTIONS} if multi_action else action
     )
+    if multi_action and require_action:
+        action_schema["minItems"] = 1
     return {
         "type": "object",
         "properties": {

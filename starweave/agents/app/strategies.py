@@ -3,6 +3,12 @@
 The model answers with one action, or with a list when speculative multi-action is on and the agent
 is not in its fallback window; the actions run through :func:`execute_actions`. A sensitive action
 is held back (status CONFIRM) unless the safeguard is off or the user approved in advance.
+
+Guards for a small text-only model (guards.py, verify.py): its answer names a control before its id,
+the id one of the listed ones, and an action whose name and id disagree is refused; the first answer
+of a subtask, the one after a refused FINISH and the one after a CONTINUE without action must act;
+a FINISH is checked against the window read again; the same action given again and again is skipped
+and then ends the subtask.
 """
 
 from __future__ import annotations
@@ -25,13 +31,15 @@ from starweave.agent import (
     provides,
     record_step,
 )
-from starweave.agents.app.actions import ListActionCommandInfo
+from starweave.agents.app.actions import ActionCommandInfo, ListActionCommandInfo
 from starweave.agents.app.controls import Control
 from starweave.agents.app.data_strategies import step_file, window_origin
 from starweave.agents.app.execution import execute_actions
+from starweave.agents.app.guards import check_finish, repeat_check
 from starweave.agents.app.response import AppAgentResponse, AppAgentStatus, response_json_schema
 from starweave.agents.app.vision import Image, app_step_images
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
+from starweave.commands import Result, ResultStatus
 from starweave.errors import ToolError
 
 if TYPE_CHECKING:
@@ -90,7 +98,13 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
                 screenshot_path=annotated or clean,
                 images=images,
             )
-            schema = response_json_schema(tools, multi)
+            text_only = agent.prompter.text_only
+            shown = [c.id for c in controls.values() if c.useful_to_text_model()] if text_only else None
+            offered = [
+                t for t in agent.prompter.prompt_tools(tools) if t.get("name") not in agent.banned_tools
+            ]
+            agent.banned_tools = set()
+            schema = response_json_schema(offered, multi, text_only, shown, require_action=agent.must_act)
             log_request(context, {"agent": agent.name, "prompt": messages})
             completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
             parsed = AppAgentResponse.model_validate(completion.parsed)
@@ -132,6 +146,9 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
         try:
             parsed: AppAgentResponse = context.get_local("parsed_response")
             planned: dict[str, Control] = context.get_local("annotation_dict") or {}
+            stop, skip = repeat_check(agent, parsed)
+            if stop or skip:
+                return self._not_run(agent, parsed, stop or skip, failed=bool(stop))
             outcome = await execute_actions(
                 agent.dispatcher(context.global_context),
                 parsed.actions,
@@ -141,10 +158,12 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
                 model_asked_confirmation=parsed.status == AppAgentStatus.CONFIRM.value,
                 window_rect=window_origin(context),
                 application=agent.app_root_name,
+                check_names=agent.check_control_names,
             )
             agent.validations += outcome.validations
             status = parsed.status
             note = ""
+            checked_result = parsed.result
             if outcome.pending:
                 agent.hold_for_confirmation(outcome.pending, outcome.pending_reason, parsed, planned)
                 status = AppAgentStatus.CONFIRM.value
@@ -158,6 +177,18 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
             if outcome.stopped and status in _END:
                 # Not every planned action ran: the model must look again before finishing.
                 status = AppAgentStatus.CONTINUE.value
+            agent.last_call_ok = outcome.info.all_succeeded
+            if any(a.result.ok for a in outcome.info.actions):
+                agent.must_act = False
+            elif status == AppAgentStatus.CONTINUE.value and not parsed.actions:
+                # CONTINUE without an action changes nothing: the next answer must act.
+                agent.must_act = agent.prompter.text_only
+                note = note or "No action was given: give the action that gets the subtask done."
+            if status == AppAgentStatus.FINISH.value and agent.verify_finish:
+                status, refusal = await check_finish(agent, context, parsed.result, outcome.info)
+                if refusal:
+                    note = refusal
+                    checked_result = refusal if status == AppAgentStatus.FAIL.value else ""
             agent.status = status
             if not outcome.fallback:
                 agent.end_fallback_step()
@@ -173,11 +204,26 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
                     "status": status,
                     "selected_control_screenshot_path": selected_path,
                     "note": note,
+                    "checked_result": checked_result,
                 },
             )
         except Exception as exc:
             agent.status = AppAgentStatus.ERROR.value
             return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+
+    @staticmethod
+    def _not_run(agent: AppAgent, parsed: AppAgentResponse, note: str, failed: bool) -> ProcessingResult:
+        """The step's actions are not run: the subtask ends as FAIL (``failed``), or goes on."""
+        agent.status = AppAgentStatus.FAIL.value if failed else AppAgentStatus.CONTINUE.value
+        info = ListActionCommandInfo()
+        for action in parsed.actions:
+            skipped = Result(status=ResultStatus.SKIPPED, error=note)
+            info.add_action(
+                ActionCommandInfo(function=action.function, arguments=action.arguments, result=skipped)
+            )
+        data = {"execution_result": [], "action_info": info, "control_log": [], "status": agent.status}
+        data.update(selected_control_screenshot_path="", note=note, checked_result=note if failed else "")
+        return ProcessingResult(success=True, phase=ProcessingPhase.ACTION_EXECUTION, data=data)
 
 
 async def selected_control_screenshot(
@@ -224,9 +270,11 @@ def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentRes
             "call": parsed.call_string(),
             "status": status,
             "comment": parsed.comment,
-            "result": parsed.result if status in _END else "",
+            "result": str(context.get_local("checked_result") or parsed.result) if status in _END else "",
             "output": output,
             "response": parsed.to_log(),
+            # The model's own text comes back in a text-only model's next prompts (prompter.step_answer).
+            "answer_text": context.get_local("response_text") or "",
             "cost": context.get_local("llm_cost") or 0.0,
             "tokens": context.get_local("tokens") or 0,
             "screenshot": context.get_local("clean_screenshot_path") or "",

@@ -15,6 +15,7 @@ from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
+from starweave.agents.host.repeats import Verdict, repeat_verdict, third_party_outcomes
 from starweave.agents.host.response import SELECT_APPLICATION_COMMAND, HostAgentResponse, HostAgentStatus
 from starweave.agents.host.states import HostAgentStateManager
 from starweave.agents.host.targets import TargetInfo, TargetKind
@@ -115,6 +116,10 @@ class HostAgent(BasicAgent):
         self.history_keys: list[str] = list(DEFAULT_HISTORY_KEYS)
         self.selection: Selection | None = None
         self.held: HeldAction | None = None
+        # Loop guards (repeats.py): the verdict that ended the round instead of a repeated
+        # assignment, and whether a FINISH before any finished subtask was refused already.
+        self.round_verdict: Verdict | None = None
+        self.finish_refused = False
         self.llm_calls = 0
         self._tools: list[dict[str, Any]] | None = None
         self.set_state(self.default_state)
@@ -155,7 +160,8 @@ class HostAgent(BasicAgent):
             user_request=request,
             targets=targets,
             previous_subtasks=previous_subtasks,
-            blackboard_prompt=blackboard_text(self.blackboard),
+            # A text-only model reads the subtasks' outcomes once, in their own list.
+            blackboard_prompt=blackboard_text(self.blackboard, trajectories=self.prompter.is_visual),
             previous_steps=host_steps_text(self.memory.content),
             screenshot_note=screenshot_path,
         )
@@ -210,6 +216,19 @@ class HostAgent(BasicAgent):
         for option in APP_OPTIONS:
             setattr(agent, option, getattr(self, option))
         return agent
+
+    def repeat_verdict(self, subtask: str, context: Context) -> Verdict | None:
+        """Whether handing ``subtask`` to the selected target again must end the round (repeats.py)."""
+        selection = self.selection
+        if selection is None:
+            return None
+        if selection.third_party:
+            records = context.get(ContextNames.PREVIOUS_SUBTASKS) or []
+            return repeat_verdict(third_party_outcomes(records, selection.name), subtask, selection.name)
+        app = self.appagent_dict.get(f"{selection.root_name}/{selection.process_name}")
+        if not isinstance(app, AppAgent):
+            return None
+        return repeat_verdict(app.outcomes, subtask, selection.root_name)
 
     def get_active_appagent(self) -> AppAgent | None:
         """The AppAgent the last ASSIGN handed over to (None after a third-party run)."""
@@ -293,6 +312,8 @@ class HostAgent(BasicAgent):
         if latest is not None:
             latest.set_value("output", note)
             latest.set_value("status", self.status)
+            if approved:
+                latest.set_value("action", [info.model_dump(mode="json")])
         writer = context.get(ContextNames.LOGGER)
         if writer is not None:
             writer.write(

@@ -7,11 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent import BasicPrompter, MemoryItem
+from starweave.agents.app.prompter import exchange_text
 from starweave.agents.app.vision import Image, visual_content
 from starweave.agents.host.targets import TargetInfo
 from starweave.agents.linux.prompter import compact_tool_prompt
 
 MAX_STEPS_SHOWN = 8
+#: Characters of a step's outcome shown (a selection's window record is long and says little more).
+OUTPUT_CHARS = 240
 
 
 def host_steps_text(items: list[MemoryItem]) -> str:
@@ -21,7 +24,7 @@ def host_steps_text(items: list[MemoryItem]) -> str:
     lines = []
     for item in items[-MAX_STEPS_SHOWN:]:
         subtask = item.get_value("current_subtask") or ""
-        output = str(item.get_value("output") or "")[:400]
+        output = str(item.get_value("output") or "")[:OUTPUT_CHARS]
         head = f"Step {item.get_value('step')}: [{item.get_value('status')}] {subtask}"
         lines.append(f"{head} {item.get_value('call')}\n{output}")
     return "\n".join(lines)
@@ -35,10 +38,30 @@ class HostAgentPrompter(BasicPrompter):
     ) -> None:
         super().__init__(is_visual, prompt_template, example_prompt_template)
 
+    def _template(self, key: str) -> str:
+        """``key``, or its text-only variant ``key_text`` when the model is text-only and it exists."""
+        if not self.is_visual and f"{key}_text" in self.prompt_template:
+            return str(self.prompt_template[f"{key}_text"])
+        return str(self.prompt_template[key])
+
+    def examples_prompt_helper(
+        self,
+        header: str = "## Response Examples",
+        separator: str = "Example",
+        additional_examples: Any = (),
+    ) -> str:
+        """The examples; a text-only model gets the ``text_example*`` ones, when the file has them,
+        rendered as a real exchange."""
+        template = self.example_prompt_template
+        texts = [v for k, v in template.items() if str(k).startswith("text_example") and isinstance(v, dict)]
+        if not self.is_visual and texts:
+            return "\n\n".join(exchange_text(example) for example in texts)
+        return super().examples_prompt_helper(header, separator, additional_examples)
+
     def system_prompt_construction(self, tools: list[dict[str, Any]], third_party: dict[str, str]) -> str:
         """The system prompt with the host tools and the third-party agents' introductions."""
         apis = "\n".join(compact_tool_prompt(t) for t in tools) or "(no tools available)"
-        return str(self.prompt_template["system"]).format(
+        return self._template("system").format(
             apis=apis,
             third_party_instructions=self.third_party_agent_instruction(third_party),
             examples=self.examples_prompt_helper(),
@@ -60,7 +83,20 @@ class HostAgentPrompter(BasicPrompter):
         previous_steps: str,
         screenshot_note: str = "",
     ) -> str:
-        """The user message text."""
+        """The user message text (for a text-only model: no screenshot, the subtasks one per line)."""
+        if not self.is_visual and "user_text" in self.prompt_template:
+            done = "\n".join(
+                f"- {s.get('application') or s.get('agent_name')}: {s.get('subtask')} -> "
+                f"{s.get('status')}: {s.get('result')}"
+                for s in previous_subtasks
+            )
+            return self._template("user").format(
+                user_request=user_request,
+                targets="\n".join(t.describe() for t in targets) or "(no windows are open)",
+                previous_subtasks=done or "(none)",
+                blackboard=f"\n{blackboard_prompt}" if blackboard_prompt else "",
+                previous_steps=previous_steps,
+            )
         subtasks = (
             "\n".join(json.dumps(s, ensure_ascii=False, default=str) for s in previous_subtasks) or "(none)"
         )

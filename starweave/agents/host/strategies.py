@@ -25,6 +25,7 @@ from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import sensitive_reason
 from starweave.agents.app.vision import DESKTOP
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
+from starweave.agents.host.repeats import UNBACKED_FINISH_NOTE, unbacked_finish
 from starweave.agents.host.response import (
     SELECT_APPLICATION_COMMAND,
     HostAgentResponse,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from starweave.agents.host.agent import HostAgent
 
 ANSWER_TOKENS = 900
+_ROUND_END = (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value)
 
 
 @depends_on("command_dispatcher", "log_path", "session_step")
@@ -156,6 +158,12 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
             return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
 
 
+def last_subtask_result(context: ProcessingContext) -> str:
+    """The result of the round's last finished subtask ("" when none finished)."""
+    records = context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []
+    return next((str(r.get("result") or "") for r in reversed(records) if r.get("status") == "FINISH"), "")
+
+
 def _failure(message: str) -> Result:
     return Result(status=ResultStatus.FAILURE, error=message)
 
@@ -183,7 +191,10 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
             status, note, result, target = await self._run(agent, context, parsed, registry)
             agent.status = status
             if status in (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value):
-                context.global_context.set(ContextNames.ROUND_RESULT, parsed.result or note)
+                outcome = note if agent.round_verdict is not None else parsed.result or note
+                if not outcome and status == HostAgentStatus.FINISH.value:
+                    outcome = last_subtask_result(context)
+                context.global_context.set(ContextNames.ROUND_RESULT, outcome)
             info = ActionCommandInfo(
                 function=parsed.function,
                 arguments=parsed.arguments,
@@ -233,10 +244,26 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
             # A successful selection hands the subtask over, whatever status the model wrote with it.
             if status in (HostAgentStatus.CONTINUE.value, HostAgentStatus.ASSIGN.value):
                 status = HostAgentStatus.ASSIGN.value
+                subtask = parsed.current_subtask or str(context.get_global(ContextNames.REQUEST) or "")
+                verdict = agent.repeat_verdict(subtask, context.global_context)
+                if verdict is not None:
+                    agent.round_verdict = verdict
+                    return verdict.status, verdict.result, result, target
             return status, "", result, target
         if status == HostAgentStatus.ASSIGN.value and agent.selection is None:
             note = "ASSIGN needs a target: call select_application_window with a target id."
             return HostAgentStatus.CONTINUE.value, note, none, None
+        if (
+            status == HostAgentStatus.FINISH.value
+            and not agent.finish_refused
+            and unbacked_finish(
+                context.get_global(ContextNames.PREVIOUS_SUBTASKS) or [],
+                [a for item in agent.memory.content for a in item.get_value("action") or []],
+                len(agent.blackboard.questions),
+            )
+        ):
+            agent.finish_refused = True
+            return HostAgentStatus.CONTINUE.value, UNBACKED_FINISH_NOTE, none, None
         if not parsed.function:
             return status, "", none, None
         reason = sensitive_reason(parsed.function, parsed.arguments)
@@ -262,10 +289,14 @@ def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentR
     """The memory record of one HostAgent step."""
     info: ActionCommandInfo | None = context.get_local("action_info")
     output = noted_output(context, info.to_representation() if info and info.function else NO_ACTION_RUN)
+    status = str(context.get_local("status") or parsed.status)
     item = MemoryItem()
     item.add_values_from_dict(parsed.model_dump())
     item.add_values_from_dict(
         {
+            # A result written with ASSIGN or CONTINUE is a guess (a small model writes the answer it
+            # expects): kept out of the history and the Blackboard, where agents would take it as done.
+            "result": parsed.result if status in _ROUND_END else "",
             "step": int(context.get_global(ContextNames.SESSION_STEP) or 0),
             "round_step": context.global_context.current_round_step,
             "round_num": int(context.get_global(ContextNames.CURRENT_ROUND_ID) or 0),
@@ -275,7 +306,7 @@ def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentR
             "function_call": parsed.call_string(),
             "call": parsed.call_string(),
             "arguments": parsed.arguments,
-            "status": str(context.get_local("status") or parsed.status),
+            "status": status,
             "application": context.get_local("selected_application_root")
             or context.get_local("assigned_third_party_agent")
             or "",

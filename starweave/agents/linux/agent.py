@@ -44,16 +44,30 @@ class LinuxAgent(BasicAgent):
         self.history_keys: list[str] = ["step", "observation", "thought", "action", "status", "result"]
         self.command_timeout = 330.0
         # Loop guards (see strategies): the last call and whether it succeeded, immediate repeats
-        # seen, steps without an action.
+        # seen, steps without an action, and how often each call failed for the current request.
         self.last_call = ""
         self.last_call_ok = False
         self.repeats = 0
-        self.failed_retries = 0
         self.idle_steps = 0
+        self.failed_calls: dict[str, int] = {}
+        # The FINISH guards (see finish.py): refusals so far for the current request, and whether
+        # the previous step was one.
+        self.finish_refusals = 0
+        self.refused_last_step = False
+        self.current_request = ""
         # A dangerous call waiting for the user (status CONFIRM), and the prompt's size budget.
         self.pending_action: PendingAction | None = None
         self.prompt_budget_chars = DEFAULT_PROMPT_BUDGET_CHARS
         self.set_state(self.default_state)
+
+    def begin_request(self, request: str) -> None:
+        """Start the per-request guard counts afresh when ``request`` is a new one (an agent reused
+        for several subtasks keeps its memory, not its refusals)."""
+        if request != self.current_request:
+            self.current_request = request
+            self.failed_calls = {}
+            self.finish_refusals = 0
+            self.refused_last_step = False
 
     def get_prompter(self, main_prompt: str | Path, example_prompt: str | Path) -> LinuxAgentPrompter:
         """The LinuxAgent prompter over the given templates."""

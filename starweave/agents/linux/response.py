@@ -64,25 +64,63 @@ class LinuxAgentResponse(BaseModel):
         return call_string(self.action.function, self.action.arguments)
 
 
-def response_json_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON schema of a LinuxAgent answer, restricted to ``tools`` (name + input_schema dicts)."""
-    names = sorted({t["name"] for t in tools})
+# Caps on the free-text fields: every generated token costs ~65 ms on the embedded model, and the
+# grammar ends a string at its cap, so short caps keep a rambling answer short.
+OBSERVATION_CHARS = 80
+THOUGHT_CHARS = 120
+RESULT_CHARS = 600
+
+
+def tool_action_schema(tool: dict[str, Any]) -> dict[str, Any]:
+    """The ``action`` object for one tool: its name, its own parameters (required ones required)."""
+    arguments = argument_schema([tool], long_fields=("content",))
+    required = [
+        name
+        for name in (tool.get("input_schema") or {}).get("required") or []
+        if name in arguments["properties"]
+    ]
+    if required:
+        arguments["required"] = required
     return {
         "type": "object",
         "properties": {
-            "observation": {"type": "string", "maxLength": 300},
-            "thought": {"type": "string", "maxLength": 300},
-            "action": {
-                "type": "object",
-                "properties": {
-                    "function": {"type": "string", "enum": [*names, ""]},
-                    "arguments": argument_schema(tools, long_fields=("content",)),
-                    "status": {"type": "string", "enum": list(LLM_STATUSES)},
-                },
-                "required": ["function", "arguments", "status"],
-                "additionalProperties": False,
-            },
-            "result": {"type": "string", "maxLength": 600},
+            "function": {"type": "string", "const": tool["name"]},
+            "arguments": arguments,
+            "status": {"type": "string", "enum": list(LLM_STATUSES)},
+        },
+        "required": ["function", "arguments", "status"],
+        "additionalProperties": False,
+    }
+
+
+NO_CALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "function": {"type": "string", "const": ""},
+        "arguments": {"type": "object", "properties": {}, "additionalProperties": False},
+        "status": {"type": "string", "enum": list(LLM_STATUSES)},
+    },
+    "required": ["function", "arguments", "status"],
+    "additionalProperties": False,
+}
+
+
+def response_json_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON schema of a LinuxAgent answer, restricted to ``tools`` (name + input_schema dicts).
+
+    ``action`` is one branch per tool (plus "no call"), so constrained decoding can only pair a tool
+    with its own parameters and never leaves out a required one (a small model otherwise writes
+    ``read_file`` with a ``command``).
+    """
+    by_name = {t["name"]: t for t in tools}
+    branches = [tool_action_schema(by_name[name]) for name in sorted(by_name)]
+    return {
+        "type": "object",
+        "properties": {
+            "observation": {"type": "string", "maxLength": OBSERVATION_CHARS},
+            "thought": {"type": "string", "maxLength": THOUGHT_CHARS},
+            "action": {"anyOf": [*branches, NO_CALL_SCHEMA]},
+            "result": {"type": "string", "maxLength": RESULT_CHARS},
         },
         "required": ["observation", "thought", "action", "result"],
         "additionalProperties": False,

@@ -23,7 +23,7 @@ from starweave.agent import (
     TerminalAgentState,
     record_failure,
 )
-from starweave.agents.linux.feedback import describe_results
+from starweave.agents.linux.feedback import step_output
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.commands import Result
 from starweave.errors import StarweaveError
@@ -101,7 +101,7 @@ class ConfirmLinuxAgentState(LinuxAgentState):
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Ask, then run the call or stop."""
         from starweave.agents.linux.agent import LinuxAgent
-        from starweave.agents.linux.strategies import run_action
+        from starweave.agents.linux.strategies import run_action, settle
 
         if not isinstance(agent, LinuxAgent) or agent.pending_action is None or context is None:
             agent.status = LinuxAgentStatus.FAIL.value
@@ -109,16 +109,20 @@ class ConfirmLinuxAgentState(LinuxAgentState):
         pending = agent.pending_action
         agent.pending_action = None
         results: list[Result] = []
+        guard_note = ""
         if await agent.confirm(pending.command_text, pending.reason):
             results = await run_action(agent, context.command_dispatcher, pending.command, pending.signature)
-            agent.status = pending.status
-            note = "Confirmed by the user."
-            result = pending.result if pending.status != LinuxAgentStatus.CONTINUE.value else ""
+            request = str(context.get(ContextNames.REQUEST) or "")
+            outcome = settle(agent, request, pending.status, pending.result, results, ran_call=True)
+            agent.status = outcome.status
+            guard_note = outcome.note
+            note = " ".join(filter(None, ["Confirmed by the user.", guard_note]))
+            result = outcome.result
         else:
             agent.status = LinuxAgentStatus.FAIL.value
             note = f"Stopped: the user did not allow `{pending.command_text}` ({pending.reason})."
             result = note
-        output = describe_results(results) if results else note
+        output = step_output(results, pending.command_text, guard_note) if results else note
         if result:
             context.set(ContextNames.ROUND_RESULT, result)
         latest = agent.memory.get_latest_item()
@@ -126,6 +130,8 @@ class ConfirmLinuxAgentState(LinuxAgentState):
             # The model's next prompt shows this step's real outcome, not "waiting for confirmation".
             latest.set_value("output", output)
             latest.set_value("status", agent.status)
+            latest.set_value("results", [r.model_dump(mode="json") for r in results])
+            latest.set_value("failed", bool(results) and not all(r.ok for r in results))
         record = {
             "step": context.get(ContextNames.SESSION_STEP),
             "agent_type": "LinuxAgent",

@@ -1,19 +1,23 @@
 """The LinuxAgent's three phase strategies: ask the model, run its tool call, remember the step.
 
 There is no DATA_COLLECTION phase: the agent gathers information by running commands
-(spec C §4.3). Three guards make the small embedded model usable: a call identical to the one the
-previous step ran successfully is not run again (the model is told its output is above; a second
-such repeat fails the task); a failing call repeated as it is a third time fails the task; and an
-answer with CONTINUE but no action gets a reminder (twice in a row fails the task). A dangerous
-command (``dangerous_reason``) is not run here: the status becomes CONFIRM and
-ConfirmLinuxAgentState asks the user, unless ``--yes`` approved it already.
+(spec C §4.3). An answer that repeats the previous step's call is drawn once more at a higher
+temperature before any guard sees it. A FINISH or FAIL is settled by ``finish``: a FINISH that
+carries a call runs it and ends the task only if it succeeds, and an ungrounded or premature
+FINISH (or a FAIL right after a failure) is refused once with a note. Three more guards make the
+small embedded model usable: a call identical to the one the previous step ran successfully is not
+run again (the model is told its output is above; a second such repeat fails the task); a failing
+call proposed a third time fails the task; and an answer with CONTINUE but no action gets
+a reminder (twice in a row fails the task). A dangerous command (``dangerous_reason``) is not run
+here: the status becomes CONFIRM and ConfirmLinuxAgentState asks the user, unless ``--yes``
+approved it already.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
@@ -29,7 +33,8 @@ from starweave.agent import (
     provides,
     record_step,
 )
-from starweave.agents.linux.feedback import NOTHING_RUN, describe_results
+from starweave.agents.linux.feedback import step_output
+from starweave.agents.linux.finish import decide_fail, decide_finish
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
 from starweave.commands import Command, Result
 from starweave.tools.servers.shell.danger import dangerous_reason
@@ -38,12 +43,29 @@ if TYPE_CHECKING:
     from starweave.agents.linux.agent import LinuxAgent
 
 MAX_REPEATS = 2
-# A call that failed may be retried once as it is; the same failing call a third time ends the task
-# (the small model otherwise retries a refused command until the step cap).
+# A call that failed may be retried once as it is; the same failing call a third time ends the task,
+# whenever it comes (the small model otherwise retries refused commands until the step cap, also
+# taking turns between two of them).
 MAX_FAILED_RETRIES = 1
 MAX_IDLE_STEPS = 2
 # Enough for the longest answer the response schema allows (its strings are capped).
 ANSWER_TOKENS = 700
+# The temperature of the second draw when the model repeats its previous call (see the LLM strategy).
+RESAMPLE_TEMPERATURE = 0.7
+
+
+def repeats_a_call(agent: LinuxAgent, response: LinuxAgentResponse) -> bool:
+    """Whether ``response`` proposes to run again the call the previous step made, or a call that
+    already failed for this request (a FINISH that names the call that just succeeded is an answer,
+    not a repeat)."""
+    if not response.action.function:
+        return False
+    signature = call_signature(response)
+    if signature in agent.failed_calls:
+        return True
+    if signature != agent.last_call:
+        return False
+    return not (agent.last_call_ok and response.status == LinuxAgentStatus.FINISH.value)
 
 
 def call_signature(response: LinuxAgentResponse) -> str:
@@ -69,7 +91,33 @@ async def run_action(agent: LinuxAgent, dispatcher: Any, command: Command, signa
     results = list(await dispatcher.execute_commands([command], timeout=agent.command_timeout) or [])
     agent.last_call = signature
     agent.last_call_ok = bool(results) and all(r.ok for r in results)
+    if not agent.last_call_ok:
+        agent.failed_calls[signature] = agent.failed_calls.get(signature, 0) + 1
     return results
+
+
+@dataclass
+class StepOutcome:
+    """What the action phase decided: the step's status, a note for the model, the results, the
+    user's answer (set with FINISH and FAIL)."""
+
+    status: str
+    note: str = ""
+    results: list[Result] = field(default_factory=list)
+    result: str = ""
+
+
+def settle(
+    agent: LinuxAgent, request: str, status: str, result: str, results: list[Result], *, ran_call: bool
+) -> StepOutcome:
+    """The outcome of a step whose call (if any) has run: a FINISH or FAIL is checked (see ``finish``)."""
+    if status == LinuxAgentStatus.FINISH.value:
+        decision = decide_finish(agent, request, result, results, ran_call)
+    elif status == LinuxAgentStatus.FAIL.value:
+        decision = decide_fail(agent, request, result)
+    else:
+        return StepOutcome(status, "", results)
+    return StepOutcome(decision.status, decision.note, results, decision.result)
 
 
 @depends_on("request")
@@ -95,11 +143,27 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
         try:
             tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
             request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
+            agent.begin_request(request)
             messages = agent.message_constructor(request=request, tools=tools)
             schema = response_json_schema(tools)
             log_request(context, {"prompt": messages, "schema": schema})
             completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
             parsed = LinuxAgentResponse.model_validate(completion.parsed)
+            if repeats_a_call(agent, parsed):
+                # At temperature 0 a small model answers a near-identical prompt with the same call,
+                # and the guards would only refuse it; a second draw at a higher temperature often
+                # finds another way. The prompt is cached, so this costs only the generation.
+                again = await agent.llm.complete(
+                    messages, schema=schema, max_tokens=ANSWER_TOKENS, temperature=RESAMPLE_TEMPERATURE
+                )
+                parsed = LinuxAgentResponse.model_validate(again.parsed)
+                completion = replace(
+                    again,
+                    usage=completion.usage + again.usage,
+                    cost=completion.cost + again.cost,
+                    latency=completion.latency + again.latency,
+                    attempts=completion.attempts + again.attempts,
+                )
             return llm_result(
                 parsed,
                 completion,
@@ -126,22 +190,20 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
         """Execute the action and decide the step's status."""
         try:
             parsed: LinuxAgentResponse = context.get_local("parsed_response")
-            status, note, results = await self._run(agent, context, parsed)
-            agent.status = status
-            result = (
-                parsed.result
-                if status in (LinuxAgentStatus.FINISH.value, LinuxAgentStatus.FAIL.value)
-                else ""
-            )
-            if note and status == LinuxAgentStatus.FAIL.value and not result:
-                result = note
+            if parsed.status == LinuxAgentStatus.CONTINUE.value:
+                agent.refused_last_step = False
+            outcome = await self._run(agent, context, parsed)
+            agent.status = outcome.status
+            result = outcome.result
+            if outcome.note and outcome.status == LinuxAgentStatus.FAIL.value and not result:
+                result = outcome.note
             return ProcessingResult(
                 success=True,
                 phase=ProcessingPhase.ACTION_EXECUTION,
                 data={
-                    "results": results,
-                    "status": status,
-                    "note": note,
+                    "results": outcome.results,
+                    "status": outcome.status,
+                    "note": outcome.note,
                     "call": parsed.call_string(),
                     "result": result,
                 },
@@ -152,42 +214,48 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
 
     async def _run(
         self, agent: LinuxAgent, context: ProcessingContext, parsed: LinuxAgentResponse
-    ) -> tuple[str, str, list[Result]]:
+    ) -> StepOutcome:
         status = parsed.action.status
+        request = str(context.get("request") or context.get_global(ContextNames.REQUEST) or "")
         if not parsed.action.function:
             if status != LinuxAgentStatus.CONTINUE.value:
-                return status, "", []
+                return settle(agent, request, status, parsed.result, [], ran_call=False)
             agent.idle_steps += 1
             if agent.idle_steps >= MAX_IDLE_STEPS:
-                return LinuxAgentStatus.FAIL.value, "Stopped: the model gave no action twice in a row.", []
-            return status, "No action was given: run a command, or reply FINISH with the answer.", []
+                return StepOutcome(
+                    LinuxAgentStatus.FAIL.value, "Stopped: the model gave no action twice in a row."
+                )
+            return StepOutcome(status, "No action was given: run a command, or reply FINISH with the answer.")
         agent.idle_steps = 0
+        if status == LinuxAgentStatus.FAIL.value:
+            # Giving up comes with no call to run, whatever the answer names.
+            return settle(agent, request, status, parsed.result, [], ran_call=False)
 
         signature = call_signature(parsed)
         if signature == agent.last_call and agent.last_call_ok:
+            if status == LinuxAgentStatus.FINISH.value:
+                # "This call completes the request" about the call that just succeeded: its output
+                # is what the answer rests on, so it is a FINISH without a call.
+                return settle(agent, request, status, parsed.result, [], ran_call=False)
             # Only an immediate repeat of a successful call is refused: running `ls` again after
             # `mkdir` is legitimate, and a failed call may be retried.
             agent.repeats += 1
             if agent.repeats >= MAX_REPEATS:
                 note = f"Stopped: the model kept repeating {parsed.call_string()}."
-                return LinuxAgentStatus.FAIL.value, note, []
+                return StepOutcome(LinuxAgentStatus.FAIL.value, note)
             note = (
                 f"Not run again: the previous step ran exactly {parsed.call_string()}; its output is "
                 "above. If it answers the request, reply FINISH with the answer in result; otherwise "
                 "run something else."
             )
-            return LinuxAgentStatus.CONTINUE.value, note, []
+            return StepOutcome(LinuxAgentStatus.CONTINUE.value, note)
         agent.repeats = 0
-        if signature == agent.last_call and not agent.last_call_ok:
-            agent.failed_retries += 1
-            if agent.failed_retries > MAX_FAILED_RETRIES:
-                note = (
-                    f"Stopped: {parsed.call_string()} failed {agent.failed_retries} times in a row; "
-                    "the task needs another approach."
-                )
-                return LinuxAgentStatus.FAIL.value, note, []
-        else:
-            agent.failed_retries = 0
+        failures = agent.failed_calls.get(signature, 0)
+        if failures > MAX_FAILED_RETRIES:
+            note = (
+                f"Stopped: {parsed.call_string()} failed {failures} times; the task needs another approach."
+            )
+            return StepOutcome(LinuxAgentStatus.FAIL.value, note)
 
         command = Command(
             tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action"
@@ -198,10 +266,10 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
             agent.pending_action = PendingAction(
                 command, command_text, reason, parsed.call_string(), signature, status, parsed.result
             )
-            return LinuxAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}.", []
+            return StepOutcome(LinuxAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}.")
 
         results = await run_action(agent, context.global_context.command_dispatcher, command, signature)
-        return status, "", results
+        return settle(agent, request, status, parsed.result, results, ran_call=True)
 
 
 @depends_on("parsed_response")
@@ -218,14 +286,13 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
             parsed: LinuxAgentResponse = context.get_local("parsed_response")
             results: list[Result] = context.get_local("results") or []
             note = str(context.get_local("note") or "")
-            output = describe_results(results) if results else note or NOTHING_RUN
-            if results and note:
-                output = f"{note}\n{output}"
+            output = step_output(results, str(parsed.action.arguments.get("command") or ""), note)
             step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
             item = MemoryItem()
             item.add_values_from_dict(
                 {
                     "step": step,
+                    "request": str(context.get("request") or context.get_global(ContextNames.REQUEST) or ""),
                     "observation": parsed.observation,
                     "thought": parsed.thought,
                     "action": parsed.action.model_dump(),
@@ -233,7 +300,10 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
                     "status": context.get_local("status") or parsed.status,
                     "result": context.get_local("result") or "",
                     "output": output,
+                    "failed": bool(results) and not all(r.ok for r in results),
                     "response": parsed.model_dump(include={"observation", "thought", "action", "result"}),
+                    # The model's own text comes back in the next prompts (see prompter.answer_text).
+                    "answer_text": context.get_local("response_text") or "",
                     "results": [r.model_dump(mode="json") for r in results],
                     "cost": context.get_local("llm_cost") or 0.0,
                     "tokens": context.get_local("tokens") or 0,

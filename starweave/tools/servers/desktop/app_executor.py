@@ -55,7 +55,8 @@ async def _run(action: Awaitable[object], what: str) -> None:
 
 
 def _shown(control: ControlInfo) -> str:
-    return f"[{control.id}] '{control.name}' ({control.control_type})"
+    # "Button '7' (id 3)": the id marked as one, so that no model reads the label 3 as the key 3.
+    return f"{control.control_type} '{control.name}' (id {control.id})"
 
 
 def create_app_executor_server(state: UIState) -> MCPServer:

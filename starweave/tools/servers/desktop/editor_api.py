@@ -52,13 +52,19 @@ class Document:
         """True when the text differs from the file as last loaded or saved."""
         return self.text != self.saved_text
 
+    @property
+    def saved(self) -> bool:
+        """True when the file on disk holds the text (a new document is not saved until save_file)."""
+        return self.stamp is not None and not self.modified
+
     def info(self) -> dict[str, Any]:
-        """``{path, lines, characters, modified, writable}``."""
+        """``{path, lines, characters, modified, saved, writable}``."""
         return {
             "path": self.path,
             "lines": len(self.text.splitlines()),
             "characters": len(self.text),
             "modified": self.modified,
+            "saved": self.saved,
             "writable": self.writable,
         }
 
@@ -194,7 +200,7 @@ def create_text_editor_server(
     ) -> dict[str, Any]:
         """Open a text file as a document (re-opening reloads it from disk).
 
-        Returns {"success", "path", "lines", "characters", "modified", "writable"} (+ "editor_pid").
+        Returns {"success", "path", "lines", "characters", "modified", "saved", "writable"} (+ "editor_pid").
         """
         result = await _guarded(_open, path, create)
         if result["success"] and show_in_editor:
@@ -222,17 +228,27 @@ def create_text_editor_server(
         """Read an open document's current text (unsaved edits included), optionally a line range."""
         return await _guarded(_read, path, start_line, end_line)
 
-    def _write(path: str, content: str) -> dict[str, Any]:
-        doc = session.document(path)
+    def _write(path: str, content: str, save: bool) -> dict[str, Any]:
+        # Writing a document that is not open opens it (a new one when the file does not exist):
+        # what else could the caller mean, and a small model does not always open first.
+        real = session.guard().resolve(path)
+        doc = session.documents.get(real) or session.documents.setdefault(
+            real, load_document(session.guard(), path, create=True)
+        )
         doc.text = content
+        if save:
+            return {**_save(path, None, False), **doc.info()}
         return {"success": True, **doc.info()}
 
     @srv.tool()
     async def write_document(
-        path: PathArg, content: Annotated[str, Field(description="The document's complete new text.")]
+        path: PathArg,
+        content: Annotated[str, Field(description="The document's complete new text.")],
+        save: Annotated[bool, Field(description="Also save it to its file, as save_file does.")] = False,
     ) -> dict[str, Any]:
-        """Replace an open document's whole text (not saved until save_file)."""
-        return await _guarded(_write, path, content)
+        """Replace a document's whole text (not saved until save_file, or save=true); opens it first
+        if needed."""
+        return await _guarded(_write, path, content, save)
 
     def _replace(path: str, old: str, new: str, count: int) -> dict[str, Any]:
         doc = session.document(path)
@@ -295,7 +311,7 @@ def create_text_editor_server(
     async def list_open_files() -> dict[str, Any]:
         """The open documents.
 
-        Returns {"success", "files": [{"path", "lines", "characters", "modified", "writable"}]}.
+        Returns {"success", "files": [{"path", "lines", "characters", "modified", "saved", "writable"}]}.
         """
         return {"success": True, "files": [d.info() for d in session.documents.values()]}
 

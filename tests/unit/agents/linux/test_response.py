@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from starweave.agents.linux.feedback import clip, describe_result
+from starweave.agents.linux.feedback import LISTING_NOTE, clip, describe_result
 from starweave.agents.linux.response import LinuxAgentResponse, response_json_schema
 from starweave.commands import Result, ResultStatus
 from starweave.llm.jsonschema import schema_errors
@@ -34,14 +34,46 @@ def test_schema_allows_only_the_tools_and_their_parameters() -> None:
         "result": "",
     }
     assert schema_errors(good, schema) == []
+    with_cwd = {**good, "action": {**good["action"], "arguments": {"command": "ls", "cwd": "sub"}}}
+    assert schema_errors(with_cwd, schema) == []
+    done = {**good, "action": {"function": "", "arguments": {}, "status": "FINISH"}}
+    assert schema_errors(done, schema) == []
     bad_tool = {**good, "action": {**good["action"], "function": "rm_everything"}}
     assert schema_errors(bad_tool, schema)
     bad_arg = {**good, "action": {**good["action"], "arguments": {"shell": "ls"}}}
     assert schema_errors(bad_arg, schema)
     bad_status = {**good, "action": {**good["action"], "status": "DONE"}}
     assert schema_errors(bad_status, schema)
-    arguments = schema["properties"]["action"]["properties"]["arguments"]["properties"]
-    assert arguments["cwd"]["type"] == "string"
+
+
+def test_schema_pairs_each_tool_with_its_own_required_parameters() -> None:
+    schema = response_json_schema(TOOLS)
+    missing = {"function": "execute_command", "arguments": {}, "status": "CONTINUE"}
+    other_tools_args = {"function": "get_system_info", "arguments": {"command": "ls"}, "status": "CONTINUE"}
+    args_without_call = {"function": "", "arguments": {"command": "ls"}, "status": "FINISH"}
+    for action in (missing, other_tools_args, args_without_call):
+        answer = {"observation": "o", "thought": "t", "action": action, "result": ""}
+        assert schema_errors(answer, schema), action
+    branches = schema["properties"]["action"]["anyOf"]
+    assert [b["properties"]["function"]["const"] for b in branches] == [
+        "execute_command",
+        "get_system_info",
+        "",
+    ]
+    assert branches[0]["properties"]["arguments"]["properties"]["cwd"]["type"] == "string"
+    assert branches[0]["properties"]["arguments"]["required"] == ["command"]
+
+
+def test_schema_caps_the_free_text_fields_short() -> None:
+    schema = response_json_schema(TOOLS)
+    long_thought = {
+        "observation": "o",
+        "thought": "x" * 200,
+        "action": {"function": "", "arguments": {}, "status": "CONTINUE"},
+        "result": "",
+    }
+    assert schema_errors(long_thought, schema)
+    assert schema["properties"]["result"]["maxLength"] > schema["properties"]["thought"]["maxLength"]
 
 
 def test_response_accepts_reference_spellings() -> None:
@@ -89,3 +121,36 @@ def test_describe_result_shapes() -> None:
     assert describe_result(timeout) == "Error: Timeout after 1s.\nstdout:\nstarted"
     failure = Result(status=ResultStatus.FAILURE, error="tool missing")
     assert describe_result(failure) == "Error: tool missing"
+
+
+def test_file_tool_answers_read_like_command_output() -> None:
+    listing = Result(
+        status=ResultStatus.SUCCESS,
+        result={
+            "success": True,
+            "path": "/ws/reports",
+            "entries": [
+                {"name": "a.csv", "type": "file", "size": 4},
+                {"name": "old", "type": "dir", "size": 4096},
+                {"name": "link", "type": "symlink", "size": 7},
+            ],
+            "truncated": False,
+            "total": 3,
+        },
+    )
+    assert (
+        describe_result(listing)
+        == "/ws/reports: 3 entries\na.csv  4 bytes\nold/\nlink  (symlink)" + LISTING_NOTE
+    )
+    assert "ls -t" in LISTING_NOTE  # a listing has no dates: the note names what sorts by time
+    read = Result(
+        status=ResultStatus.SUCCESS,
+        result={"success": True, "path": "/ws/a.txt", "size": 6, "content": "hello\n", "truncated": False},
+    )
+    assert describe_result(read) == "/ws/a.txt (6 bytes):\nhello"
+    written = Result(
+        status=ResultStatus.SUCCESS, result={"success": True, "path": "/ws/s.py", "bytes_written": 9}
+    )
+    assert describe_result(written) == "wrote 9 bytes to /ws/s.py"
+    other = Result(status=ResultStatus.SUCCESS, result={"uname": "Linux", "uptime": "up 3 days"})
+    assert describe_result(other) == '{"uname": "Linux", "uptime": "up 3 days"}'

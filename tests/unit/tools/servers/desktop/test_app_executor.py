@@ -38,12 +38,12 @@ async def test_clicks_drive_the_calculator() -> None:
         await d.select()
         for label, name in (("1", "7"), ("2", "+"), ("1", "7"), ("3", "=")):
             said = await d.ok(d.app, "click_input", {"id": label, "name": name})
-            assert said == f"Clicked [{label}] '{name}' (Button) with the left button."
+            assert said == f"Clicked Button '{name}' (id {label}) with the left button."
         assert await d.ok(d.app, "texts", {"id": "4", "name": "Display"}) == "14"
         double = await d.ok(
             d.app, "click_input", {"id": "5", "name": "Off", "button": "right", "double": True}
         )
-        assert double == "Double-clicked [5] 'Off' (Button) with the right button."
+        assert double == "Double-clicked Button 'Off' (id 5) with the right button."
         assert d.backend.calls[-1] == ("click", "5", None, None, "right", True)
         bad = await d.error(d.app, "click_input", {"id": "1", "name": "7", "button": "thumb"})
         assert "button" in bad
@@ -95,14 +95,14 @@ async def test_text_keys_scroll_and_read() -> None:
     async with open_desktop() as d:
         await d.select(window_id="2", name="notes.txt - Mousepad")
         said = await d.ok(d.app, "set_edit_text", {"id": "1", "name": "Text", "text": " world"})
-        assert said == "Entered text into [1] 'Text' (Document): ' world'."
+        assert said == "Entered text into Document 'Text' (id 1): ' world'."
         assert await d.ok(d.app, "texts", {"id": "1", "name": "Text"}) == "hello world"
         await d.ok(
             d.app, "set_edit_text", {"id": "1", "name": "Text", "text": "new", "clear_current_text": True}
         )
         assert await d.ok(d.app, "texts", {"id": "1", "name": "Text"}) == "new"
         keys = await d.ok(d.app, "keyboard_input", {"id": "1", "name": "Text", "keys": "!{ENTER}"})
-        assert keys == "Sent keys '!{ENTER}' to [1] 'Text' (Document)."
+        assert keys == "Sent keys '!{ENTER}' to Document 'Text' (id 1)."
         assert await d.ok(d.app, "texts", {"id": "1", "name": "Text"}) == "new!\n"
         unfocused = await d.ok(
             d.app, "keyboard_input", {"id": "99", "name": "", "keys": "{VK_CONTROL}s", "control_focus": False}
@@ -110,10 +110,10 @@ async def test_text_keys_scroll_and_read() -> None:
         assert unfocused == "Sent keys '{VK_CONTROL}s' to the focused element."
         assert d.backend.calls[-1] == ("type_keys", "{VK_CONTROL}s", None)
         assert await d.ok(d.app, "wheel_mouse_input", {"id": "1", "name": "Text", "wheel_dist": -5}) == (
-            "Scrolled [1] 'Text' (Document) down 5 notch(es)."
+            "Scrolled Document 'Text' (id 1) down 5 notch(es)."
         )
         assert await d.ok(d.app, "wheel_mouse_input", {"id": "1", "name": "Text", "wheel_dist": 2}) == (
-            "Scrolled [1] 'Text' (Document) up 2 notch(es)."
+            "Scrolled Document 'Text' (id 1) up 2 notch(es)."
         )
         assert d.backend.calls[-1] == ("scroll", "1", 2)
 
@@ -126,7 +126,7 @@ async def test_backend_failures_name_the_action() -> None:
                 "click",
                 "click_input",
                 {"id": "1", "name": "7"},
-                "Failed to click [1] '7' (Button): RuntimeError: x",
+                "Failed to click Button '7' (id 1): RuntimeError: x",
             ),
             (
                 "click",
@@ -152,8 +152,18 @@ async def test_backend_failures_name_the_action() -> None:
                 {"id": "4", "name": "Display", "keys": "1"},
                 "Failed to send keys to",
             ),
-            ("scroll", "wheel_mouse_input", {"id": "4", "name": "Display"}, "Failed to scroll [4]"),
-            ("get_text", "texts", {"id": "4", "name": "Display"}, "Failed to read the text of [4] 'Display'"),
+            (
+                "scroll",
+                "wheel_mouse_input",
+                {"id": "4", "name": "Display"},
+                "Failed to scroll Edit 'Display' (id 4)",
+            ),
+            (
+                "get_text",
+                "texts",
+                {"id": "4", "name": "Display"},
+                "Failed to read the text of Edit 'Display' (id 4)",
+            ),
         ]
         for method, tool, args, expected in failing:
             d.backend.failures = {method: RuntimeError("x")}

@@ -109,3 +109,24 @@ async def test_show_in_editor_starts_the_editor_on_the_file(workspace: Path) -> 
         opened = await _ok(c, "open_file", {"path": "notes.txt", "show_in_editor": True})
         assert "could not show the file in the editor" in opened["editor_error"]
     assert (workspace / "notes.txt").read_text().startswith("alpha")
+
+
+async def test_writing_a_document_not_open_opens_it_and_a_new_one_is_unsaved_until_saved(
+    workspace: Path,
+) -> None:
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)))) as c:
+        started = await _ok(c, "open_file", {"path": "todo.txt", "create": True})
+        assert started["modified"] is False and started["saved"] is False  # not on disk yet
+        written = await _ok(c, "write_document", {"path": "fresh.txt", "content": "buy milk"})
+        assert written["modified"] is True and written["saved"] is False
+        assert not (workspace / "fresh.txt").exists()
+        await _ok(c, "save_file", {"path": "fresh.txt"})
+        listed = {Path(f["path"]).name: f["saved"] for f in (await _ok(c, "list_open_files", {}))["files"]}
+        assert listed == {"todo.txt": False, "fresh.txt": True}
+        assert (workspace / "fresh.txt").read_text() == "buy milk"
+        # An existing file is read in first: the text replaces it only in the document.
+        await _ok(c, "write_document", {"path": "notes.txt", "content": "new\n"})
+        assert (workspace / "notes.txt").read_text() == "alpha 1\nbeta 200\ngamma 3\n"
+        assert (await _refused(c, "write_document", {"path": "/etc/x.txt", "content": "x"})).startswith(
+            "Blocked: "
+        )

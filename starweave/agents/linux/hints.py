@@ -1,0 +1,64 @@
+"""One-line hints added after a failed command, for the mistakes small models make again and again.
+
+The embedded model has strong habits the shell policy refuses (``find … -exec … \\;``, ``rename``,
+``for`` loops, ``python`` instead of ``python3``) and, told only that the command was refused, it
+tends to send the same command again. A hint names a way that works here. Hints are matched on
+the command and on the output it got; a failed call gets the first that matches.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (pattern in the command, pattern in the output, hint); None matches anything.
+_HINTS: tuple[tuple[re.Pattern[str] | None, re.Pattern[str] | None, str], ...] = (
+    (
+        re.compile(r"\bfind\b.*\s-(exec|execdir|ok)\b"),
+        None,
+        "Hint: find -exec does not work here. Give the command a glob instead (like rm old/*.log), "
+        "or pipe the names: find ... | xargs CMD; to rename many files, write a python3 script.",
+    ),
+    (
+        re.compile(r"(^|[|;&]\s*)rename\b"),
+        None,
+        "Hint: rename is not available. List the files with ls, then mv each one (mv d/a.x d/a.y && "
+        "mv d/b.x d/b.y), or write a python3 script with write_file that renames them and run it.",
+    ),
+    (
+        re.compile(r"(^|[|;&]\s*)(for|while|until)\s.*\bdo\b"),
+        re.compile(r"shell keyword '(for|while|until|if|case)'|variable expansion"),
+        "Hint: no loops or variables. Use a glob (cmd dir/*.txt), find ... | xargs CMD, or write a "
+        "python3 script with write_file and run it.",
+    ),
+    (
+        None,
+        re.compile(r"shell keyword '(for|while|until|if|case)'"),
+        "Hint: no loops or if. Run one command at a time, use a glob (cmd dir/*.txt), or write a "
+        "python3 script with write_file and run it.",
+    ),
+    (
+        re.compile(r"(^|[|;&]\s*)python\s"),
+        re.compile(r"python: (command )?not found"),
+        "Hint: the interpreter is python3.",
+    ),
+    (
+        None,
+        re.compile(r"lone backslash|unterminated (single|double) quote"),
+        "Hint: keep quoting simple: single quotes around a pattern, no backslash at the end.",
+    ),
+    (
+        None,
+        re.compile(r"here-document|inline code is refused"),
+        "Hint: write the text or code to a file with write_file first, then use the file.",
+    ),
+)
+
+
+def failure_hint(command: str, output: str) -> str:
+    """The first hint for a failed ``command`` whose output was ``output``, or ""."""
+    for on_command, on_output, hint in _HINTS:
+        if (on_command is None or on_command.search(command)) and (
+            on_output is None or on_output.search(output)
+        ):
+            return hint
+    return ""
