@@ -8,16 +8,20 @@ display through AT-SPI, or the file the run saved in its workspace.
 How ``embedded_bench.py`` calls it::
 
     from embedded_tasks_desktop import run_desktop_suite
-    outcomes = run_desktop_suite(timeout=600.0)          # list[Outcome], one per task in TASKS
+    outcomes = run_desktop_suite(timeout=600.0, names=None, report=print)   # list[Outcome], TASKS order
 
-``run_desktop_suite(timeout, names=None, env=None, keep=None)`` starts one desktop for the whole
-suite, and for each task (optionally only those in ``names``): a fresh work folder, the task's
-applications (``APPS[task.name]``), the CLI run with at most ``timeout`` seconds, the desktop's
-state read into the result under ``STATE_KEY`` (``{"calculator_display": "42"}``), the check, and
-the applications stopped again. ``env`` is added to the CLI's environment (e.g.
-``{"STARWEAVE_LLM_THREADS": "1"}``); ``keep`` is a folder where each task's work folder (logs,
-saved files) is kept. Every failure names its cause in ``Outcome.reason``; a desktop that cannot
-start (no Xvfb, dbus-daemon or xdotool) raises ``DesktopUnavailable`` naming what is missing.
+``run_desktop_suite(timeout, names=None, env=None, keep=None, extra_args=(), report=None)`` starts
+one desktop for the whole suite and, for each task (only those in ``names`` when given; an unknown
+name raises ValueError listing the known ones): a fresh work folder (the run's workspace and its
+logs), the task's applications (``APPS[task.name]``), ``starweave run --agent host "<request>"
+--workspace W --log-dir W/logs --task NAME --json --yes [extra_args]`` with at most ``timeout``
+seconds, the desktop's state read into the result under ``STATE_KEY`` (``{"calculator_display":
+"42", "windows": [...]}``), the check, and the applications stopped again; ``report(outcome)`` is
+called after each task. ``env`` is added to the CLI's environment (the caller's own variables,
+e.g. ``STARWEAVE_LLM_THREADS``, are inherited); ``keep`` is a folder where each task's work folder
+is kept; ``extra_args`` go to every run (e.g. ``["--multi-action"]``). Every failure names its
+cause in ``Outcome.reason``; a desktop that cannot start (no Xvfb, dbus-daemon or xdotool) raises
+``DesktopUnavailable`` naming what is missing.
 
 ``TASKS`` (``list[BenchTask]``) lists the tasks; ``BenchTask.check(workdir, result)`` reads the
 desktop's state from ``result[STATE_KEY]``, so a check is a pure function of the run's outcome.
@@ -37,8 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -397,7 +400,12 @@ APPS: dict[str, tuple[str, ...]] = {
 
 
 def run_task(
-    desk: DesktopEnvironment, task: BenchTask, workdir: Path, timeout: float, env: dict[str, str] | None
+    desk: DesktopEnvironment,
+    task: BenchTask,
+    workdir: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> Outcome:
     """One task on ``desk``: start its applications, run the CLI, read the desktop, check, stop them."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -409,7 +417,7 @@ def run_task(
         desk.stop_apps()
         return Outcome(task.name, False, 0.0, reason=f"setup failed: {exc}")
     args = ["run", "--agent", "host", task.request, "--workspace", str(workdir)]
-    args += ["--log-dir", str(workdir / "logs"), "--task", task.name, "--json", "--yes"]
+    args += ["--log-dir", str(workdir / "logs"), "--task", task.name, "--json", "--yes", *extra_args]
     try:
         code, output, seconds = run_cli(args, workdir, timeout, {**(env or {}), **desk.env()})
         result = newest_result(workdir / "logs")
@@ -429,34 +437,28 @@ def run_task(
 
 
 def run_desktop_suite(
-    timeout: float,
-    names: list[str] | None = None,
+    timeout: float = 600.0,
+    names: Sequence[str] | None = None,
     env: dict[str, str] | None = None,
     keep: Path | None = None,
+    extra_args: Sequence[str] = (),
+    report: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Run ``TASKS`` (or those named) on one private desktop; one Outcome per task, in order."""
-    chosen = [t for t in TASKS if names is None or t.name in names]
-    unknown = sorted(set(names or []) - {t.name for t in TASKS})
+    unknown = sorted(set(names or ()) - {t.name for t in TASKS})
     if unknown:
-        raise ValueError(f"unknown desktop task(s) {unknown}; the tasks are {[t.name for t in TASKS]}")
+        raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(t.name for t in TASKS)}")
+    chosen = [t for t in TASKS if not names or t.name in names]
     outcomes = []
-    with (
-        tempfile.TemporaryDirectory(prefix="starweave-bench-desktop-") as scratch,
-        DesktopEnvironment() as desk,
-    ):
+    with tempfile.TemporaryDirectory(prefix="sw-desktop-") as scratch, DesktopEnvironment() as desk:
         for task in chosen:
             folder = (keep or Path(scratch)) / task.name
             if folder.exists():
                 shutil.rmtree(folder)
-            outcomes.append(run_task(desk, task, folder, timeout, env))
+            outcomes.append(run_task(desk, task, folder, timeout, env, extra_args))
+            if report is not None:
+                report(outcomes[-1])
     return outcomes
-
-
-@contextmanager
-def desktop() -> Iterator[DesktopEnvironment]:
-    """``with desktop() as desk:`` — the suite's environment on its own (for experiments)."""
-    with DesktopEnvironment() as desk:
-        yield desk
 
 
 def main() -> None:
@@ -466,11 +468,15 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="task names to run")
     parser.add_argument("--keep", type=Path, help="keep each task's work folder under this folder")
     args = parser.parse_args()
-    outcomes = run_desktop_suite(args.timeout, args.only, {"STARWEAVE_LLM_THREADS": "1"}, args.keep)
-    for o in outcomes:
+
+    def show(o: Outcome) -> None:
         mark = "ok  " if o.ok else "FAIL"
         line = f"{mark} {o.name:22} {o.seconds:7.1f} s  steps {o.steps:3}  {o.reason}"
-        print(f"{line}  {json.dumps(o.extra, ensure_ascii=False)[:300]}")
+        print(f"{line}  {json.dumps(o.extra, ensure_ascii=False)[:300]}", flush=True)
+
+    # One thread for the model unless told otherwise: the machine's other core runs the desktop.
+    threads = {"STARWEAVE_LLM_THREADS": os.environ.get("STARWEAVE_LLM_THREADS", "1")}
+    outcomes = run_desktop_suite(args.timeout, args.only, threads, args.keep, report=show)
     done = sum(o.ok for o in outcomes)
     print(f"{done}/{len(outcomes)} tasks done")
 

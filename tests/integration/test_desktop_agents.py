@@ -111,13 +111,13 @@ async def test_app_agent_types_in_mousepad_and_saves_through_the_dialog(
         edit = labels[("Edit", "")]
         target = tmp_path / "saved.txt"
         answers = [
-            select(window, name, "write the note and save it"),
+            select(window, name, "type 'hello from starweave' into the document and save it"),
             app("CONTINUE", call("set_edit_text", id=edit, name="", text="hello from starweave")),
             app("CONTINUE", call("keyboard_input", id=edit, name="", keys="^s")),
             # The Save As dialog has the focus: type the name into it, then press Enter.
             app("CONTINUE", call("keyboard_input", id=edit, name="", keys=str(target), control_focus=False)),
             app("CONTINUE", call("keyboard_input", id=edit, name="", keys="{ENTER}", control_focus=False)),
-            app("FINISH", call("texts", id=edit, name=""), result="saved"),
+            app("FINISH", call("texts", id=edit, name=""), result=f"saved as {target}"),
             host("FINISH", result="note saved"),
         ]
         result = await run_host(tmp_path, answers, f"write 'hello from starweave' into {target}")

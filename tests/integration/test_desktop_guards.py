@@ -110,6 +110,8 @@ async def test_a_finish_the_display_contradicts_is_refused_until_the_calculation
             # The first answer must act (a text-only model's first FINISH is a guess): it reads the
             # display, and claims a result the display does not show.
             app("FINISH", call("texts", name="", id=display), result="12 + 30 = 42"),
+            # Refused: the next answer is the verification step, a read of a control.
+            app("CONTINUE", call("texts", name="", id=display)),
             app(
                 "CONTINUE",
                 call("set_edit_text", name="", id=display, text="12+30", clear_current_text=True),
@@ -121,8 +123,8 @@ async def test_a_finish_the_display_contradicts_is_refused_until_the_calculation
 
         assert await calculator_display(desktop_backend, xid) == "42"
         assert result["status"] == "FINISH" and result["result"] == "12 + 30 = 42", result
-        refused, typed, finished = app_steps(tmp_path)
-        assert refused["status"] == "CONTINUE"
+        refused, read, typed, finished = app_steps(tmp_path)
+        assert refused["status"] == "CONTINUE" and read["status"] == "CONTINUE"
         assert refused["output"].startswith(
             "FINISH refused: the result '12 + 30 = 42' claims 42, which the window does not show"
         )
@@ -147,9 +149,16 @@ async def test_a_result_never_shown_ends_the_subtask_as_fail_and_the_host_stops_
         display = (await control_labels(desktop_backend, xid))[("Edit", "")]
         undo = (await control_labels(desktop_backend, xid))[("Text", "Undo")]
         read, other = call("texts", name="", id=display), call("texts", name="Undo", id=undo)
-        # Two assignments of the same subtask, each claiming 42 three times over an empty display
-        # (reading two controls in turn: the same action three times in a row is stopped sooner).
-        claims = [app("FINISH", read, "12 + 30 = 42"), app("FINISH", other, "42"), app("FINISH", read, "42")]
+        nothing = call("")
+        # Two assignments of the same subtask, each claiming 42 three times over an empty display;
+        # each refused claim is followed by the verification step (a read) the schema asks for.
+        claims = [
+            app("FINISH", read, "12 + 30 = 42"),
+            app("CONTINUE", read),
+            app("FINISH", nothing, "42"),
+            app("CONTINUE", other),
+            app("FINISH", nothing, "42"),
+        ]
         answers = [select(window, name, SUBTASK), *claims, select(window, name, SUBTASK.lower()), *claims]
         answers.append(select(window, name, SUBTASK))  # a third assignment ends the round instead
         result = await run_host(tmp_path, answers)
@@ -159,7 +168,7 @@ async def test_a_result_never_shown_ends_the_subtask_as_fail_and_the_host_stops_
         assert [s["status"] for s in result["subtasks"]] == ["FAIL", "FAIL"]
         assert result["subtasks"][0]["result"].startswith("FINISH refused again: the result '42' claims 42")
         assert result["result"].startswith(f"The subtask {SUBTASK!r} failed 2 times on gnome-calculator")
-        assert result["llm_calls"] == 9
+        assert result["llm_calls"] == 13
 
 
 async def test_a_subtask_that_finished_without_effect_is_not_assigned_again(
@@ -172,14 +181,19 @@ async def test_a_subtask_that_finished_without_effect_is_not_assigned_again(
             select(window, name, SUBTASK),
             # Nothing checkable is claimed and nothing is changed: the subtask "finishes".
             app("FINISH", call("texts", name="", id=display), result="The calculation is done."),
-            select(window, name, SUBTASK),
+            select(window, name, SUBTASK),  # refused once: the request may need something else
+            select(window, name, SUBTASK),  # assigned yet again: the round ends
         ]
         result = await run_host(tmp_path, answers)
 
         assert result["status"] == "FAIL", result
         assert "'finished' on gnome-calculator without any action taking effect" in result["result"]
         assert "'The calculation is done.'" in result["result"]
-        assert result["llm_calls"] == 3 and len(result["subtasks"]) == 1
+        assert result["llm_calls"] == 4 and len(result["subtasks"]) == 1
+        text = (tmp_path / "logs" / "guard" / "response.log").read_text(encoding="utf-8")
+        hosts = [r for r in map(json.loads, text.splitlines()) if r.get("agent_type") == "HostAgent"]
+        assert hosts[1]["status"] == "CONTINUE"
+        assert hosts[1]["output"].startswith(f"Not assigned: the subtask {SUBTASK!r} is done already")
 
 
 async def test_a_finish_with_the_text_not_written_or_the_file_not_saved_is_refused(

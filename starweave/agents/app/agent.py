@@ -15,7 +15,13 @@ from starweave.agents.app.controls import Control, controls_prompt
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.processor import AppAgentProcessor
-from starweave.agents.app.prompter import AppAgentPrompter, blackboard_text, finished_work, steps_text
+from starweave.agents.app.prompter import (
+    AppAgentPrompter,
+    blackboard_text,
+    file_hint,
+    finished_work,
+    steps_text,
+)
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus
 from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
@@ -148,6 +154,8 @@ class AppAgent(BasicAgent):
         # The next answer must run a tool: set at a subtask's start for a text-only model (a FINISH
         # before looking at anything is a guess) and after a refused FINISH; cleared by an action.
         self.must_act = False
+        # The next answer is a verification step (read a control, CONTINUE): after a refused claim.
+        self.must_read = False
         # The repeat stop (guards.py): the last step's actions and how many steps in a row gave them.
         self.last_call = ""
         self.last_call_ok = False
@@ -197,6 +205,7 @@ class AppAgent(BasicAgent):
         self.finish_verified = False
         self.blackboard_start = len(self.blackboard.trajectories)
         self.must_act = self.prompter.text_only
+        self.must_read = False
         self.last_call = ""
         self.last_call_ok = False
         self.same_calls = 0
@@ -276,8 +285,9 @@ class AppAgent(BasicAgent):
                 "blackboard": finished_work(self.blackboard, self.blackboard_start),
             }
             steps = self.memory.content[self.subtask_start :]
+            hint = file_hint(self.subtask, tools)
             return self.prompter.text_messages(
-                system, first, steps, controls_prompt(controls, text_only=True), note
+                system, first, steps, controls_prompt(controls, text_only=True), note, hint
             )
         user = self.prompter.user_content_construction(
             images or [],

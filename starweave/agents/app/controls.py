@@ -203,14 +203,17 @@ def name_problem(control_id: str, given: str, controls: dict[str, Control]) -> s
     A text-only model picks the control by its name and copies the id next to it; when the name it
     gave is not the control's, it took something else (a label, another line) for the id, and the
     click would land on the wrong control. It is refused, naming the control's real name and the id
-    of the control that has the given name, if one does. An empty ``given`` is not checked, nor is a
-    text-holding control without a name (the model may call a display "display"), unless another
-    control has exactly the given name.
+    of the control that has the given name, if one does. A text-holding control without a name is
+    not checked (the model may call a display "display"), unless another control has exactly the
+    given name. An empty ``given`` names an unnamed control: a named one is refused, pointing at the
+    unnamed text fields (the model reached for the display and took the id of the "=" key).
     """
     control = controls.get(control_id)
     wanted = canonical_name(given)
-    if control is None or not wanted:
+    if control is None:
         return ""
+    if not wanted:
+        return _unnamed_problem(control, controls)
     real = canonical_name(control.name)
     if real == wanted or (not real and wanted == canonical_name(control.control_type)):
         return ""  # its name, or (a control without one) its type: "Edit" for the unnamed Edit
@@ -225,6 +228,18 @@ def name_problem(control_id: str, given: str, controls: dict[str, Control]) -> s
         ids = ", ".join(f"{c.id} ({c.control_type})" for c in others[:3])
         return f'{text}; the control named "{given}" has id {ids}'
     return f'{text}; no control is named "{given}"'
+
+
+def _unnamed_problem(control: Control, controls: dict[str, Control]) -> str:
+    if not control.name.strip():
+        return ""
+    text = f'id {control.id} is {control.control_type} "{control.name}", not a control without a name'
+    fields = [c for c in controls.values() if c.control_type in TEXT_HOLDERS and not c.name.strip()]
+    if fields:
+        return f"{text}; the text field without a name is " + ", ".join(
+            f"{c.control_type} (id {c.id})" for c in fields[:3]
+        )
+    return f"{text}; give the control's name with its id"
 
 
 def _unnamed_holder(control: Control, wanted: str) -> bool:

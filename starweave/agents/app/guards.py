@@ -1,19 +1,21 @@
-"""The AppAgent's step guards that need the application: the FINISH check and the repeat stop.
+"""The AppAgent's step guards: what the next answer may be, the FINISH check, the repeat stop.
 
-``check_finish`` reads the window again after the step's actions and compares the FINISH result
-with it (see verify.py); ``repeat_stop`` ends a subtask in which the model gives the same action
-again and again (a small model copies its previous answer, even when that action was refused).
+``answer_schema`` narrows the answer's schema to what the model may do now; ``check_finish`` reads
+the window again after the step's actions and compares the FINISH with it (see verify.py);
+``repeat_check`` skips, then stops, the same action given again and again (a small model copies
+its previous answer, even when that action was refused).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starweave.agents.app.actions import ListActionCommandInfo
+from starweave.agents.app.controls import Control
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.execution import fetch_controls
-from starweave.agents.app.response import AppAgentResponse, AppAgentStatus
+from starweave.agents.app.response import LLM_STATUSES, AppAgentResponse, AppAgentStatus, response_json_schema
 from starweave.agents.app.verify import (
     MAX_FINISH_REFUSALS,
     Evidence,
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: The tool of the verification step after a refused claim.
+READ_TOOL = "texts"
 #: The same action this many times in a row ends the subtask (FAIL) instead of running again.
 MAX_SAME_ACTIONS = 3
 #: Tools whose repetition is an input of its own (a second click on "1" types 11): never skipped.
@@ -46,6 +50,32 @@ SKIPPED_REPEAT = (
     "Not run: it is the same as the last step's action, which succeeded (its outcome is above). "
     "Give another action, or FINISH if the subtask is done."
 )
+
+
+def answer_schema(
+    agent: AppAgent, tools: list[dict[str, Any]], controls: list[Control], multi: bool
+) -> dict[str, Any]:
+    """The JSON schema of the next answer: the tools and statuses the model may use now.
+
+    A text-only model names a listed control before its id; it must act at a subtask's start and
+    after an idle CONTINUE (``must_act``); a subtask that names a file starts with the application's
+    file API (prompter.first_tools); a tool whose call was just repeated is withheld once; after a
+    refused claim the answer is a verification step: read a control and CONTINUE (``must_read``).
+    """
+    text_only = agent.prompter.text_only
+    shown = [c.id for c in controls if c.useful_to_text_model()] if text_only else None
+    offered = [t for t in agent.prompter.prompt_tools(tools) if t.get("name") not in agent.banned_tools]
+    agent.banned_tools = set()
+    if text_only and not multi and len(agent.memory.content) == agent.subtask_start:
+        offered = agent.prompter.first_tools(agent.subtask, offered)
+    statuses: tuple[str, ...] = LLM_STATUSES
+    reading = [t for t in offered if t.get("name") == READ_TOOL]
+    if agent.must_read and reading:
+        # A small model repeats its guess while the display shows 35: it reads the display first.
+        offered, statuses = reading, (AppAgentStatus.CONTINUE.value,)
+    agent.must_read = False
+    required = agent.must_act or statuses != LLM_STATUSES
+    return response_json_schema(offered, multi, text_only, shown, required, statuses)
 
 
 def repeat_check(agent: AppAgent, parsed: AppAgentResponse) -> tuple[str, str]:
@@ -115,8 +145,11 @@ async def check_finish(
         agent.finish_verified = bool(claim_of(result))
         return AppAgentStatus.FINISH.value, ""
     agent.finish_refusals += 1
-    # A model whose FINISH was refused must act before claiming one again.
-    agent.must_act = agent.prompter.text_only
+    # Something missing has to be done: the next answer must act. A wrong claim is followed by a
+    # verification step: the next answer reads a control (a model made to act picks any action and
+    # keeps its claim; one that reads sees the value).
+    agent.must_act = agent.prompter.text_only and not missing
+    agent.must_read = agent.prompter.text_only and bool(missing)
     final = agent.finish_refusals > MAX_FINISH_REFUSALS
     logger.info("%s: FINISH refused (%d): %s", agent.name, agent.finish_refusals, reason)
     status = AppAgentStatus.FAIL if final else AppAgentStatus.CONTINUE

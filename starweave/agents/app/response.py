@@ -145,12 +145,13 @@ def response_json_schema(
     text_only: bool = False,
     control_ids: list[str] | None = None,
     require_action: bool = False,
+    statuses: tuple[str, ...] = LLM_STATUSES,
 ) -> dict[str, Any]:
     """The JSON schema of an AppAgent answer over ``tools``; ``action`` is a list when ``multi_action``.
 
     For a text-only model the arguments name the control before its id, and the id is one of the
     ``control_ids`` listed in the prompt (see :func:`control_arguments`). With ``require_action`` the
-    answer must run a tool (no empty function, no empty list).
+    answer must run a tool (no empty function, no empty list); ``statuses`` are the ones it may give.
     """
     names = sorted({str(t["name"]) for t in tools})
     action: dict[str, Any] = {
@@ -173,7 +174,7 @@ def response_json_schema(
             "observation": {"type": "string", "maxLength": 400},
             "thought": {"type": "string", "maxLength": 400},
             "action": action_schema,
-            "status": {"type": "string", "enum": list(LLM_STATUSES)},
+            "status": {"type": "string", "enum": list(statuses)},
             "comment": {"type": "string", "maxLength": 400},
             "result": {"type": "string", "maxLength": 800},
             "plan": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 10},

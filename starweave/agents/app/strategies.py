@@ -35,8 +35,8 @@ from starweave.agents.app.actions import ActionCommandInfo, ListActionCommandInf
 from starweave.agents.app.controls import Control
 from starweave.agents.app.data_strategies import step_file, window_origin
 from starweave.agents.app.execution import execute_actions
-from starweave.agents.app.guards import check_finish, repeat_check
-from starweave.agents.app.response import AppAgentResponse, AppAgentStatus, response_json_schema
+from starweave.agents.app.guards import answer_schema, check_finish, repeat_check
+from starweave.agents.app.response import AppAgentResponse, AppAgentStatus
 from starweave.agents.app.vision import Image, app_step_images
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
 from starweave.commands import Result, ResultStatus
@@ -98,13 +98,7 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
                 screenshot_path=annotated or clean,
                 images=images,
             )
-            text_only = agent.prompter.text_only
-            shown = [c.id for c in controls.values() if c.useful_to_text_model()] if text_only else None
-            offered = [
-                t for t in agent.prompter.prompt_tools(tools) if t.get("name") not in agent.banned_tools
-            ]
-            agent.banned_tools = set()
-            schema = response_json_schema(offered, multi, text_only, shown, require_action=agent.must_act)
+            schema = answer_schema(agent, tools, list(controls.values()), multi)
             log_request(context, {"agent": agent.name, "prompt": messages})
             completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
             parsed = AppAgentResponse.model_validate(completion.parsed)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from starweave.agents.app.controls import CLICKABLE, Control, canonical_name
+from starweave.agents.app.controls import CLICKABLE, TEXT_HOLDERS, Control, canonical_name
 
 #: Contradicted FINISH answers refused per subtask; the next one ends the subtask as FAIL.
 MAX_FINISH_REFUSALS = 2
@@ -160,15 +160,22 @@ def _plain(number: Decimal) -> str:
 
 
 def window_summary(controls: list[Control]) -> str:
-    """The controls that hold or show text, briefly: what the model should have looked at."""
-    shown = []
-    for control in controls:
-        text = control.value or (control.name if control.control_type not in CLICKABLE else "")
-        if control.control_type in CLICKABLE or not (text or control.control_type == "Edit"):
-            continue
-        shown.append(f'{control.control_type} (id {control.id}) "{" ".join(text.split())[:SHOWN_CHARS]}"')
-        if len(shown) == SHOWN_CONTROLS:
-            break
+    """The texts the window shows, briefly: the text fields first (a calculator's display, an editor's
+    document), then the labels that are not just a button's name repeated."""
+    holders = [c for c in controls if c.control_type in TEXT_HOLDERS]
+    buttons = {canonical_name(c.name) for c in controls if c.control_type in CLICKABLE}
+    labels = [
+        c
+        for c in controls
+        if c.control_type not in CLICKABLE
+        and c.control_type not in TEXT_HOLDERS
+        and (c.value or c.name)
+        and canonical_name(c.value or c.name) not in buttons
+    ]
+    shown = [
+        f'{c.control_type} (id {c.id}) "{" ".join((c.value or c.name).split())[:SHOWN_CHARS]}"'
+        for c in [*holders, *labels][:SHOWN_CONTROLS]
+    ]
     return "; ".join(shown) or "no text"
 
 
@@ -224,10 +231,10 @@ def refusal_note(reason: str, controls: list[Control], final: bool) -> str:
     """The note shown to the model (and the FAIL result when ``final``) for a refused FINISH."""
     seen = window_summary(controls)
     if final:
-        return f"FINISH refused again: {reason} (the window shows: {seen}). The subtask ends as FAIL."
+        return f"FINISH refused again: {reason}. The window shows: {seen}. The subtask ends as FAIL."
     return (
-        f"FINISH refused: {reason} (the window shows: {seen}). Act until the subtask is done, then FINISH "
-        "with what the window shows."
+        f"FINISH refused: {reason}. The window shows: {seen}. If the subtask is done, FINISH with what "
+        "the window shows; else act."
     )
 
 

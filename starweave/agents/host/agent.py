@@ -15,7 +15,7 @@ from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
-from starweave.agents.host.repeats import Verdict, repeat_verdict, third_party_outcomes
+from starweave.agents.host.repeats import Verdict, repeat_verdict, same_subtask, third_party_outcomes
 from starweave.agents.host.response import SELECT_APPLICATION_COMMAND, HostAgentResponse, HostAgentStatus
 from starweave.agents.host.states import HostAgentStateManager
 from starweave.agents.host.targets import TargetInfo, TargetKind
@@ -117,9 +117,13 @@ class HostAgent(BasicAgent):
         self.selection: Selection | None = None
         self.held: HeldAction | None = None
         # Loop guards (repeats.py): the verdict that ended the round instead of a repeated
-        # assignment, and whether a FINISH before any finished subtask was refused already.
+        # assignment, and whether a FINISH with nothing behind it was refused already.
         self.round_verdict: Verdict | None = None
         self.finish_refused = False
+        # Whether a FINISH with part of the request undone (repeats.uncovered) was refused already.
+        self.partial_refused = False
+        # The subtasks refused once as repeats, per target: the next repeat ends the round.
+        self.warned: dict[str, list[str]] = {}
         self.llm_calls = 0
         self._tools: list[dict[str, Any]] | None = None
         self.set_state(self.default_state)
@@ -218,17 +222,25 @@ class HostAgent(BasicAgent):
         return agent
 
     def repeat_verdict(self, subtask: str, context: Context) -> Verdict | None:
-        """Whether handing ``subtask`` to the selected target again must end the round (repeats.py)."""
+        """What to do instead of handing ``subtask`` to the selected target again (repeats.py; None:
+        assign it). A repeat refused once is remembered: the next one ends the round."""
         selection = self.selection
         if selection is None:
             return None
         if selection.third_party:
             records = context.get(ContextNames.PREVIOUS_SUBTASKS) or []
-            return repeat_verdict(third_party_outcomes(records, selection.name), subtask, selection.name)
-        app = self.appagent_dict.get(f"{selection.root_name}/{selection.process_name}")
-        if not isinstance(app, AppAgent):
-            return None
-        return repeat_verdict(app.outcomes, subtask, selection.root_name)
+            earlier = third_party_outcomes(records, selection.name)
+            target = selection.name
+        else:
+            app = self.appagent_dict.get(f"{selection.root_name}/{selection.process_name}")
+            if not isinstance(app, AppAgent):
+                return None
+            earlier, target = app.outcomes, selection.root_name
+        warned = any(same_subtask(subtask, w) for w in self.warned.get(target, []))
+        verdict = repeat_verdict(earlier, subtask, target, warned)
+        if verdict is not None and verdict.status == HostAgentStatus.CONTINUE.value:
+            self.warned.setdefault(target, []).append(subtask)
+        return verdict
 
     def get_active_appagent(self) -> AppAgent | None:
         """The AppAgent the last ASSIGN handed over to (None after a third-party run)."""

@@ -5,15 +5,18 @@ and again: each time the AppAgent "finishes" it, nothing changes, and the round 
 step limit. So before a subtask is handed over, it is compared with the earlier subtasks of that
 target (:func:`repeat_verdict`):
 
-- it finished before, having done something (an action took effect, or its result was checked
-  against the window): the request ends with FINISH and that result: the work is done;
-- it "finished" before without any effect: the request ends with FAIL naming the cause;
+- it finished before: it is not assigned, and the HostAgent is told so (the request may need more);
+  assigned yet again, the request ends: with FINISH and that result when the subtask had done
+  something (an action took effect, or its result was checked against the window), else with FAIL
+  naming the cause (it "finished" without any effect);
 - it failed :data:`MAX_ATTEMPTS` times already: the request ends with FAIL and the last reason;
 - otherwise (new, or failed once) it is assigned.
 
 A FINISH of the whole request with nothing behind it (no subtask finished, no host tool ran, no
 question answered) is refused once (:func:`unbacked_finish`): a small model tends to answer from the
-request alone ("12 + 30 = 42") without doing anything.
+request alone ("12 + 30 = 42") without doing anything. So is, once, a FINISH while a file or a
+quoted text the request names appears in no finished subtask (:func:`uncovered`): the model stops
+after the first of two applications.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from starweave.agents.app.agent import SubtaskOutcome
+from starweave.agents.app.controls import canonical_name
+from starweave.agents.app.verify import claim_of, file_names
 
 #: Failed attempts of one subtask on one target before the request is given up.
 MAX_ATTEMPTS = 2
@@ -52,14 +57,26 @@ def same_subtask(a: str, b: str) -> bool:
     return len(wa & wb) / len(wa | wb) >= SAME_SUBTASK
 
 
-def repeat_verdict(earlier: Iterable[SubtaskOutcome], subtask: str, target: str) -> Verdict | None:
-    """Whether assigning ``subtask`` to ``target`` again must end the round instead (None: assign it)."""
+def repeat_verdict(
+    earlier: Iterable[SubtaskOutcome], subtask: str, target: str, warned: bool = False
+) -> Verdict | None:
+    """What to do instead of assigning ``subtask`` to ``target`` again (None: assign it).
+
+    A subtask that finished before is refused once with a note (status CONTINUE: the request may
+    have more to do); assigned again after that (``warned``), it ends the round.
+    """
     same = [o for o in earlier if same_subtask(o.subtask, subtask)]
     if not same:
         return None
     finished = [o for o in same if o.status == "FINISH"]
     if finished:
         last = finished[-1]
+        if not warned:
+            return Verdict(
+                "CONTINUE",
+                f"Not assigned: the subtask {subtask!r} is done already on {target} (result "
+                f"{last.result!r}). Give the next subtask, or FINISH if that completes the request.",
+            )
         if last.acted or last.verified:
             return Verdict(
                 "FINISH",
@@ -103,6 +120,28 @@ def unbacked_finish(
         a.get("function") not in ("", "select_application_window")
         and str((a.get("result") or {}).get("status")) == "success"
         for a in host_actions
+    )
+
+
+def uncovered(request: str, records: Iterable[dict[str, Any]]) -> str:
+    """The texts the request quotes and the file names it gives that no finished subtask mentions
+    (in its text or its result): a FINISH before them leaves part of the request undone."""
+    done = canonical_name(
+        " ".join(
+            f"{r.get('subtask', '')} {r.get('result', '')}" for r in records if r.get("status") == "FINISH"
+        )
+    )
+    wanted = [f'"{t}"' for t in claim_of(request).texts if canonical_name(t) not in done]
+    quoted = " ".join(claim_of(request).texts)
+    wanted += [n for n in file_names(request) if n not in quoted and canonical_name(n) not in done]
+    return ", ".join(wanted)
+
+
+def uncovered_note(missing: str) -> str:
+    """The note of a FINISH refused because part of the request is undone."""
+    return (
+        f"FINISH refused: the request also asks for {missing}, which no finished subtask has done. "
+        "Give it to a target as the next subtask (FINISH again only if it is done)."
     )
 
 

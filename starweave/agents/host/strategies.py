@@ -25,7 +25,7 @@ from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import sensitive_reason
 from starweave.agents.app.vision import DESKTOP
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
-from starweave.agents.host.repeats import UNBACKED_FINISH_NOTE, unbacked_finish
+from starweave.agents.host.repeats import UNBACKED_FINISH_NOTE, unbacked_finish, uncovered, uncovered_note
 from starweave.agents.host.response import (
     SELECT_APPLICATION_COMMAND,
     HostAgentResponse,
@@ -246,6 +246,8 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
                 status = HostAgentStatus.ASSIGN.value
                 subtask = parsed.current_subtask or str(context.get_global(ContextNames.REQUEST) or "")
                 verdict = agent.repeat_verdict(subtask, context.global_context)
+                if verdict is not None and verdict.status == HostAgentStatus.CONTINUE.value:
+                    return verdict.status, verdict.result, result, target
                 if verdict is not None:
                     agent.round_verdict = verdict
                     return verdict.status, verdict.result, result, target
@@ -264,6 +266,14 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
         ):
             agent.finish_refused = True
             return HostAgentStatus.CONTINUE.value, UNBACKED_FINISH_NOTE, none, None
+        if status == HostAgentStatus.FINISH.value and not agent.partial_refused:
+            missing = uncovered(
+                str(context.get_global(ContextNames.REQUEST) or ""),
+                context.get_global(ContextNames.PREVIOUS_SUBTASKS) or [],
+            )
+            if missing:
+                agent.partial_refused = True
+                return HostAgentStatus.CONTINUE.value, uncovered_note(missing), none, None
         if not parsed.function:
             return status, "", none, None
         reason = sensitive_reason(parsed.function, parsed.arguments)

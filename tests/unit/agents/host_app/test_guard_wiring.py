@@ -129,23 +129,56 @@ async def test_a_collector_without_the_value_field_is_asked_for_the_reference_fi
     assert ["value" in f for f in dispatcher.asked] == [True, False]
 
 
-async def test_a_subtask_done_before_is_not_assigned_again(context: Context, desk: Any, replay: Any) -> None:
+async def test_a_subtask_done_before_is_refused_once_then_ends_the_round(
+    context: Context, desk: Any, replay: Any
+) -> None:
     llm = replay(
         [
             host("ASSIGN", "1", "type 7 in the calculator"),
             app("FINISH", click("9", "7"), "The display shows 7"),
             host("ASSIGN", "1", "Type 7 in the calculator."),
+            host("ASSIGN", "1", "type 7 in the calculator"),
         ]
     )
     agent = HostAgent()
     agent.llm = llm
     await run(context, agent)
     assert agent.status == "FINISH" and desk.windows["1"].display == "7"
+    refused = agent.memory.content[1]
+    assert refused.get_value("status") == "CONTINUE"
+    assert refused.get_value("output").startswith(
+        "Not assigned: the subtask 'Type 7 in the calculator.' is done already on calc (result "
+        "'The display shows 7'). Give the next subtask, or FINISH if that completes the request."
+    )
     assert context.get(ContextNames.ROUND_RESULT) == (
-        "The display shows 7 (the subtask 'Type 7 in the calculator.' was already done on calc; "
+        "The display shows 7 (the subtask 'type 7 in the calculator' was already done on calc; "
         "it was not assigned again)"
     )
-    assert context.get("LLM_CALLS") == 3
+    assert context.get("LLM_CALLS") == 4
+
+
+async def test_after_a_refused_repeat_the_host_moves_on_to_the_next_subtask(
+    context: Context, desk: Any, replay: Any
+) -> None:
+    llm = replay(
+        [
+            host("ASSIGN", "1", "type 7 in the calculator"),
+            app("FINISH", click("9", "7"), "The display shows 7"),
+            host("ASSIGN", "1", "type 7 in the calculator"),  # the copied answer, refused once
+            host("ASSIGN", "2", "write 7 in the editor"),
+            app(
+                "FINISH",
+                {"function": "set_edit_text", "arguments": {"name": "Document", "id": "1", "text": "7"}},
+                "7",
+            ),
+            host("FINISH", result="7, written"),
+        ]
+    )
+    agent = HostAgent()
+    agent.llm = llm
+    await run(context, agent)
+    assert agent.status == "FINISH" and desk.windows["2"].text == "7"
+    assert [r["application"] for r in context.get(ContextNames.PREVIOUS_SUBTASKS)] == ["calc", "editor"]
 
 
 async def test_a_finish_with_nothing_done_is_refused_once(context: Context, desk: Any, replay: Any) -> None:
@@ -251,3 +284,49 @@ async def test_going_round_in_a_circle_ends_the_subtask(context: Context, desk: 
         "Stopped: the action texts(name='0', id='1') was given 3 times in this subtask "
         "without getting it done."
     )
+
+
+async def test_a_finish_with_a_file_of_the_request_undone_is_refused_once(
+    context: Context, desk: Any, replay: Any
+) -> None:
+    context.set(ContextNames.REQUEST, "type 7 in the calculator and save it in seven.txt")
+    llm = replay(
+        [
+            host("ASSIGN", "1", "type 7 in the calculator"),
+            app("FINISH", click("9", "7"), "7"),
+            host("FINISH", result="7"),
+            host("FINISH", result="7, not saved"),
+        ]
+    )
+    agent = HostAgent()
+    agent.llm = llm
+    round_ = BaseRound("t", context, "type 7 in the calculator and save it in seven.txt", agent, 0, 20)
+    async with asyncio.timeout(30):
+        await round_.run()
+    refused = agent.memory.content[1]
+    assert refused.get_value("status") == "CONTINUE"
+    assert refused.get_value("output").startswith(
+        "FINISH refused: the request also asks for seven.txt, which no finished subtask has done."
+    )
+    assert agent.status == "FINISH" and context.get(ContextNames.ROUND_RESULT) == "7, not saved"
+
+
+async def test_after_a_refused_claim_the_next_answer_reads_a_control_and_continues(
+    context: Context, desk: Any, replay: Any
+) -> None:
+    desk.selected = "1"
+    read = {"function": "texts", "arguments": {"name": "", "id": "1"}}
+    llm = replay(
+        [
+            app("FINISH", click("9", "7"), "7 + 8 = 15"),  # the display shows 7
+            app("FINISH", read, "15"),  # refused by the schema: a verification step reads and CONTINUEs
+            app("CONTINUE", read),
+            app("FINISH", NO_ACTION, "The display shows 7"),
+        ]
+    )
+    agent = subtask_app(llm)
+    await run(context, agent)
+    claimed, verified, finished = agent.memory.content
+    assert claimed.get_value("output").startswith("FINISH refused: the result '7 + 8 = 15' claims 15")
+    assert verified.get_value("action")[0]["function"] == "texts"
+    assert finished.get_value("status") == "FINISH" and agent.llm_calls == 4

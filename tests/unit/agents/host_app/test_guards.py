@@ -55,6 +55,15 @@ def test_a_label_taken_for_the_digit_is_refused_naming_the_real_control_and_the_
     assert 'the control named "1" has id 22 (Button)' in problem
 
 
+def test_no_name_for_a_named_control_is_refused_pointing_at_the_unnamed_text_field() -> None:
+    # The model meant the display (name "") and took the id of the "=" key.
+    problem = name_problem("29", "", CONTROLS)
+    assert (
+        problem
+        == 'id 29 is Button "+", not a control without a name; the text field without a name is Edit (id 11)'
+    )
+
+
 def test_a_name_no_control_has_is_refused_too() -> None:
     problem = name_problem("12", "12", CONTROLS)
     assert 'id 12 is Text "", not "12"' in problem and 'no control is named "12"' in problem
@@ -65,7 +74,7 @@ def test_matching_and_paraphrased_names_pass() -> None:
     assert name_problem("28", "-", CONTROLS) == ""  # the model's minus for the window's −
     assert name_problem("1", " undo ", CONTROLS) == ""
     assert name_problem("11", "display", CONTROLS) == ""  # an unnamed text field may be described
-    assert name_problem("1", "", CONTROLS) == ""  # no name given: nothing to contradict
+    assert name_problem("11", "", CONTROLS) == ""  # no name: the unnamed display
     saving = annotation_dict([Control("5", "Save As…", "MenuItem")])
     assert name_problem("5", "Save As", saving) == ""
     # An unnamed control called by its type, even where a menu shares that word.
@@ -149,15 +158,24 @@ def test_same_subtask_tolerates_small_rewordings_only() -> None:
     assert not same_subtask("Write the result in mousepad", "Compute 12 + 30 with the calculator.")
 
 
-def test_a_subtask_done_before_ends_the_round_with_its_result() -> None:
+def test_a_subtask_done_before_is_refused_once_then_ends_the_round_with_its_result() -> None:
     subtask = "compute 12 + 30 with the calculator"
-    verdict = repeat_verdict([outcome("FINISH", "42", verified=True)], subtask, "gnome-calculator")
+    done = [outcome("FINISH", "42", verified=True)]
+    warning = repeat_verdict(done, subtask, "gnome-calculator")
+    assert warning is not None and warning.status == "CONTINUE"
+    assert warning.result.startswith(
+        f"Not assigned: the subtask {subtask!r} is done already on gnome-calculator"
+    )
+    verdict = repeat_verdict(done, subtask, "gnome-calculator", warned=True)
     assert verdict is not None and verdict.status == "FINISH" and verdict.result.startswith("42 (")
     assert repeat_verdict([outcome("FINISH", "42", acted=True)], "Write 42 in mousepad", "x") is None
 
 
-def test_a_subtask_that_finished_without_effect_is_not_assigned_again() -> None:
-    verdict = repeat_verdict([outcome("FINISH", "done")], "Compute 12 + 30 with the calculator", "calc")
+def test_a_subtask_that_finished_without_effect_ends_the_round_as_fail_when_repeated() -> None:
+    subtask = "Compute 12 + 30 with the calculator"
+    warning = repeat_verdict([outcome("FINISH", "done")], subtask, "calc")
+    assert warning is not None and warning.status == "CONTINUE"
+    verdict = repeat_verdict([outcome("FINISH", "done")], subtask, "calc", warned=True)
     assert verdict is not None and verdict.status == "FAIL"
     assert "without any action taking effect" in verdict.result and "'done'" in verdict.result
 
@@ -238,3 +256,40 @@ def test_a_file_name_typed_into_a_document_is_no_saved_file() -> None:
     ]
     assert missing_texts(subtask, everything, file_evidence("", written)) == ""
     assert missing_texts(subtask, everything, file_evidence("list.txt - Mousepad", typed)) == ""
+
+
+def test_a_subtask_naming_a_file_starts_with_the_file_api_when_there_is_one() -> None:
+    from starweave.agents.app.prompter import AppAgentPrompter, file_hint
+
+    tools = [{"name": n} for n in ("click_input", "set_edit_text", "write_document", "save_file")]
+    assert file_hint("Write the text 'hello desktop' and save it as hello.txt", tools) == (
+        'Hint: the subtask names the file hello.txt: write_document {"path":"hello.txt",'
+        '"content":"hello desktop","save":true} writes and saves it.'
+    )
+    assert file_hint("Save list.txt with the word apples", tools).endswith(
+        "list.txt: write_document with save true writes and saves it."
+    )
+    assert file_hint("Compute 12 + 30", tools) == ""
+    assert file_hint("Save it as a.txt", tools[:2]) == ""  # no file API: nothing to hint
+    first = AppAgentPrompter.first_tools("Save it as a.txt", tools)
+    assert [t["name"] for t in first] == ["write_document", "save_file"]
+    assert AppAgentPrompter.first_tools("Type 7", tools) == tools
+
+
+def test_a_file_or_text_the_request_names_must_be_in_a_finished_subtask() -> None:
+    from starweave.agents.host.repeats import uncovered
+
+    request = "compute 6 × 7 in the calculator, then save the result in result.txt with mousepad"
+    calculated = [{"subtask": "Compute 6 × 7 in the calculator.", "status": "FINISH", "result": "42"}]
+    assert uncovered(request, calculated) == "result.txt"
+    saved = [
+        *calculated,
+        {"subtask": "Write '42' and save it as result.txt", "status": "FINISH", "result": "ok"},
+    ]
+    assert uncovered(request, saved) == ""
+    failed = [*calculated, {"subtask": "Save result.txt", "status": "FAIL", "result": "no"}]
+    assert uncovered(request, failed) == "result.txt"
+    assert (
+        uncovered("write 'hi' in mousepad", [{"subtask": "Write hi", "status": "FINISH", "result": "hi"}])
+        == ""
+    )
