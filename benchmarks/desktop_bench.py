@@ -44,6 +44,7 @@ from helpers.desktop_script import (
     window_ids,
     write_answers,
 )
+from helpers.xdisplay import kill_tree, processes_on_display, start_bus, start_xvfb, stop_xvfb
 from rich.console import Console
 
 from starweave.session.console import ConsoleView
@@ -61,22 +62,21 @@ class Desktop:
     """Xvfb + session bus + the two applications, torn down in :meth:`close`."""
 
     def __init__(self) -> None:
-        self.xvfb, self.display = desktop_env._start_xvfb()
+        self.xvfb, self.display = start_xvfb()
         env = dict(os.environ, DISPLAY=self.display, GSETTINGS_BACKEND="memory")
-        self.bus, address = desktop_env._start_bus(env)
+        self.bus, address = start_bus(env)
         os.environ.update(DISPLAY=self.display, DBUS_SESSION_BUS_ADDRESS=address, GSETTINGS_BACKEND="memory")
         self.home = Path(tempfile.mkdtemp(prefix="starweave-bench-"))
         self.session = desktop_env.DesktopSession(display=self.display, bus_address=address, home=self.home)
 
     def close(self) -> None:
-        strays = desktop_env._processes_on_display(self.display)
+        strays = processes_on_display(self.display)
         for proc in self.session.procs:
-            desktop_env._kill_tree(proc.pid)
-        desktop_env._kill_tree(self.bus.pid)
-        for proc in strays:
-            desktop_env._kill_tree(proc.pid)
-        self.xvfb.terminate()
-        self.xvfb.wait(timeout=5)
+            kill_tree(proc.pid)
+        kill_tree(self.bus.pid)
+        for stray in strays:
+            kill_tree(stray.pid)
+        stop_xvfb(self.xvfb)
         shutil.rmtree(self.home, ignore_errors=True)
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,3 +92,37 @@ def file_text(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def chosen_tasks(tasks: Sequence[BenchTask], names: Sequence[str] | None) -> list[BenchTask]:
+    """``tasks``, or those of them ``names`` names (in the suite's order); ValueError for an unknown name."""
+    unknown = sorted(set(names or ()) - {t.name for t in tasks})
+    if unknown:
+        raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(t.name for t in tasks)}")
+    return [t for t in tasks if not names or t.name in names]
+
+
+def run_each(
+    tasks: Sequence[BenchTask],
+    run: Callable[[BenchTask, Path], Outcome],
+    prefix: str,
+    keep: Path | None = None,
+    report: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Run every task in a fresh temporary folder, one after the other: ``run(task, folder)``.
+
+    Each folder is copied to ``keep/<task name>`` when ``keep`` is given, then removed; ``report``
+    sees each outcome as soon as it is known (a suite takes many minutes).
+    """
+    outcomes = []
+    for task in tasks:
+        workdir = Path(tempfile.mkdtemp(prefix=f"{prefix}-{task.name}-"))
+        try:
+            outcomes.append(run(task, workdir))
+            if report is not None:
+                report(outcomes[-1])
+        finally:
+            if keep is not None:
+                shutil.copytree(workdir, keep / task.name, dirs_exist_ok=True, symlinks=True)
+            shutil.rmtree(workdir, ignore_errors=True)
+    return outcomes

@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -46,13 +45,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from embedded_common import BenchTask, Outcome, file_text, newest_result, run_cli
+from embedded_common import BenchTask, Outcome, chosen_tasks, file_text, newest_result, run_cli, run_each
+from helpers.xdisplay import (
+    DisplayError,
+    kill_tree,
+    launch_app,
+    process_tree,
+    processes_on_display,
+    start_bus,
+    start_xvfb,
+    stop_xvfb,
+)
 
-SCREEN = (1280, 1024)
 NEEDED = ("Xvfb", "dbus-daemon", "xdotool")
 #: Where each application's window is put (there is no window manager: every window maps at 0,0).
 POSITIONS = {"gnome-calculator": (600, 30), "mousepad": (20, 420)}
@@ -60,7 +67,7 @@ POSITIONS = {"gnome-calculator": (600, 30), "mousepad": (20, 420)}
 STATE_KEY = "desktop_state"
 
 
-class DesktopUnavailable(RuntimeError):
+class DesktopUnavailable(DisplayError):
     """The private desktop cannot start (a missing program, or Xvfb/dbus not coming up)."""
 
 
@@ -86,8 +93,8 @@ class DesktopEnvironment:
         if missing:
             raise DesktopUnavailable(f"missing {', '.join(missing)}: run `make system-deps` as root")
         try:
-            self._xvfb, self.display = _start_xvfb()
-            self._bus, self.bus_address = _start_bus({**os.environ, "DISPLAY": self.display})
+            self._xvfb, self.display = start_xvfb()
+            self._bus, self.bus_address = start_bus({**os.environ, "DISPLAY": self.display})
         except BaseException:
             self.close()
             raise
@@ -110,39 +117,24 @@ class DesktopEnvironment:
         """Start ``program`` and wait until its window is visible (and moved to its place)."""
         merged = {**os.environ, **self.env()}
         merged.pop("NO_AT_BRIDGE", None)
-        proc = subprocess.Popen(
-            [program],
-            env=merged,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self._apps.append(proc)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise DesktopUnavailable(f"{program} exited with {proc.returncode} before showing a window")
-            windows = self._visible_windows(proc.pid)
-            if windows:
-                x, y = POSITIONS.get(program, (0, 0))
-                self._xdotool("windowmove", "--sync", windows[0], str(x), str(y))
-                self._wait_accessible(program, deadline)
-                return
-            time.sleep(0.1)
-        raise DesktopUnavailable(f"{program} showed no window within {timeout:g} s")
+        try:
+            launch_app([program], merged, self._apps, POSITIONS.get(program, (0, 0)), timeout)
+        except DisplayError as exc:
+            raise DesktopUnavailable(str(exc)) from None
+        self._wait_accessible(program, deadline)
 
     def stop_apps(self) -> None:
         """Kill every application on the display (started here or by the agents), but not the
         accessibility services the session bus started (they have the display in their environment
         too, and the next task needs them)."""
         for proc in self._apps:
-            _kill_tree(proc.pid)
+            kill_tree(proc.pid)
         self._apps.clear()
-        services = _tree(self._bus.pid) if self._bus is not None else set()
-        for proc in _processes_on_display(self.display):
-            if proc.pid not in services:
-                _kill_tree(proc.pid)
+        services = process_tree(self._bus.pid) if self._bus is not None else set()
+        for stray in processes_on_display(self.display):
+            if stray.pid not in services:
+                kill_tree(stray.pid)
 
     def calculator_display(self) -> str | None:
         """The calculator's display text read through AT-SPI (None when no calculator is open)."""
@@ -170,41 +162,18 @@ class DesktopEnvironment:
         """Stop the applications, the bus and the display; remove the private home."""
         if self.display:
             self.stop_apps()
-            strays = _processes_on_display(self.display)
+            strays = processes_on_display(self.display)
         else:
             strays = []
         if self._bus is not None:
-            _kill_tree(self._bus.pid)  # the a11y bus launcher, registryd and dconf are its children
+            kill_tree(self._bus.pid)  # the a11y bus launcher, registryd and dconf are its children
             self._bus = None
         for proc in strays:
-            _kill_tree(proc.pid)
+            kill_tree(proc.pid)
         if self._xvfb is not None:
-            self._xvfb.send_signal(signal.SIGTERM)
-            try:
-                self._xvfb.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._xvfb.kill()
-                self._xvfb.wait(timeout=5)
+            stop_xvfb(self._xvfb)
             self._xvfb = None
         shutil.rmtree(self.home, ignore_errors=True)
-
-    def _xdotool(self, *args: str) -> str:
-        done = subprocess.run(
-            ["xdotool", *args],
-            env={**os.environ, "DISPLAY": self.display},
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-        return done.stdout
-
-    def _visible_windows(self, pid: int) -> list[str]:
-        found = []
-        for xid in self._xdotool("search", "--onlyvisible", "--pid", str(pid)).split():
-            if "WIDTH=1\n" not in self._xdotool("getwindowgeometry", "--shell", xid):
-                found.append(xid)
-        return found
 
     def _wait_accessible(self, program: str, deadline: float) -> None:
         # The agents find windows through AT-SPI, which lists an application a moment after X does.
@@ -238,86 +207,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-def _start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(
-        [
-            "Xvfb",
-            "-displayfd",
-            str(write_fd),
-            "-screen",
-            "0",
-            f"{SCREEN[0]}x{SCREEN[1]}x24",
-            "-nolisten",
-            "tcp",
-        ],
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    if not number.isdigit():
-        xvfb.kill()
-        raise DesktopUnavailable("Xvfb did not report a display number")
-    return xvfb, f":{number}"
-
-
-def _start_bus(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    bus = subprocess.Popen(
-        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        start_new_session=True,
-    )
-    assert bus.stdout is not None
-    address = bus.stdout.readline().decode().strip()
-    if not address:
-        bus.kill()
-        raise DesktopUnavailable("dbus-daemon did not print its address")
-    return bus, address
-
-
-def _tree(pid: int) -> set[int]:
-    """``pid`` and its descendants (empty when it is gone)."""
-    try:
-        root = psutil.Process(pid)
-        return {pid, *(p.pid for p in root.children(recursive=True))}
-    except psutil.NoSuchProcess:
-        return set()
-
-
-def _kill_tree(pid: int) -> None:
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.NoSuchProcess:
-        return
-    for proc in procs:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            continue
-    psutil.wait_procs(procs, timeout=5)
-
-
-def _processes_on_display(display: str) -> list[psutil.Process]:
-    """Processes (other than this one) whose environment names ``display``."""
-    found = []
-    for proc in psutil.process_iter(["pid"]):
-        if proc.pid == os.getpid():
-            continue
-        try:
-            if proc.environ().get("DISPLAY") == display:
-                found.append(proc)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    return found
 
 
 # -- the tasks -------------------------------------------------------------------------------------
@@ -445,20 +334,13 @@ def run_desktop_suite(
     report: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Run ``TASKS`` (or those named) on one private desktop; one Outcome per task, in order."""
-    unknown = sorted(set(names or ()) - {t.name for t in TASKS})
-    if unknown:
-        raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(t.name for t in TASKS)}")
-    chosen = [t for t in TASKS if not names or t.name in names]
-    outcomes = []
-    with tempfile.TemporaryDirectory(prefix="sw-desktop-") as scratch, DesktopEnvironment() as desk:
-        for task in chosen:
-            folder = (keep or Path(scratch)) / task.name
-            if folder.exists():
-                shutil.rmtree(folder)
-            outcomes.append(run_task(desk, task, folder, timeout, env, extra_args))
-            if report is not None:
-                report(outcomes[-1])
-    return outcomes
+    chosen = chosen_tasks(TASKS, names)
+    with DesktopEnvironment() as desk:
+
+        def run(task: BenchTask, workdir: Path) -> Outcome:
+            return run_task(desk, task, workdir, timeout, env, extra_args)
+
+        return run_each(chosen, run, "sw-desktop", keep, report)
 
 
 def main() -> None:

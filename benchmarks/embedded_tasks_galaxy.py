@@ -33,16 +33,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from embedded_common import BenchTask, Outcome, file_text, newest_result, run_cli
+from embedded_common import BenchTask, Outcome, chosen_tasks, file_text, newest_result, run_cli, run_each
 
 DEVICES = ("local_linux_1", "local_linux_2")
 WORKSPACE = "galaxy_workspace"
@@ -291,23 +289,11 @@ def run_galaxy_suite(
     report: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Run the tasks (all, or those named) one after the other; see the module docstring."""
-    unknown = sorted(set(names or ()) - {t.name for t in TASKS})
-    if unknown:
-        raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(t.name for t in TASKS)}")
-    outcomes = []
-    for task in TASKS:
-        if names and task.name not in names:
-            continue
-        workdir = Path(tempfile.mkdtemp(prefix=f"sw-galaxy-{task.name}-"))
-        try:
-            outcomes.append(run_task(task, workdir, timeout, env, extra_args))
-            if report is not None:
-                report(outcomes[-1])
-        finally:
-            if keep is not None:
-                shutil.copytree(workdir, keep / task.name, dirs_exist_ok=True, symlinks=True)
-            shutil.rmtree(workdir, ignore_errors=True)
-    return outcomes
+
+    def run(task: BenchTask, workdir: Path) -> Outcome:
+        return run_task(task, workdir, timeout, env, extra_args)
+
+    return run_each(chosen_tasks(TASKS, names), run, "sw-galaxy", keep, report)
 
 
 def main() -> None:

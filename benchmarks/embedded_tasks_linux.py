@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import sys
 import tarfile
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from embedded_common import BenchTask, Outcome, file_text, newest_result, run_cli
+from embedded_common import BenchTask, Outcome, chosen_tasks, file_text, newest_result, run_cli, run_each
 
 Check = Callable[[Path, dict[str, Any]], str | None]
 
@@ -411,23 +409,11 @@ def run_linux_suite(
     report: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Run the tasks (all, or those named) one after the other; see the module docstring."""
-    unknown = sorted(set(names or ()) - {t.name for t in TASKS})
-    if unknown:
-        raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(t.name for t in TASKS)}")
-    outcomes = []
-    for task in TASKS:
-        if names and task.name not in names:
-            continue
-        workdir = Path(tempfile.mkdtemp(prefix=f"sw-linux-{task.name}-"))
-        try:
-            outcomes.append(run_task(task, workdir, timeout, env, extra_args))
-            if report is not None:
-                report(outcomes[-1])
-        finally:
-            if keep is not None:
-                shutil.copytree(workdir, keep / task.name, dirs_exist_ok=True)
-            shutil.rmtree(workdir, ignore_errors=True)
-    return outcomes
+
+    def run(task: BenchTask, workdir: Path) -> Outcome:
+        return run_task(task, workdir, timeout, env, extra_args)
+
+    return run_each(chosen_tasks(TASKS, names), run, "sw-linux", keep, report)
 
 
 def main() -> None:

@@ -18,20 +18,25 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
 import pytest
 
-SCREEN = (1280, 1024)
+from helpers.xdisplay import (
+    kill_tree,
+    launch_app,
+    processes_on_display,
+    start_bus,
+    start_xvfb,
+    stop_xvfb,
+)
+
 _NEEDED = ("Xvfb", "dbus-daemon", "xdotool")
 
 
@@ -67,120 +72,15 @@ class DesktopSession:
         self, *argv: str, position: tuple[int, int] | None = None, timeout: float = 15.0
     ) -> LaunchedApp:
         """Start ``argv`` and wait until it has a visible X window (moved to ``position`` when given)."""
-        proc = subprocess.Popen(
-            list(argv),
-            env=self.app_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self.procs.append(proc)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{argv[0]} exited with {proc.returncode} before showing a window")
-            found = _visible_windows(proc.pid)
-            if found:
-                window = found[0]
-                if position is not None:
-                    _xdotool("windowmove", "--sync", window, str(position[0]), str(position[1]))
-                return LaunchedApp(pid=proc.pid, window_id=window, proc=proc)
-            time.sleep(0.1)
-        raise RuntimeError(f"{argv[0]} showed no window within {timeout}s")
+        proc, window = launch_app(list(argv), self.app_env(), self.procs, position, timeout)
+        return LaunchedApp(pid=proc.pid, window_id=window, proc=proc)
 
     def stop(self, app: LaunchedApp) -> None:
         """Kill one launched app (and its process group) now."""
-        _kill_tree(app.proc.pid)
+        kill_tree(app.proc.pid)
         if app.proc in self.procs:
             self.procs.remove(app.proc)
         app.proc.wait(timeout=5)
-
-
-def _xdotool(*args: str) -> str:
-    proc = subprocess.run(["xdotool", *args], capture_output=True, text=True, timeout=10, check=False)
-    return proc.stdout
-
-
-def _visible_windows(pid: int) -> list[str]:
-    found = []
-    for xid in _xdotool("search", "--onlyvisible", "--pid", str(pid)).split():
-        geometry = _xdotool("getwindowgeometry", "--shell", xid)
-        if "WIDTH=1\n" not in geometry:
-            found.append(xid)
-    return found
-
-
-def _kill_tree(pid: int) -> None:
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.NoSuchProcess:
-        return
-    for proc in procs:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            continue
-    psutil.wait_procs(procs, timeout=5)
-
-
-def _processes_on_display(display: str) -> list[psutil.Process]:
-    """Processes (other than us) whose environment names our display: apps launched by code under test."""
-    mine = os.getpid()
-    found = []
-    for proc in psutil.process_iter(["pid"]):
-        if proc.pid == mine:
-            continue
-        try:
-            if proc.environ().get("DISPLAY") == display:
-                found.append(proc)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    return found
-
-
-def _start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(
-        [
-            "Xvfb",
-            "-displayfd",
-            str(write_fd),
-            "-screen",
-            "0",
-            f"{SCREEN[0]}x{SCREEN[1]}x24",
-            "-nolisten",
-            "tcp",
-        ],
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    if not number.isdigit():
-        xvfb.kill()
-        raise RuntimeError("Xvfb did not report a display number")
-    return xvfb, f":{number}"
-
-
-def _start_bus(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    bus = subprocess.Popen(
-        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        start_new_session=True,
-    )
-    assert bus.stdout is not None
-    address = bus.stdout.readline().decode().strip()
-    if not address:
-        bus.kill()
-        raise RuntimeError("dbus-daemon did not print its address")
-    return bus, address
 
 
 # One desktop per test process. Each test module that imports the fixture gets its own fixture
@@ -213,30 +113,25 @@ def _desktop_session() -> Iterator[DesktopSession]:
     if missing:
         pytest.fail(f"missing {', '.join(missing)}: run `make system-deps` as root (apt packages of issue 6)")
     saved = {k: os.environ.get(k) for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "GSETTINGS_BACKEND")}
-    xvfb, display = _start_xvfb()
+    xvfb, display = start_xvfb()
     bus = None
     home = Path(tempfile.mkdtemp(prefix="starweave-desktop-"))
     try:
         env = dict(os.environ, DISPLAY=display, GSETTINGS_BACKEND="memory")
-        bus, address = _start_bus(env)
+        bus, address = start_bus(env)
         os.environ.update(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address, GSETTINGS_BACKEND="memory")
         session = DesktopSession(display=display, bus_address=address, home=home)
         yield session
         for proc in session.procs:
-            _kill_tree(proc.pid)
+            kill_tree(proc.pid)
     finally:
-        strays = _processes_on_display(display)
+        strays = processes_on_display(display)
         if bus is not None:
-            _kill_tree(bus.pid)  # the a11y bus launcher, registryd and dconf are its children
+            kill_tree(bus.pid)  # the a11y bus launcher, registryd and dconf are its children
             bus.wait(timeout=5)
         for stray in strays:
-            _kill_tree(stray.pid)
-        xvfb.send_signal(signal.SIGTERM)
-        try:
-            xvfb.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            xvfb.kill()
-            xvfb.wait(timeout=5)
+            kill_tree(stray.pid)
+        stop_xvfb(xvfb)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

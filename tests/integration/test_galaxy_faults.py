@@ -242,3 +242,27 @@ async def test_a_device_agents_failure_reason_reaches_the_agent_and_the_reports(
     # The device's own log names the reason instead of "error: None".
     ended = [r.getMessage() for r in caplog.records if "failed, with error" in r.getMessage()]
     assert ended and all(reason in m for m in ended), ended
+
+
+async def test_a_task_whose_predecessor_failed_is_cancelled_not_run(tmp_path: Path) -> None:
+    # The short plan's line: t2 receives t1's result, so after t1 fails there is nothing to run on.
+    give_up = {
+        "observation": "no data.txt here",
+        "thought": "I cannot do this",
+        "action": {"function": "", "arguments": {}, "status": "FAIL"},
+        "result": "data.txt is not in this workspace",
+    }
+    tasks = [task("t1", D1, "Report the number in data.txt."), task("t2", D2, "Double t1's number.")]
+    # The review after t1's failure changes nothing (CONTINUE): the constellation decides about t2.
+    planner = [plan(tasks, [("t1", "t2")]), edit(), edit(status="FAIL")]
+    opts = options(tmp_path, planner, "echo unused")
+    opts.device_replay_file = write(tmp_path / "device.jsonl", [give_up, give_up])
+    outcome, _ = await run_client(opts)
+    assert outcome.status == "failed"
+    final = final_tasks(tmp_path)
+    assert final["t1"]["status"] == "failed"
+    assert final["t2"]["status"] == "cancelled", final["t2"]
+    assert final["t2"]["result"] is None and not final["t2"].get("execution_start_time")
+    assert not (tmp_path / "logs" / "run" / "devices" / D2).exists() or not any(
+        (tmp_path / "logs" / "run" / "devices" / D2).rglob("response.log")
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.linux_replay import answer, prompts, responses, run
+from helpers.linux_replay import answer, prompts, responses, run, tool_answer
 
 
 async def test_a_finish_with_a_call_that_succeeds_ends_the_task_in_one_step(tmp_path: Path) -> None:
@@ -255,3 +255,53 @@ async def test_taking_turns_between_two_failing_calls_ends_the_task(tmp_path: Pa
         == "Stopped: execute_command(command='cat a.txt') failed 2 times; the task needs another approach."
     )
     assert len(responses(tmp_path)) == 5
+
+
+async def test_writing_an_expression_is_refused_once_with_its_value(tmp_path: Path) -> None:
+    write = {"path": "double.txt", "content": "21*2"}
+    answers = [
+        tool_answer("write_file", write, "FINISH", result="Wrote 42."),
+        tool_answer("write_file", {"path": "double.txt", "content": "42"}, "FINISH", result="Wrote 42."),
+    ]
+    result = await run(tmp_path, answers, request="Write the number 21 times two into double.txt.")
+    assert (tmp_path / "ws" / "double.txt").read_text() == "42"
+    assert result["status"] == "FINISH" and result["steps"] == 2
+    seen = prompts(tmp_path)[1][-1]["content"]
+    assert "Not written: the content 21*2 is an arithmetic expression" in seen and "value is 42" in seen
+
+
+async def test_an_expression_written_again_is_written(tmp_path: Path) -> None:
+    write = {"path": "sum.txt", "content": "3+4"}
+    answers = [
+        tool_answer("write_file", write, "FINISH", result="Wrote the sum."),
+        tool_answer("write_file", write, "FINISH", result="Wrote the sum."),
+    ]
+    result = await run(tmp_path, answers, request="Write the expression 3+4 into sum.txt.")
+    assert (tmp_path / "ws" / "sum.txt").read_text() == "3+4"
+    assert result["status"] == "FINISH" and result["steps"] == 2
+
+
+async def test_files_counted_with_wc_l_are_lines_and_the_finish_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    for name in ("a0.txt", "a1.txt", "a2.txt"):
+        (tmp_path / "ws" / name).write_text("a")  # no newline: wc -l says 0
+    answers = [
+        answer("wc -l *.txt"),
+        answer(None, "FINISH", result="There are 0 .txt files."),
+        answer("ls -d *.txt | wc -l"),
+        answer(None, "FINISH", result="There are 3 .txt files."),
+    ]
+    result = await run(tmp_path, answers, request="Count the .txt files in the current directory.")
+    assert result["status"] == "FINISH" and result["result"] == "There are 3 .txt files."
+    seen = prompts(tmp_path)[2][-1]["content"]
+    assert "wc -l *.txt counts the lines inside each file, not the files" in seen
+    assert "Its output lists 3 file(s)" in seen
+    assert "ls -d *.txt | wc -l" in seen
+
+
+async def test_lines_counted_with_wc_l_finish_at_once(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.txt").write_text("x\ny\n")
+    answers = [answer("wc -l a.txt"), answer(None, "FINISH", result="a.txt has 2 lines.")]
+    result = await run(tmp_path, answers, request="Count the lines of the files a.txt.")
+    assert result["status"] == "FINISH" and result["steps"] == 2

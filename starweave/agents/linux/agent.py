@@ -50,6 +50,8 @@ class LinuxAgent(BasicAgent):
         self.repeats = 0
         self.idle_steps = 0
         self.failed_calls: dict[str, int] = {}
+        # Writes of an arithmetic expression refused once (content.py): written again, they run.
+        self.expressions_refused: set[str] = set()
         # The FINISH guards (see finish.py): refusals so far for the current request, and whether
         # the previous step was one.
         self.finish_refusals = 0
@@ -66,6 +68,7 @@ class LinuxAgent(BasicAgent):
         if request != self.current_request:
             self.current_request = request
             self.failed_calls = {}
+            self.expressions_refused = set()
             self.finish_refusals = 0
             self.refused_last_step = False
 

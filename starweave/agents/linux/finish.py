@@ -44,6 +44,11 @@ _NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{1,7}\b"
 
 FAILED_FINISH_NOTE = "Not finished: the command failed."
 
+# A request to count files answered with ``wc -l FILE...``: that counts the lines inside the files.
+_COUNTS_FILES = re.compile(r"\b(count|how many|number of)\b.{0,80}?\bfiles\b", re.IGNORECASE)
+_MENTIONS_LINES = re.compile(r"\blines?\b", re.IGNORECASE)
+_WC_ON_FILES = re.compile(r"^\s*wc\s+-l\s+(?P<files>[^|<>;&]+?)\s*$")
+
 NOTHING_DONE_NOTE = (
     "Not finished: nothing has been run yet and the result is empty. Run the command that does the "
     "request (with status FINISH if that one call completes it), or reply FAIL saying why not."
@@ -149,6 +154,9 @@ def decide_finish(
                 "FAIL if the request cannot be done. If that failure is itself the answer, reply "
                 "FINISH again.",
             )
+    counted = "" if ran_call else _lines_not_files(agent, request)
+    if counted and may_refuse:
+        return _refuse(agent, counted)
     missing = unseen_facts(result, seen_text(agent, request, results))
     if missing and may_refuse:
         facts = ", ".join(missing[:3])
@@ -179,6 +187,30 @@ def decide_fail(agent: LinuxAgent, request: str, result: str) -> FinishDecision:
     if may_refuse and failed and previous is not None and previous.get_value("results"):
         return _refuse(agent, GAVE_UP_NOTE)
     return FinishDecision(LinuxAgentStatus.FAIL.value, "", result)
+
+
+def _lines_not_files(agent: LinuxAgent, request: str) -> str:
+    """For a FINISH without a call: the note when the request counts files and the last command was
+    ``wc -l FILE...`` (it counted lines, not files), else ""."""
+    if not _COUNTS_FILES.search(request) or _MENTIONS_LINES.search(request):
+        return ""
+    previous = agent.memory.get_latest_item()
+    action = previous.get_value("action") if previous is not None else None
+    arguments = action.get("arguments") if isinstance(action, dict) else None
+    command = str(arguments.get("command") or "") if isinstance(arguments, dict) else ""
+    found = _WC_ON_FILES.match(command)
+    if found is None:
+        return ""
+    files = found["files"]
+    # wc prints "N name" per file and a "N total" line when there are several: its entries are the
+    # files, so the count the request wants is already on screen.
+    output = str(previous.get_value("output") or "") if previous is not None else ""
+    entries = [m[1] for m in re.finditer(r"(?m)^\s*\d+\s+(.+?)\s*$", output) if m[1] != "total"]
+    listed = f" Its output lists {len(entries)} file(s): that is the number of files." if entries else ""
+    return (
+        f"Not finished: wc -l {files} counts the lines inside each file, not the files.{listed} To count "
+        f"files, count the lines of their listing: ls -d {files} | wc -l"
+    )
 
 
 def _ran_a_call(agent: LinuxAgent, request: str) -> bool:

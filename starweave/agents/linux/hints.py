@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import re
 
-# (pattern in the command, pattern in the output, hint); None matches anything.
+_FIND_EXEC = re.compile(r"\bfind\b.*\s-(exec|execdir|ok)\b")
+# find DIR ... -name PATTERN ... -exec CMD {}: the glob that does the same in one folder.
+_FIND_PARTS = re.compile(
+    r"\bfind\s+(?P<dir>[^\s-][^\s]*)?.*?-i?name\s+(?P<q>['\"]?)(?P<pat>[^'\"\s]+)(?P=q)"
+    r".*?-(?:exec|execdir|ok)\s+(?P<cmd>[\w.-]+(?:\s+-[\w-]+)*)"
+)
+# The placeholder example when the command does not show its parts: copied as is, it fails clearly.
+_GENERIC_GLOB = "like CMD DIR/*.EXT"
+
+# (pattern in the command, pattern in the output, hint); None matches anything. A hint's {glob} is
+# the glob form of the failed find command: an example with other names gets copied word for word.
 _HINTS: tuple[tuple[re.Pattern[str] | None, re.Pattern[str] | None, str], ...] = (
     (
-        re.compile(r"\bfind\b.*\s-(exec|execdir|ok)\b"),
+        _FIND_EXEC,
         None,
-        "Hint: find -exec does not work here. Give the command a glob instead (like rm old/*.log), "
+        "Hint: find -exec does not work here. Give the command a glob instead ({glob}), "
         "or pipe the names: find ... | xargs CMD; to rename many files, write a python3 script.",
     ),
     (
@@ -54,11 +64,22 @@ _HINTS: tuple[tuple[re.Pattern[str] | None, re.Pattern[str] | None, str], ...] =
 )
 
 
+def glob_example(command: str) -> str:
+    """The glob form of ``find DIR -name PAT -exec CMD {} \\;`` ("like rm cache/*.tmp"), or a
+    placeholder when the command does not show a folder, a name pattern and a command."""
+    found = _FIND_PARTS.search(command)
+    if found is None:
+        return _GENERIC_GLOB
+    folder = (found["dir"] or ".").rstrip("/")
+    path = found["pat"] if folder == "." else f"{folder}/{found['pat']}"
+    return f"like {found['cmd']} {path}"
+
+
 def failure_hint(command: str, output: str) -> str:
     """The first hint for a failed ``command`` whose output was ``output``, or ""."""
     for on_command, on_output, hint in _HINTS:
         if (on_command is None or on_command.search(command)) and (
             on_output is None or on_output.search(output)
         ):
-            return hint
+            return hint.replace("{glob}", glob_example(command)) if "{glob}" in hint else hint
     return ""

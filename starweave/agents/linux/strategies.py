@@ -33,6 +33,7 @@ from starweave.agent import (
     provides,
     record_step,
 )
+from starweave.agents.linux.content import expression_note, written_expression
 from starweave.agents.linux.feedback import step_output
 from starweave.agents.linux.finish import decide_fail, decide_finish
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
@@ -256,6 +257,11 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
                 f"Stopped: {parsed.call_string()} failed {failures} times; the task needs another approach."
             )
             return StepOutcome(LinuxAgentStatus.FAIL.value, note)
+
+        written = written_expression(parsed.action.function, parsed.action.arguments)
+        if written is not None and signature not in agent.expressions_refused:
+            agent.expressions_refused.add(signature)
+            return StepOutcome(LinuxAgentStatus.CONTINUE.value, expression_note(*written))
 
         command = Command(
             tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action"

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 
 from starweave.galaxy.constellation import TaskConstellationSchema
+from starweave.galaxy.constellation.enums import DependencyType
 from starweave.galaxy.constellation.task_star import short_name
 
 NAME_CHARS = 60
@@ -52,9 +53,14 @@ def complete_plan(plan: TaskConstellationSchema) -> TaskConstellationSchema:
     """``plan`` with the fields the model need not write: names, short line ids, conditions.
 
     Line ids the schema generated (``line_<hex>``: the answer had none) become ``l1``, ``l2``...;
-    ids the model wrote are kept.
+    ids the model wrote are kept. A line without a ``dependency_type`` is SUCCESS_ONLY: the prompt
+    says the later task receives the earlier one's result, so after a failure it has nothing to work
+    on (the constellation cancels it instead of running it on missing data).
     """
     data = plan.model_dump()
+    for key, given in plan.dependencies.items():
+        if "dependency_type" not in given.model_fields_set:
+            data["dependencies"][key]["dependency_type"] = DependencyType.SUCCESS_ONLY.name
     for task in data["tasks"].values():
         if not str(task.get("name") or "").strip():
             task["name"] = task_name(str(task.get("description") or task["task_id"]))
@@ -67,7 +73,8 @@ def complete_plan(plan: TaskConstellationSchema) -> TaskConstellationSchema:
             taken.add(key)
             line["line_id"] = key
         if not str(line.get("condition_description") or "").strip():
-            line["condition_description"] = f"{line['from_task_id']} finished"
+            ended = "succeeded" if line["dependency_type"] == DependencyType.SUCCESS_ONLY.name else "finished"
+            line["condition_description"] = f"{line['from_task_id']} {ended}"
         lines[key] = line
     data["dependencies"] = lines
     return TaskConstellationSchema.model_validate(data)

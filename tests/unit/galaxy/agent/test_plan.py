@@ -14,6 +14,7 @@ from starweave.galaxy.agent import ConstellationPrompterFactory, creation_json_s
 from starweave.galaxy.agent.plan import complete_plan, plan_problems, request_files
 from starweave.galaxy.agent.prompter import request_shape
 from starweave.galaxy.constellation import TaskConstellationSchema
+from starweave.galaxy.constellation.enums import DependencyType
 from starweave.galaxy.events import EventBus
 from starweave.llm import schema_errors
 
@@ -78,11 +79,18 @@ def test_complete_plan_fills_names_line_ids_and_conditions() -> None:
     assert full.tasks["t1"].name == "Read port.txt and report the number in it"
     assert list(full.dependencies) == ["l1"]
     line = full.dependencies["l1"]
-    assert (line.from_task_id, line.to_task_id, line.condition_description) == ("t1", "t2", "t1 finished")
+    assert (line.from_task_id, line.to_task_id, line.condition_description) == ("t1", "t2", "t1 succeeded")
+    # t2 receives t1's result: after a failure of t1 it is cancelled, not run on missing data.
+    assert line.dependency_type == DependencyType.SUCCESS_ONLY.name
     # The reference's full shape keeps what it says.
     kept = complete_plan(schema_of(CREATE_4))
     assert kept.tasks["t3"].name == "step t3" and list(kept.dependencies) == ["l1", "l2", "l3"]
     assert kept.dependencies["l1"].condition_description == "t1 done"
+    assert kept.dependencies["l1"].dependency_type == DependencyType.SUCCESS_ONLY.name
+    typed = plan([short_task("t1", "dev_a", "a"), short_task("t2", "dev_b", "b")], [("t1", "t2")])
+    typed["constellation"]["dependencies"][0]["dependency_type"] = "unconditional"
+    line = complete_plan(schema_of(typed)).dependencies["l1"]
+    assert (line.dependency_type, line.condition_description) == ("UNCONDITIONAL", "t1 finished")
 
 
 def test_a_long_description_gives_a_short_name() -> None:

@@ -333,7 +333,11 @@ async def test_a_run_whose_tasks_keep_failing_stops_without_looping(
     make_agent: AgentMaker, bus: EventBus
 ) -> None:
     orchestrator = FakeOrchestrator(bus, failing=frozenset({"t1", "t2", "t3"}))
-    agent = make_agent([CREATE_4, NO_EDIT], orchestrator)
+    # Lines that wait for an end, not for success: t3 runs (and fails) after t1 and t2 failed.
+    waits = json.loads(json.dumps(CREATE_4))
+    for line in waits["constellation"]["dependencies"]:
+        line["dependency_type"] = "UNCONDITIONAL"
+    agent = make_agent([waits, NO_EDIT], orchestrator)
     calls: list[dict[str, Any]] = []
     agent.llm.on_call = calls.append
     status = await bounded(agent.run(new_context()))
