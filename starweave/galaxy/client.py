@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from starweave.config.loader import load_config
 from starweave.config.models import StarweaveConfig
@@ -259,6 +260,8 @@ class GalaxyClient:
             f"{outcome.execution_time:.1f} s, {outcome.task_count} task(s)"
             + (f": {outcome.error}" if outcome.error else "")
         )
+        if outcome.answer:
+            self.say(f"Answer: {escape(outcome.answer)}")
         self.say(f"Logs and report: {outcome.log_path}/ (output.md, result.json)")
         return outcome
 

@@ -45,6 +45,7 @@ from starweave.galaxy.orchestrator import (
 from starweave.galaxy.reports import SessionSummary, write_reports_async
 from starweave.galaxy.settings import ConstellationSettings
 from starweave.llm.base import LLMClient
+from starweave.redaction import redact
 from starweave.session.logs import JsonLinesWriter
 from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
 
@@ -86,6 +87,7 @@ class GalaxyOutcome:
     task_count: int = 0
     execution_time: float = 0.0
     reports: dict[str, str] = field(default_factory=dict)
+    answer: str = ""  # the agent's final answer (FINISH), for the user to read at once
 
 
 class GalaxySession:
@@ -257,6 +259,7 @@ class GalaxySession:
             error=error,
             task_count=constellation.task_count if constellation is not None else 0,
             execution_time=end - start,
+            answer=redact(answer, self.secrets) if agent_status == "FINISH" else "",
             reports={
                 name: str(path)
                 for name, path in (

@@ -100,6 +100,8 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
     assert result["status"] == "completed" and result["constellation"]["task_count"] == 2
     final = result["session_results"]["final_results"][0]
     assert final["answer"] == "t1 on local_linux_1: done\nt2 on local_linux_2: done"
+    # The user reads the answer at once, above the pointer to the logs.
+    assert "Answer: t1 on local_linux_1: done\nt2 on local_linux_2: done" in proc.stdout
     assert final["result"]["t1"] == {
         "status": "completed",
         "device": "local_linux_1",
