@@ -166,7 +166,7 @@ class GalaxySession:
             dispatcher,
             self.bus,
             self.device_info,
-            synchronizer=self.synchronizer,
+            editor=self.editor,
             continue_timeout=self.settings.event_timeout,
             batch_window=self.settings.batch_window,
             review_mode=self.settings.review_mode,

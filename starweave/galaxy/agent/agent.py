@@ -1,8 +1,10 @@
 """ConstellationAgent: plans a request as a TaskConstellation and edits it as results arrive.
 
 Creation mode asks the model for a whole DAG and builds it with one ``build_constellation`` call on the
-constellation MCP server; editing mode syncs the merged state into that server, shows the model the DAG
-with its results and runs the model's tool calls there (spec B §5, E §6). The orchestration runs as a
+constellation MCP server; editing mode shows the model the DAG with its results and runs the model's
+tool calls there (spec B §5, E §6). The server edits the ConstellationEditor's constellation, and that
+one object is also the one the orchestrator runs: edits land in place, between the orchestrator's own
+steps, and the synchronizer holds new assignments back until the review is over. The orchestration runs as a
 background task started by the START state; the CONTINUE state waits for completion events with a
 timeout and reviews once per batch. Edits the editor refuses go back to the model with its reasons
 (at most ``edit_retries`` times per review); in review mode "fast" a review whose answer is known
@@ -19,14 +21,8 @@ from typing import Any, ClassVar
 
 from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, ContextNames
 from starweave.errors import AgentError
-from starweave.galaxy.agent.editing import (
-    load_editing_tools,
-    log_skipped_review,
-    retry_turns,
-    sync_to_server,
-)
-from starweave.galaxy.agent.inbox import merged_constellation, next_batch, orchestration_over
-from starweave.galaxy.agent.merge import carry_execution_state
+from starweave.galaxy.agent.editing import load_editing_tools, log_skipped_review, retry_turns
+from starweave.galaxy.agent.inbox import next_batch, orchestration_over
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
 from starweave.galaxy.agent.prompter import (
     ConstellationPrompter,
@@ -41,7 +37,7 @@ from starweave.galaxy.agent.response import (
 )
 from starweave.galaxy.agent.review import REVIEW_MODES, ReviewDecision, final_answer, review_decision
 from starweave.galaxy.agent.states import ConstellationAgentStateManager, StartConstellationAgentState
-from starweave.galaxy.constellation import TaskConstellation
+from starweave.galaxy.constellation import ConstellationEditor, TaskConstellation, snapshot
 from starweave.galaxy.events import (
     ConstellationEvent,
     Event,
@@ -60,12 +56,13 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
     """Weaves a request into a TaskConstellation, launches its orchestration and edits it as tasks end.
 
     ``llm`` is an LLMClient; ``editor_dispatcher`` a command dispatcher whose action server is the
-    constellation MCP server; ``device_info_provider`` returns ``AgentProfile.to_dict()`` of every
-    device. ``continue_timeout`` bounds each wait for a completion event (seconds);
-    ``batch_window`` how long to wait after the first event for others to join its batch (0: only
-    those already queued); ``completion_check_timeout`` how long an edit of a finished DAG waits
-    for the orchestration's CONSTELLATION_COMPLETED; ``json_retries`` how often an answer that is
-    JSON but not a valid response (or a plan that cannot work) is asked again (unparsable JSON is
+    constellation MCP server over ``editor``, whose constellation is the one the agent plans into and
+    the orchestrator runs (the one owner of the DAG); ``device_info_provider`` returns
+    ``AgentProfile.to_dict()`` of every device. ``continue_timeout`` bounds each wait for a completion
+    event (seconds); ``batch_window`` how long to wait after the first event for others to join its
+    batch (0: only those already queued); ``completion_check_timeout`` how long an edit of a finished
+    DAG waits for the orchestration's CONSTELLATION_COMPLETED; ``json_retries`` how often an answer that
+    is JSON but not a valid response (or a plan that cannot work) is asked again (unparsable JSON is
     retried by the LLM layer itself); ``edit_retries`` how often refused edits go back to the model
     within one review; ``review_mode`` is "fast" (ask the model only when its answer can change
     something) or "always" (the reference: every batch of results is reviewed).
@@ -83,9 +80,9 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         event_bus: EventBus,
         device_info_provider: DeviceInfoProvider,
         name: str = "constellation_agent",
-        synchronizer: Any = None,
         json_retries: int = 3,
         *,
+        editor: ConstellationEditor,
         continue_timeout: float = 1800.0,
         completion_check_timeout: float = 1.0,
         batch_window: float = 0.0,
@@ -102,7 +99,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         self.editor_dispatcher = editor_dispatcher
         self.event_bus = event_bus
         self.device_info_provider = device_info_provider
-        self.synchronizer = synchronizer
+        self.editor = editor
         self.json_retries = max(1, json_retries)
         self.continue_timeout = continue_timeout
         self.completion_check_timeout = completion_check_timeout
@@ -141,7 +138,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
 
     @property
     def current_constellation(self) -> TaskConstellation | None:
-        """The agent's latest valid constellation."""
+        """The editor's constellation once a valid plan was built into it (the one being run)."""
         return self._current_constellation
 
     @property
@@ -230,11 +227,6 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         return await next_batch(
             self._task_completion_queue, self._orchestration_task, self.continue_timeout, self.batch_window
         )
-
-    def merged_constellation(self, events: list[Event]) -> TaskConstellation:
-        """The state to edit: the latest event's constellation merged by the synchronizer (or a copy)."""
-        fallback = getattr(self._orchestrator, "current_constellation", None) or self._current_constellation
-        return merged_constellation(events, fallback, self.synchronizer)
 
     # -- prompts ------------------------------------------------------------------------------
     def get_prompter(self, mode: WeavingMode | str) -> ConstellationPrompter:
@@ -329,37 +321,26 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
 
     # -- editing ------------------------------------------------------------------------------
     async def process_editing(
-        self,
-        context: Context | None = None,
-        task_ids: list[str] | None = None,
-        before_constellation: TaskConstellation | None = None,
+        self, context: Context | None = None, task_ids: list[str] | None = None
     ) -> TaskConstellation:
-        """One review of ``before_constellation`` after ``task_ids`` ended; returns the (valid) edited
-        constellation. In review mode "fast" a review whose answer is known asks no model."""
+        """One review of the running constellation after ``task_ids`` ended; the model's edits are
+        made in place (the editor refuses any that would break the DAG) and the constellation is
+        returned. In review mode "fast" a review whose answer is known asks no model."""
         context = context if context is not None else Context()
-        before = before_constellation or self._current_constellation
-        if before is None:
+        live = self._current_constellation
+        if live is None:
             raise AgentError("Nothing to edit: no constellation was created")
         combine = request_shape(str(context.get(ContextNames.REQUEST) or "")) == "total"
-        decision = review_decision(before, task_ids, self.review_mode, combine) if task_ids else None
+        decision = review_decision(live, task_ids, self.review_mode, combine) if task_ids else None
         if decision is not None and not decision.ask_model:
-            return await self._answer_without_model(context, before, task_ids or [], decision)
+            return await self._answer_without_model(context, live, task_ids or [], decision)
         self.final_round = decision is not None and decision.finish
-        self._prepare(context, WeavingMode.EDITING, before)
+        before = snapshot(live)  # CONSTELLATION_MODIFIED reports what the review changed
+        self._prepare(context, WeavingMode.EDITING, live)
         await self.context_provision(context)
         start = time.time()
-        await sync_to_server(self.editor_dispatcher, before, self.tool_timeout)
-        parsed = await self._edit_with_retries(context, before)
-        edited: TaskConstellation = context.get(ContextNames.CONSTELLATION) or before
-        after = carry_execution_state(before, edited) if edited is not before else before
-        valid, problems = after.validate_dag()
-        if not valid:
-            logger.error(
-                "Edited constellation is invalid (%s); keeping the previous one", "; ".join(problems)
-            )
-            after = before
-        context.set(ContextNames.CONSTELLATION, after)
-        return await self._conclude(parsed, before, after, task_ids or [], start)
+        parsed = await self._edit_with_retries(context)
+        return await self._conclude(parsed, before, live, task_ids or [], start)
 
     async def _conclude(
         self,
@@ -385,9 +366,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         await self._publish_constellation_modified_event(before, after, task_ids, timing)
         return after
 
-    async def _edit_with_retries(
-        self, context: Context, before: TaskConstellation
-    ) -> ConstellationAgentResponse:
+    async def _edit_with_retries(self, context: Context) -> ConstellationAgentResponse:
         """Ask for edits; refused ones go back to the model with the editor's reasons (at most
         ``edit_retries`` times). Every refusal of the round ends up in ``last_edit_errors``."""
         self.last_edit_errors = []
@@ -403,12 +382,11 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
                 again, refused = refused == calls, calls  # the same refused calls again: stop asking
                 if not errors or again or attempt == self.edit_retries or parsed.status != "CONTINUE":
                     return parsed
-                current: TaskConstellation = context.get(ContextNames.CONSTELLATION) or before
                 answer = str(self._recorded("response_text") or parsed.model_dump_json())
                 logger.info("Giving %d refused edit(s) back to the model: %s", len(errors), "; ".join(errors))
-                self._followup += retry_turns(
-                    answer, errors, list(self._recorded("edit_repairs") or []), current
-                )
+                repairs = list(self._recorded("edit_repairs") or [])
+                current = context.get(ContextNames.CONSTELLATION)
+                self._followup += retry_turns(answer, errors, repairs, current)
                 self.step += 1
             return parsed
         finally:

@@ -1,7 +1,6 @@
 """Pieces of the ConstellationAgent's editing round that need no agent state.
 
 - :func:`load_editing_tools`: the editing tools the model may call;
-- :func:`sync_to_server`: mirror the merged constellation into the constellation MCP server;
 - :func:`retry_turns`: the two chat turns that give a refused edit back to the model (its answer,
   then the editor's reasons and the tasks as they now are), appended after the round's first
   prompt so the model server reuses that whole prefix;
@@ -21,26 +20,6 @@ from starweave.galaxy.agent.response import ConstellationAgentResponse
 from starweave.galaxy.constellation import TaskConstellation
 
 logger = logging.getLogger(__name__)
-
-BUILD_TOOL = "build_constellation"
-
-
-async def sync_to_server(dispatcher: Any, constellation: TaskConstellation, tool_timeout: float) -> bool:
-    """Mirror ``constellation`` into the MCP server (build_constellation, clear_existing=True)."""
-    config = constellation.to_basemodel().model_dump(mode="json")
-    command = Command(
-        tool_name=BUILD_TOOL, parameters={"config": config, "clear_existing": True}, tool_type="action"
-    )
-    results = await dispatcher.execute_commands([command], tool_timeout)
-    if results and results[0].ok:
-        return True
-    reason = results[0].error if results else "no result"
-    logger.warning(
-        "Could not sync the merged constellation into the MCP server (%s); editing on its last "
-        "state and re-applying the execution state afterwards",
-        reason,
-    )
-    return False
 
 
 async def load_editing_tools(

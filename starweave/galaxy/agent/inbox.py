@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from starweave.errors import AgentError
 from starweave.galaxy.constellation import TaskConstellation
 from starweave.galaxy.events import Event
 
@@ -50,22 +49,6 @@ async def next_batch(
     while not queue.empty():
         events.append(queue.get_nowait())
     return events
-
-
-def merged_constellation(events: list[Event], fallback: Any, synchronizer: Any) -> TaskConstellation:
-    """The state a review edits: the constellation the newest event carries (else ``fallback``: a
-    TASK_FAILED from the orchestrator's exception path carries none), merged by ``synchronizer``
-    with the agent's own latest copy (or copied when there is no synchronizer)."""
-    latest = next((e.data["constellation"] for e in reversed(events) if e.data.get("constellation")), None)
-    latest = latest if latest is not None else fallback
-    if latest is None:
-        raise AgentError("A task finished but no constellation is known to edit")
-    if isinstance(latest, dict):
-        latest = TaskConstellation.from_dict(latest)
-    if synchronizer is not None:
-        merged: TaskConstellation = synchronizer.merge_and_sync_constellation_states(latest)
-        return merged
-    return TaskConstellation.from_dict(latest.to_dict())
 
 
 async def orchestration_over(

@@ -1,4 +1,4 @@
-"""Constellation helpers of the ConstellationAgent: copy execution state over an edit, and diff two DAGs."""
+"""Constellation helpers of the ConstellationAgent: diff two DAGs, and how far a run has got."""
 
 from __future__ import annotations
 
@@ -6,51 +6,7 @@ from typing import Any
 
 from starweave.galaxy.constellation import TaskConstellation, TaskStatus
 
-# How far a task has got; terminal statuses rank equal and never override each other.
-_RANK = {
-    TaskStatus.PENDING.value: 0,
-    TaskStatus.WAITING_DEPENDENCY.value: 1,
-    TaskStatus.RUNNING.value: 2,
-    TaskStatus.COMPLETED.value: 3,
-    TaskStatus.FAILED.value: 3,
-    TaskStatus.CANCELLED.value: 3,
-}
-_TASK_STATE_KEYS = (
-    "status",
-    "result",
-    "error",
-    "execution_start_time",
-    "execution_end_time",
-    "execution_duration",
-)
-_LINE_STATE_KEYS = ("is_satisfied", "last_evaluation_result", "last_evaluation_time")
 _EDITABLE_TASK_KEYS = ("name", "description", "tips", "target_device_id")
-
-
-def carry_execution_state(before: TaskConstellation, after: TaskConstellation) -> TaskConstellation:
-    """A copy of ``after`` (the edited structure) with ``before``'s execution state where more advanced.
-
-    ``before`` is the merged state the edit started from; the MCP server's copy may lag behind it (it
-    is synced before each edit, and a failed sync leaves the previous state there). The copy keeps
-    ``before``'s id, name and start time so the orchestrator recognises it.
-    """
-    old, new = before.to_dict(), after.to_dict()
-    for task_id, task in new["tasks"].items():
-        prior = old["tasks"].get(task_id)
-        if prior is not None and _RANK.get(prior["status"], 0) > _RANK.get(task["status"], 0):
-            for key in _TASK_STATE_KEYS:
-                task[key] = prior.get(key)
-    for line_id, line in new["dependencies"].items():
-        prior = old["dependencies"].get(line_id)
-        if prior is not None and prior.get("is_satisfied") and not line.get("is_satisfied"):
-            for key in _LINE_STATE_KEYS:
-                line[key] = prior.get(key)
-    new["constellation_id"] = old["constellation_id"]
-    new["name"] = old["name"]
-    new["execution_start_time"] = old["execution_start_time"]
-    new["metadata"] = {**old.get("metadata", {}), **new.get("metadata", {})}
-    new["state"] = None  # derive it from the task statuses
-    return TaskConstellation.from_dict(new)
 
 
 def diff_constellations(before: TaskConstellation | None, after: TaskConstellation) -> dict[str, Any]:

@@ -110,9 +110,8 @@ class ContinueConstellationAgentState(ConstellationAgentState):
                 handle_no_events(cagent, context)
                 return
             task_ids = [str(getattr(e, "task_id", "")) for e in events]
-            merged = cagent.merged_constellation(events)
-            logger.info("Merged constellation for editing after %s. Tasks: %d", task_ids, merged.task_count)
-            await cagent.process_editing(context, task_ids=task_ids, before_constellation=merged)
+            logger.info("Reviewing the constellation after %s", task_ids)
+            await cagent.process_editing(context, task_ids=task_ids)
         except TimeoutError:
             fail(
                 cagent,

@@ -1,8 +1,9 @@
 """The ConstellationAgent's phase strategies (spec B §5.3, E §6.4).
 
 LLM interaction (fail-fast) → action execution by weaving mode (creation: one ``build_constellation``
-call; editing: the answer's tool calls) → memory update. The constellation is always read back from
-the MCP server's answer: every editing tool returns the whole constellation as JSON.
+call; editing: the answer's tool calls) → memory update. The MCP server edits the agent's
+ConstellationEditor in place, so nothing is read back from its answers: after a successful build the
+editor's constellation is the plan, and every edit has already changed it.
 """
 
 from __future__ import annotations
@@ -55,15 +56,6 @@ def weaving_mode_of(context: ProcessingContext) -> WeavingMode:
     if not raw:
         raise ValueError("Weaving mode must be specified in global context")
     return WeavingMode(str(getattr(raw, "value", raw)).upper())
-
-
-def constellation_from_payload(payload: Any) -> TaskConstellation | None:
-    """The constellation in a tool result (JSON text or dict with ``tasks``), else None."""
-    if isinstance(payload, str) and ('"tasks"' in payload or '"constellation_id"' in payload):
-        return TaskConstellation.from_json(payload)
-    if isinstance(payload, dict) and ("tasks" in payload or "constellation_id" in payload):
-        return TaskConstellation.from_dict(payload)
-    return None
 
 
 def describe_failure(action: ActionCommandInfo, result: Result) -> str:
@@ -218,7 +210,7 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
 @depends_on("parsed_response")
 @provides("execution_result", "action_info", "status", "edit_errors", "edit_repairs")
 class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
-    """Turn the answer into MCP calls on the constellation server and read the constellation back."""
+    """Turn the answer into MCP calls on the constellation server (they edit the agent's editor)."""
 
     mode: WeavingMode = WeavingMode.CREATION
 
@@ -234,14 +226,8 @@ class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
         note for each call the agent had to repair."""
         raise NotImplementedError
 
-    def sync_constellation(
-        self, actions: list[ActionCommandInfo], results: list[Result], context: ProcessingContext
-    ) -> None:
-        """Put the constellation the calls produced into the global context."""
-        raise NotImplementedError
-
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
-        """Run the calls and sync the constellation."""
+        """Run the calls."""
         try:
             parsed: ConstellationAgentResponse = context.get_local("parsed_response")
             actions, repairs = self.create_actions(parsed, context.get_global(ContextNames.CONSTELLATION))
@@ -262,7 +248,6 @@ class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
             errors = [describe_failure(a, r) for a, r in zip(actions, results, strict=True) if not r.ok]
             for error in errors:
                 self.logger.warning("Constellation edit refused: %s", error)
-            self.sync_constellation(actions, results, context)
             await agent.publish_actions(self.mode, actions, parsed.status)
             return ProcessingResult(
                 success=True,
@@ -295,12 +280,14 @@ class ConstellationCreationActionExecutionStrategy(BaseConstellationActionExecut
         build = ActionCommandInfo(function=BUILD_TOOL, arguments={"config": config, "clear_existing": True})
         return [build], []
 
-    def sync_constellation(
-        self, actions: list[ActionCommandInfo], results: list[Result], context: ProcessingContext
-    ) -> None:
-        """The first result's constellation (None when the build was refused)."""
-        built = constellation_from_payload(results[0].result) if results and results[0].ok else None
+    async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
+        """Run the build; the global context's constellation is then the editor's (None when the
+        build was refused)."""
+        outcome = await super().execute(agent, context)
+        results: list[Result] = outcome.data.get("execution_result") or []
+        built = agent.editor.constellation if results and results[0].ok else None
         context.global_context.set(ContextNames.CONSTELLATION, built)
+        return outcome
 
 
 class ConstellationEditingActionExecutionStrategy(BaseConstellationActionExecutionStrategy):
@@ -314,19 +301,6 @@ class ConstellationEditingActionExecutionStrategy(BaseConstellationActionExecuti
         """The answer's calls that name a function (build_constellation is not the model's to call),
         with taken or missing ids and names repaired (see ``review.repair_edits``)."""
         return repair_edits([a for a in parsed.actions() if a.function != BUILD_TOOL], before)
-
-    def sync_constellation(
-        self, actions: list[ActionCommandInfo], results: list[Result], context: ProcessingContext
-    ) -> None:
-        """The last successful result's constellation; the context keeps the old one if none."""
-        for result in reversed(results):
-            if not result.ok:
-                continue
-            found = constellation_from_payload(result.result)
-            if found is not None:
-                context.global_context.set(ContextNames.CONSTELLATION, found)
-                self.logger.info("Synced constellation: %s", found.constellation_id)
-                return
 
 
 @depends_on("parsed_response")

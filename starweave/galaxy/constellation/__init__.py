@@ -1,7 +1,7 @@
 """The task constellation: a DAG of TaskStars joined by typed TaskStarLines."""
 
 from .command_registry import UnknownCommandError
-from .commands import CommandInvoker, EditCommand
+from .commands import CommandInvoker, EditCommand, snapshot
 from .constellation import TaskConstellation
 from .display import DISPLAY_MODES, display_dag, render_constellation
 from .editor import ConstellationEditor
@@ -52,6 +52,7 @@ __all__ = [
     "UnsatisfiableDependencyError",
     "display_dag",
     "render_constellation",
+    "snapshot",
     "to_dot",
     "to_mermaid",
     "to_prompt_text",

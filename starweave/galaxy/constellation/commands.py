@@ -83,6 +83,14 @@ def restore_memento(constellation: TaskConstellation, memento: Memento) -> None:
     constellation.__dict__.update(state)
 
 
+def snapshot(constellation: TaskConstellation) -> TaskConstellation:
+    """A detached copy of ``constellation`` as it is now (same ids, statuses and results), for
+    comparing a live constellation before and after an edit."""
+    copy_ = TaskConstellation(constellation.constellation_id, constellation.name)
+    restore_memento(copy_, take_memento(constellation))
+    return copy_
+
+
 @dataclass
 class EditCommand:
     """One undoable edit: ``check`` refuses invalid edits before ``run`` changes anything."""

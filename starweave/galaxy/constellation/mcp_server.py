@@ -1,6 +1,9 @@
 """The "Constellation Editor MCP Server" (spec B §4): editing tools over a ConstellationEditor.
 
-Every tool returns the whole updated constellation as a JSON string. ``build_constellation`` is a
+Every tool returns the whole updated constellation as a JSON string. The tools are coroutines that
+never await: the SDK runs plain functions in a worker thread, and the editor's constellation is the
+one the orchestrator runs, so every edit must happen on the event loop, in one piece, between the
+orchestrator's own steps. ``build_constellation`` is a
 normal tool, but it is meant for the agent's own bulk creation step, not for the LLM: prompt builders
 must leave every name in :data:`HIDDEN_FROM_LLM` out of the tool list they show the model.
 """
@@ -71,7 +74,7 @@ def create_constellation_server(
                 raise ToolError(f"Invalid device: {device_id} is not a registered device (known: {listed})")
 
     @srv.tool()
-    def add_task(
+    async def add_task(
         task_id: Annotated[str, Field(description="Unique id of the new task")],
         description: Annotated[str, Field(description="What the device agent must do")],
         target_device_id: str | None = None,
@@ -90,7 +93,7 @@ def create_constellation_server(
         return snapshot()
 
     @srv.tool()
-    def remove_task(task_id: str) -> str:
+    async def remove_task(task_id: str) -> str:
         """Remove a task and every dependency into or out of it; returns the constellation JSON."""
         try:
             ed.remove_task(task_id)
@@ -99,7 +102,7 @@ def create_constellation_server(
         return snapshot()
 
     @srv.tool()
-    def update_task(
+    async def update_task(
         task_id: str,
         name: str | None = None,
         description: str | None = None,
@@ -127,7 +130,7 @@ def create_constellation_server(
         return snapshot()
 
     @srv.tool()
-    def add_dependency(
+    async def add_dependency(
         dependency_id: str, from_task_id: str, to_task_id: str, condition_description: str | None = None
     ) -> str:
         """Add an unconditional dependency from_task_id -> to_task_id; returns the constellation JSON."""
@@ -144,7 +147,7 @@ def create_constellation_server(
         return snapshot()
 
     @srv.tool()
-    def remove_dependency(dependency_id: str) -> str:
+    async def remove_dependency(dependency_id: str) -> str:
         """Remove a dependency (its target may become ready); returns the constellation JSON."""
         try:
             ed.remove_dependency(dependency_id)
@@ -153,7 +156,7 @@ def create_constellation_server(
         return snapshot()
 
     @srv.tool()
-    def update_dependency(dependency_id: str, condition_description: str) -> str:
+    async def update_dependency(dependency_id: str, condition_description: str) -> str:
         """Change a dependency's condition description; returns the constellation JSON."""
         try:
             ed.update_dependency(dependency_id, condition_description=condition_description)
@@ -162,7 +165,7 @@ def create_constellation_server(
         return snapshot()
 
     @srv.tool()
-    def build_constellation(config: TaskConstellationSchema, clear_existing: bool = True) -> str:
+    async def build_constellation(config: TaskConstellationSchema, clear_existing: bool = True) -> str:
         """Bulk build (not shown to the LLM, see HIDDEN_FROM_LLM); returns the constellation JSON."""
         check_devices(*(task.target_device_id for task in config.get_tasks_as_list()))
         try:

@@ -70,9 +70,9 @@ class Recorder:
 
 
 class FakeOrchestrator:
-    """Completes all ready tasks at once (one wave), publishes their events, then waits (bounded) for the
-    agent's CONSTELLATION_MODIFIED and continues on its ``new_constellation``, as the real orchestrator
-    does through the synchronizer."""
+    """Completes all ready tasks at once (one wave) in the constellation it is given (the agent's own,
+    as the real orchestrator does), publishes their events, then waits (bounded) for the agent's
+    CONSTELLATION_MODIFIED, whose edits are already in that constellation, before the next wave."""
 
     def __init__(
         self,
@@ -98,7 +98,7 @@ class FakeOrchestrator:
         self, constellation: TaskConstellation, metadata: dict[str, Any] | None = None, **_: Any
     ) -> dict[str, Any]:
         self.calls.append({"tasks": sorted(constellation.tasks), "metadata": metadata})
-        c = TaskConstellation.from_dict(constellation.to_dict())
+        c = constellation
         self.current_constellation = c
         c.start_execution()
         while not c.is_complete():
@@ -136,8 +136,7 @@ class FakeOrchestrator:
             while pending:
                 modified = await asyncio.wait_for(self._modified.get(), self.wave_timeout)
                 pending -= set(modified.data["on_task_id"])
-            c = TaskConstellation.from_dict(modified.data["new_constellation"].to_dict())
-            self.current_constellation = c
+            assert modified.data["new_constellation"] is c, "the agent edited another constellation"
         c.complete_execution()
         await self.bus.publish_event(
             ConstellationEvent(
@@ -194,7 +193,9 @@ AgentMaker = Callable[..., ConstellationAgent]
 
 
 @pytest.fixture
-def make_agent(tmp_path: Path, bus: EventBus, editor_dispatcher: LocalCommandDispatcher) -> AgentMaker:
+def make_agent(
+    tmp_path: Path, bus: EventBus, editor: ConstellationEditor, editor_dispatcher: LocalCommandDispatcher
+) -> AgentMaker:
     """Build an agent over recorded answers; the Forwarder wires events to it."""
 
     def make(answers: list[Any], orchestrator: Any, **kwargs: Any) -> ConstellationAgent:
@@ -203,7 +204,13 @@ def make_agent(tmp_path: Path, bus: EventBus, editor_dispatcher: LocalCommandDis
         kwargs.setdefault("continue_timeout", 10.0)
         kwargs.setdefault("batch_window", 0.05)
         agent = ConstellationAgent(
-            orchestrator, llm, editor_dispatcher, bus, lambda: [dict(d) for d in DEVICES], **kwargs
+            orchestrator,
+            llm,
+            editor_dispatcher,
+            bus,
+            lambda: [dict(d) for d in DEVICES],
+            editor=editor,
+            **kwargs,
         )
         bus.subscribe(
             Forwarder(agent),

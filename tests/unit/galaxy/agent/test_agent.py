@@ -150,7 +150,7 @@ async def test_batching_sends_all_queued_events_in_one_call(make_agent: AgentMak
     context = new_context()
     constellation, _ = await bounded(agent.process_creation(context))
     assert constellation is not None
-    live = constellation  # stands in for the orchestrator's live copy
+    live = constellation  # the orchestrator records results in the agent's own constellation
     from starweave.galaxy.events import TaskEvent
 
     for task_id in ("t1", "t2"):
@@ -167,7 +167,7 @@ async def test_batching_sends_all_queued_events_in_one_call(make_agent: AgentMak
     events = await bounded(agent.wait_for_completion_events())
     assert [e.task_id for e in events] == ["t1", "t2"]
     assert agent.task_completion_queue.empty()
-    after = await bounded(agent.process_editing(context, ["t1", "t2"], agent.merged_constellation(events)))
+    after = await bounded(agent.process_editing(context, ["t1", "t2"]))
     assert agent.llm.remaining == 0  # exactly one call for the two events
     assert after.get_task("t1").result == "r-t1"
 
