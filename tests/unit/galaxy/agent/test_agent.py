@@ -21,7 +21,7 @@ from unit.galaxy.agent.answers import (
 
 from starweave.agent import ContextNames
 from starweave.galaxy.agent import ConstellationAgent
-from starweave.galaxy.constellation import TaskStatus
+from starweave.galaxy.constellation import ConstellationEditor, TaskStatus
 from starweave.galaxy.events import EventBus, EventType
 
 
@@ -71,6 +71,26 @@ async def test_full_run_edits_batches_and_finishes(
     assert {"processing_start_time", "processing_end_time", "processing_duration"} <= set(first)
     assert recorder.of(EventType.AGENT_RESPONSE) and recorder.of(EventType.AGENT_ACTION)
     assert context.get(ContextNames.ROUND_RESULT) == "Disk usage is fine everywhere."
+    await bounded(agent.orchestration_task)
+
+
+async def test_the_model_edits_the_constellation_the_orchestrator_runs(
+    make_agent: AgentMaker, bus: EventBus, editor: ConstellationEditor
+) -> None:
+    orchestrator = FakeOrchestrator(bus, results={"t1": "40% used", "t2": "70% used"})
+    agent = make_agent([CREATE_4, ENRICH_AND_ADD, NO_EDIT, FINISH], orchestrator, review_mode="always")
+    status = await bounded(agent.run(new_context()))
+    assert status == "FINISH", agent.error_message
+    # One object: planned into the editor, run by the orchestrator, edited through the MCP server.
+    assert agent.current_constellation is editor.constellation
+    assert orchestrator.current_constellation is editor.constellation
+    # The editor saw the plan once and then only the model's own edits: no copy pushed per review.
+    assert editor.get_history() == [
+        "Build constellation: 4 tasks, 3 dependencies",
+        "Update task: t3",
+        "Add task: t5",
+        "Add dependency: t3 → t5",
+    ]
     await bounded(agent.orchestration_task)
 
 
