@@ -47,6 +47,7 @@ from starweave.galaxy.settings import ConstellationSettings
 from starweave.llm.base import LLMClient
 from starweave.redaction import redact
 from starweave.session.logs import JsonLinesWriter
+from starweave.session.session import BaseRound
 from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
 
 log = logging.getLogger("starweave.galaxy.session")
@@ -198,7 +199,7 @@ class GalaxySession:
             if live is not None:
                 live.seed_devices(self.device_info())
                 live.start()
-            agent_status = await agent.run(context, max_steps=self.settings.max_step)
+            agent_status = await self._run_round(agent, context)
         except asyncio.CancelledError:
             cancelled = True
             raise
@@ -219,6 +220,16 @@ class GalaxySession:
             answer = str(context.get(ContextNames.ROUND_RESULT) or "")
             outcome = await self._finish(agent, agent_status, start, cancelled, answer)
         return outcome
+
+    async def _run_round(self, agent: ConstellationAgent, context: Context) -> str:
+        """Drive the agent's state machine through one round (FINISH or FAIL, at most ``max_step``
+        state handlings); returns its final status."""
+        round_ = BaseRound(self.task_name, context, self.request, agent, 0, self.settings.max_step)
+        await round_.run()
+        if round_.stopped_by_cap:
+            agent.error_message = str(context.get(ContextNames.ERROR_MESSAGE) or "")
+        log.info("The ConstellationAgent ended in %s", agent.status)
+        return agent.status
 
     async def _stop_orchestration(self, agent: ConstellationAgent, agent_status: str) -> None:
         """After FINISH the orchestrator still publishes its completion (bounded); then stop it."""

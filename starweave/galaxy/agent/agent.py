@@ -157,20 +157,6 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         return self._orchestration_task
 
     # -- running ------------------------------------------------------------------------------
-    async def run(self, context: Context, max_steps: int = 200) -> str:
-        """Run the FSM until FINISH or FAIL (at most ``max_steps`` state handlings); returns the status."""
-        for _ in range(max_steps):
-            if self.state.is_round_end():
-                break
-            await self.handle(context)
-            self.set_state(self.state.next_state(self))
-        else:
-            self.status = Status.FAIL.value
-            self.error_message = f"Stopped after {max_steps} agent steps without FINISH or FAIL"
-            self.set_state(self.state.next_state(self))
-        await self.state.handle(self, context)
-        return self.status
-
     def launch_orchestration(self, timing_info: dict[str, Any] | None = None) -> asyncio.Task[Any]:
         """Start orchestrating the current constellation in the background (at most one at a time)."""
         if self._current_constellation is None:

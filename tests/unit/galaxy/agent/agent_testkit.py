@@ -20,6 +20,7 @@ from starweave.galaxy.constellation import ConstellationEditor, TaskConstellatio
 from starweave.galaxy.constellation.mcp_server import create_constellation_server
 from starweave.galaxy.events import ConstellationEvent, Event, EventBus, EventType, TaskEvent
 from starweave.llm.providers.replay import ReplayClient
+from starweave.session.session import BaseRound
 from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
 
 AGENT = "ConstellationAgent"
@@ -219,6 +220,13 @@ def make_agent(
         return agent
 
     return make
+
+
+async def run_round(agent: ConstellationAgent, context: Context, max_step: int = 200) -> str:
+    """Drive the agent through one round of the session layer, as GalaxySession does; its status."""
+    request = str(context.get(ContextNames.REQUEST) or "")
+    await BaseRound("test", context, request, agent, 0, max_step).run()
+    return agent.status
 
 
 def new_context(request: str = "Collect the disk usage of three machines and summarise it") -> Context:

@@ -7,7 +7,14 @@ import asyncio
 from typing import Any
 
 import pytest
-from unit.galaxy.agent.agent_testkit import AgentMaker, FakeOrchestrator, Recorder, bounded, new_context
+from unit.galaxy.agent.agent_testkit import (
+    AgentMaker,
+    FakeOrchestrator,
+    Recorder,
+    bounded,
+    new_context,
+    run_round,
+)
 from unit.galaxy.agent.answers import (
     ADD_AFTER_COMPLETION,
     CREATE_2,
@@ -51,7 +58,7 @@ async def test_full_run_edits_batches_and_finishes(
     # The reference's review mode: the model reviews every batch, the last one included.
     agent = make_agent([CREATE_4, ENRICH_AND_ADD, NO_EDIT, FINISH], orchestrator, review_mode="always")
     context = new_context()
-    status = await bounded(agent.run(context))
+    status = await bounded(run_round(agent, context))
     assert status == "FINISH", agent.error_message
     assert agent.llm.remaining == 0  # one LLM call per batch: 1 creation + 3 edits
     assert len(orchestrator.calls) == 1
@@ -79,7 +86,7 @@ async def test_the_model_edits_the_constellation_the_orchestrator_runs(
 ) -> None:
     orchestrator = FakeOrchestrator(bus, results={"t1": "40% used", "t2": "70% used"})
     agent = make_agent([CREATE_4, ENRICH_AND_ADD, NO_EDIT, FINISH], orchestrator, review_mode="always")
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FINISH", agent.error_message
     # One object: planned into the editor, run by the orchestrator, edited through the MCP server.
     assert agent.current_constellation is editor.constellation
@@ -97,7 +104,7 @@ async def test_the_model_edits_the_constellation_the_orchestrator_runs(
 async def test_edit_after_completion_relaunches_orchestration(make_agent: AgentMaker, bus: EventBus) -> None:
     orchestrator = FakeOrchestrator(bus)
     agent = make_agent([CREATE_2, ADD_AFTER_COMPLETION, FINISH], orchestrator, review_mode="always")
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FINISH", agent.error_message
     assert len(orchestrator.calls) == 2
     assert orchestrator.calls[1]["tasks"] == ["t1", "t2", "t3"]
@@ -113,7 +120,7 @@ async def test_cycle_edit_is_rejected_given_back_and_the_run_continues(
     # review per wave, as the reference does.
     answers = [CREATE_4, CYCLE_EDIT, NO_EDIT, NO_EDIT, FINISH]
     agent = make_agent(answers, orchestrator, review_mode="always")
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FINISH", agent.error_message
     assert agent.llm.remaining == 0
     final = agent.current_constellation
@@ -129,7 +136,7 @@ async def test_invalid_json_three_times_fails_clearly(make_agent: AgentMaker, bu
     orchestrator = FakeOrchestrator(bus)
     agent = make_agent(["not json at all", "still {not json", "```nope```"], orchestrator)
     context = new_context()
-    status = await bounded(agent.run(context), 10)
+    status = await bounded(run_round(agent, context), 10)
     assert status == "FAIL"
     assert "no valid JSON answer after 3 attempts" in agent.error_message
     assert context.get(ContextNames.ERROR_MESSAGE) == agent.error_message
@@ -143,7 +150,7 @@ async def test_continue_timeout_fails_instead_of_hanging(make_agent: AgentMaker,
             return {}
 
     agent = make_agent([CREATE_4], StuckOrchestrator(), continue_timeout=0.3)
-    status = await bounded(agent.run(new_context()), 10)
+    status = await bounded(run_round(agent, new_context()), 10)
     assert status == "FAIL"
     assert "No task finished within 0.3 s" in agent.error_message
     task = agent.orchestration_task
@@ -158,7 +165,7 @@ async def test_orchestration_error_fails_the_agent(make_agent: AgentMaker, bus: 
             raise ValueError("Device assignment validation failed: task t9 has no device")
 
     agent = make_agent([CREATE_4], BrokenOrchestrator())
-    status = await bounded(agent.run(new_context()), 10)
+    status = await bounded(run_round(agent, new_context()), 10)
     assert status == "FAIL"
     assert "orchestration stopped with an error" in agent.error_message
     assert "t9 has no device" in agent.error_message
@@ -195,7 +202,7 @@ async def test_batching_sends_all_queued_events_in_one_call(make_agent: AgentMak
 async def test_failed_status_is_normalised_to_fail(make_agent: AgentMaker, bus: EventBus) -> None:
     orchestrator = FakeOrchestrator(bus, failing=frozenset({"t1"}))
     agent = make_agent([CREATE_4, GIVE_UP], orchestrator)
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FAIL"
     assert "t1 failed." in agent.error_message
     await bounded(agent.cancel_orchestration(), 5)

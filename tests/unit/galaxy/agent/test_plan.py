@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from unit.galaxy.agent.agent_testkit import AgentMaker, FakeOrchestrator, bounded, new_context
+from unit.galaxy.agent.agent_testkit import AgentMaker, FakeOrchestrator, bounded, new_context, run_round
 from unit.galaxy.agent.answers import CREATE_4
 
 from starweave.galaxy.agent import ConstellationPrompterFactory, creation_json_schema
@@ -243,7 +243,7 @@ async def test_a_plan_that_still_cannot_be_built_fails_with_its_reason(
         [short_task("t1", "dev_a", "a"), short_task("t2", "dev_b", "b")], [("t1", "t2"), ("t2", "t1")]
     )
     agent = make_agent([cyclic, cyclic, cyclic], FakeOrchestrator(bus))
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FAIL"
     assert "plan could not be used after 3 attempts" in agent.error_message
     assert "cycle" in agent.error_message

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from unit.galaxy.agent.agent_testkit import AgentMaker, FakeOrchestrator, Recorder, bounded, new_context
+from unit.galaxy.agent.agent_testkit import (
+    AgentMaker,
+    FakeOrchestrator,
+    Recorder,
+    bounded,
+    new_context,
+    run_round,
+)
 from unit.galaxy.agent.answers import CREATE_2, CREATE_4, CYCLE_EDIT, ENRICH_AND_ADD, FINISH, GIVE_UP, NO_EDIT
 
 from starweave.agent import ContextNames
@@ -196,7 +203,7 @@ async def test_a_refused_edit_goes_back_to_the_model_with_the_reason(
     agent = make_agent([CREATE_4, CYCLE_EDIT, FIX_T4, NO_EDIT, FINISH], orchestrator, review_mode="always")
     calls: list[dict[str, Any]] = []
     agent.llm.on_call = calls.append
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FINISH", agent.error_message
     review, retry = calls[1]["messages"], calls[2]["messages"]
     assert retry[: len(review)] == review  # the same prefix: only the two new turns are new
@@ -223,7 +230,7 @@ async def test_refusals_are_retried_a_bounded_number_of_times(
     orchestrator = FakeOrchestrator(bus)
     answers = [CREATE_4, other_cycle("x1"), other_cycle("x2"), NO_EDIT, FINISH]
     agent = make_agent(answers, orchestrator, review_mode="always", edit_retries=1)
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FINISH", agent.error_message
     errors = recorder.of(EventType.CONSTELLATION_MODIFIED)[0].data["edit_errors"]
     assert len(errors) == 2 and all("cycle" in e.lower() for e in errors)
@@ -236,7 +243,7 @@ async def test_the_same_refused_answer_again_ends_the_retries(
     orchestrator = FakeOrchestrator(bus)
     answers = [CREATE_4, CYCLE_EDIT, CYCLE_EDIT, NO_EDIT, FINISH]
     agent = make_agent(answers, orchestrator, review_mode="always", edit_retries=2)
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FINISH", agent.error_message
     assert len(recorder.of(EventType.CONSTELLATION_MODIFIED)[0].data["edit_errors"]) == 2
     assert agent.llm.remaining == 0  # no third attempt: NO_EDIT went to the next review
@@ -249,7 +256,7 @@ async def test_a_taken_task_id_is_repaired_and_never_ends_the_run(
     agent = make_agent([CREATE_4, DUPLICATE_ID, NO_EDIT, FINISH], orchestrator, review_mode="always")
     context = new_context()
     context.set(ContextNames.LOGGER, JsonLinesWriter(tmp_path / "response.log", []))
-    status = await bounded(agent.run(context))
+    status = await bounded(run_round(agent, context))
     assert status == "FINISH", agent.error_message
     first = recorder.of(EventType.CONSTELLATION_MODIFIED)[0].data
     assert first["edit_errors"] == [] and first["changes"]["added_tasks"] == ["t5"]
@@ -271,7 +278,7 @@ async def test_fast_mode_finishes_without_a_review_call(
     agent = make_agent([CREATE_2], FakeOrchestrator(bus))  # the plan is the only answer
     context = new_context("Report the uptime of both machines")
     context.set(ContextNames.LOGGER, JsonLinesWriter(tmp_path / "response.log", []))
-    status = await bounded(agent.run(context))
+    status = await bounded(run_round(agent, context))
     assert status == "FINISH", agent.error_message
     assert agent.llm.remaining == 0
     assert context.get(ContextNames.ROUND_RESULT) == "t1 on dev_a: output of t1\nt2 on dev_b: output of t2"
@@ -286,7 +293,7 @@ async def test_fast_mode_finishes_without_a_review_call(
 async def test_fast_mode_never_reviews_completed_tasks(make_agent: AgentMaker, bus: EventBus) -> None:
     orchestrator = FakeOrchestrator(bus)
     agent = make_agent([CREATE_4], orchestrator)  # three waves, and the plan is the only answer
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FINISH", agent.error_message
     assert agent.llm.remaining == 0
     assert orchestrator.waves == [["t1", "t2"], ["t3"], ["t4"]]
@@ -301,7 +308,7 @@ async def test_a_request_for_a_total_gets_one_answer_only_call_at_the_end(
     calls: list[dict[str, Any]] = []
     agent.llm.on_call = calls.append
     context = new_context("Report the total uptime of both machines")
-    status = await bounded(agent.run(context))
+    status = await bounded(run_round(agent, context))
     assert status == "FINISH", agent.error_message
     assert context.get(ContextNames.ROUND_RESULT) == "7 days in total."
     assert [c["error"] is None for c in calls] == [True, False, True]
@@ -318,7 +325,7 @@ async def test_a_request_for_a_total_gets_one_answer_only_call_at_the_end(
 async def test_a_failed_task_is_always_reviewed(make_agent: AgentMaker, bus: EventBus, mode: str) -> None:
     orchestrator = FakeOrchestrator(bus, failing=frozenset({"t1"}))
     agent = make_agent([CREATE_2, GIVE_UP], orchestrator, review_mode=mode)
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FAIL" and "t1 failed." in agent.error_message
     assert agent.llm.remaining == 0
     await bounded(agent.cancel_orchestration(), 5)
@@ -340,7 +347,7 @@ async def test_a_run_whose_tasks_keep_failing_stops_without_looping(
     agent = make_agent([waits, NO_EDIT], orchestrator)
     calls: list[dict[str, Any]] = []
     agent.llm.on_call = calls.append
-    status = await bounded(agent.run(new_context()))
+    status = await bounded(run_round(agent, new_context()))
     assert status == "FAIL"
     assert agent.error_message.startswith("3 tasks failed, so the run stops (t1: device error;")
     assert agent.llm.remaining == 0  # one review after the first failures, none after the third
