@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from starweave.aip.dispatch import DispatchTable
 from starweave.aip.messages import (
     AIPError,
     ClientMessage,
@@ -281,26 +282,31 @@ class ConstellationEndpoint:
             log.exception("Message processor failed on %s for device %s", message.type.value, link.device_id)
 
     def _handle(self, link: _DeviceLink, message: ServerMessage) -> None:
-        kind = message.type
-        if kind == ServerMessageType.TASK_END:
-            future = link.tasks.pop(message.session_id or "", None)
-            if future is None:
-                log.debug("TASK_END for unknown session %s", message.session_id)
-            elif not future.done():
-                future.set_result(message)
-        elif kind == ServerMessageType.DEVICE_INFO_RESPONSE:
-            info_future = link.info_requests.pop(message.request_id or "", None)
-            if info_future is None or info_future.done():
-                return
-            if message.status == TaskStatus.ERROR or not isinstance(message.result, dict):
-                self._errors[link.device_id] = f"device info request refused: {message.error or 'no info'}"
-                info_future.set_result(None)
-            else:
-                info_future.set_result(dict(message.result))
-        elif kind == ServerMessageType.ERROR:
-            self._handle_error(link, message)
-        elif kind != ServerMessageType.HEARTBEAT:  # heartbeats are acks (also of a TASK)
-            log.warning("Ignoring unexpected %s message for device %s", kind.value, link.device_id)
+        handler = CONSTELLATION_HANDLERS.handler_for(message.type)
+        if handler is None:
+            log.warning("Ignoring unexpected %s message for device %s", message.type.value, link.device_id)
+            return
+        handler(self, link, message)
+
+    def _handle_task_end(self, link: _DeviceLink, message: ServerMessage) -> None:
+        future = link.tasks.pop(message.session_id or "", None)
+        if future is None:
+            log.debug("TASK_END for unknown session %s", message.session_id)
+        elif not future.done():
+            future.set_result(message)
+
+    def _handle_device_info(self, link: _DeviceLink, message: ServerMessage) -> None:
+        info_future = link.info_requests.pop(message.request_id or "", None)
+        if info_future is None or info_future.done():
+            return
+        if message.status == TaskStatus.ERROR or not isinstance(message.result, dict):
+            self._errors[link.device_id] = f"device info request refused: {message.error or 'no info'}"
+            info_future.set_result(None)
+        else:
+            info_future.set_result(dict(message.result))
+
+    def _handle_heartbeat(self, link: _DeviceLink, message: ServerMessage) -> None:
+        """Heartbeats are acks (of a heartbeat, or of a TASK): the receive loop already saw it alive."""
 
     def _handle_error(self, link: _DeviceLink, message: ServerMessage) -> None:
         error = message.error or "unspecified server error"
@@ -428,3 +434,15 @@ class ConstellationEndpoint:
         finally:
             link.info_requests.pop(request_id, None)
         return None
+
+
+# The constellation side's dispatch table: what the server sends a constellation client.
+ConstellationHandler = Callable[[ConstellationEndpoint, _DeviceLink, ServerMessage], None]
+CONSTELLATION_HANDLERS: DispatchTable[ServerMessageType, ConstellationHandler] = DispatchTable(
+    {
+        ServerMessageType.TASK_END: ConstellationEndpoint._handle_task_end,
+        ServerMessageType.DEVICE_INFO_RESPONSE: ConstellationEndpoint._handle_device_info,
+        ServerMessageType.ERROR: ConstellationEndpoint._handle_error,
+        ServerMessageType.HEARTBEAT: ConstellationEndpoint._handle_heartbeat,
+    }
+)
