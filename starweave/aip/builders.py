@@ -18,7 +18,7 @@ from starweave.aip.messages import (
     TaskStatus,
     new_id,
 )
-from starweave.commands.models import Command
+from starweave.aip.tool_calls import Command
 
 
 def heartbeat_ack(response_id: str | None = None, **extra: Any) -> ServerHeartbeat:

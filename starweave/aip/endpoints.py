@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from starweave.aip.dispatch import DispatchTable
 from starweave.aip.messages import (
     AIPError,
     ClientMessage,
@@ -37,7 +38,7 @@ from starweave.aip.protocols import (
     TaskExecutionProtocol,
     task_request_message,
 )
-from starweave.aip.resilience import HeartbeatManager, ReconnectionPolicy, ReconnectionStrategy
+from starweave.aip.resilience import HeartbeatManager
 from starweave.aip.transport import Transport, TransportClosed, WebSocketTransport
 
 __all__ = [
@@ -117,8 +118,9 @@ class ConstellationEndpoint:
 
     Connections are registered as ``"{constellation_id}@{device_id}"`` (client ids are unique per
     server, and one orchestrator may drive several devices on the same server). A lost connection
-    fails the device's pending tasks with ConnectionError and, when a ReconnectionStrategy was
-    given, reconnects in the background (see :meth:`on_device_disconnected`).
+    fails the device's pending tasks with ConnectionError and calls :meth:`on_device_disconnected`;
+    winning the device back is the owner's job (the Galaxy device manager reconnects with backoff,
+    because it must also resume the device's queue), so the endpoint never reconnects by itself.
     """
 
     def __init__(
@@ -126,7 +128,6 @@ class ConstellationEndpoint:
         constellation_id: str,
         task_name: str = "multi_device_task",
         api_key: str | None = None,
-        reconnection_strategy: ReconnectionStrategy | None = None,
         heartbeat_interval: float = 30.0,
         *,
         message_processor: MessageProcessor | None = None,
@@ -141,18 +142,14 @@ class ConstellationEndpoint:
         self.constellation_id = constellation_id
         self.task_name = task_name
         self.api_key = api_key
-        self.reconnection_strategy = reconnection_strategy
         self.heartbeat_interval = heartbeat_interval
         self.message_processor = message_processor
         self.registration_timeout = registration_timeout
         self.transport_factory = transport_factory
         self.max_frame_bytes = max_frame_bytes
         self._links: dict[str, _DeviceLink] = {}
-        self._urls: dict[str, str] = {}
         self._errors: dict[str, str] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._reconnects: dict[str, asyncio.Task[bool]] = {}
-        self._stopped = False
 
     # ---- connections ----------------------------------------------------------------------
     def client_id_for(self, device_id: str) -> str:
@@ -176,8 +173,6 @@ class ConstellationEndpoint:
         """
         if not device_id:
             raise ValueError("device_id must not be empty")
-        self._stopped = False
-        self._urls[device_id] = server_url
         async with self._lock(device_id):
             link = self._links.get(device_id)
             if link is not None and link.connected and link.server_url == server_url:
@@ -232,18 +227,13 @@ class ConstellationEndpoint:
 
     async def disconnect_device(self, device_id: str) -> None:
         """Close the connection for ``device_id``; its pending tasks fail with ConnectionError."""
-        reconnect = self._reconnects.pop(device_id, None)
-        if reconnect is not None and reconnect is not asyncio.current_task():
-            reconnect.cancel()
-            await asyncio.gather(reconnect, return_exceptions=True)
         link = self._links.pop(device_id, None)
         if link is not None:
             await self._close_link(link, "disconnected by the constellation")
 
     async def stop(self) -> None:
-        """Disconnect every device and stop all loops (no reconnection afterwards)."""
-        self._stopped = True
-        for device_id in list({*self._links, *self._reconnects}):
+        """Disconnect every device and stop all loops."""
+        for device_id in list(self._links):
             await self.disconnect_device(device_id)
 
     async def _close_link(self, link: _DeviceLink, reason: str) -> None:
@@ -292,26 +282,31 @@ class ConstellationEndpoint:
             log.exception("Message processor failed on %s for device %s", message.type.value, link.device_id)
 
     def _handle(self, link: _DeviceLink, message: ServerMessage) -> None:
-        kind = message.type
-        if kind == ServerMessageType.TASK_END:
-            future = link.tasks.pop(message.session_id or "", None)
-            if future is None:
-                log.debug("TASK_END for unknown session %s", message.session_id)
-            elif not future.done():
-                future.set_result(message)
-        elif kind == ServerMessageType.DEVICE_INFO_RESPONSE:
-            info_future = link.info_requests.pop(message.request_id or "", None)
-            if info_future is None or info_future.done():
-                return
-            if message.status == TaskStatus.ERROR or not isinstance(message.result, dict):
-                self._errors[link.device_id] = f"device info request refused: {message.error or 'no info'}"
-                info_future.set_result(None)
-            else:
-                info_future.set_result(dict(message.result))
-        elif kind == ServerMessageType.ERROR:
-            self._handle_error(link, message)
-        elif kind != ServerMessageType.HEARTBEAT:  # heartbeats are acks (also of a TASK)
-            log.warning("Ignoring unexpected %s message for device %s", kind.value, link.device_id)
+        handler = CONSTELLATION_HANDLERS.handler_for(message.type)
+        if handler is None:
+            log.warning("Ignoring unexpected %s message for device %s", message.type.value, link.device_id)
+            return
+        handler(self, link, message)
+
+    def _handle_task_end(self, link: _DeviceLink, message: ServerMessage) -> None:
+        future = link.tasks.pop(message.session_id or "", None)
+        if future is None:
+            log.debug("TASK_END for unknown session %s", message.session_id)
+        elif not future.done():
+            future.set_result(message)
+
+    def _handle_device_info(self, link: _DeviceLink, message: ServerMessage) -> None:
+        info_future = link.info_requests.pop(message.request_id or "", None)
+        if info_future is None or info_future.done():
+            return
+        if message.status == TaskStatus.ERROR or not isinstance(message.result, dict):
+            self._errors[link.device_id] = f"device info request refused: {message.error or 'no info'}"
+            info_future.set_result(None)
+        else:
+            info_future.set_result(dict(message.result))
+
+    def _handle_heartbeat(self, link: _DeviceLink, message: ServerMessage) -> None:
+        """Heartbeats are acks (of a heartbeat, or of a TASK): the receive loop already saw it alive."""
 
     def _handle_error(self, link: _DeviceLink, message: ServerMessage) -> None:
         error = message.error or "unspecified server error"
@@ -323,47 +318,14 @@ class ConstellationEndpoint:
         self._errors[link.device_id] = f"server error: {error}"
         log.warning("Server error on the connection for device %s: %s", link.device_id, error)
 
-    # ---- disconnection and reconnection ---------------------------------------------------
+    # ---- disconnection ------------------------------------------------------------------
     async def on_device_disconnected(self, device_id: str) -> None:
         """Called when the connection for ``device_id`` is lost (not on a deliberate disconnect).
 
-        Default: fail the device's pending tasks, then, if a ReconnectionStrategy was given, run its
-        ``handle_disconnection`` in the background. Override to notify an orchestrator (call super()
-        to keep it), or define ``notify_disconnection(device_id)``, which that handling awaits.
+        Default: fail the device's pending tasks. Override to tell an owner (call super() to keep
+        the default): the Galaxy device manager marks the device failed and reconnects it.
         """
         await self.cancel_device_tasks(device_id, self.last_error(device_id) or "device disconnected")
-        strategy = self.reconnection_strategy
-        if strategy is None or strategy.policy == ReconnectionPolicy.NONE or self._stopped:
-            return
-        if device_id not in self._reconnects:
-            task = asyncio.create_task(
-                self._background_reconnect(strategy, device_id), name=f"reconnect-{device_id}"
-            )
-            self._reconnects[device_id] = task
-
-    async def _background_reconnect(self, strategy: ReconnectionStrategy, device_id: str) -> bool:
-        try:
-            return await strategy.handle_disconnection(self, device_id)
-        finally:
-            if self._reconnects.get(device_id) is asyncio.current_task():
-                del self._reconnects[device_id]
-
-    async def reconnect_device(self, device_id: str) -> bool:
-        """One attempt to reconnect to the last server of ``device_id`` (True if already connected).
-
-        Backoff between attempts is ReconnectionStrategy.attempt_reconnection's job, not this one's.
-        False, with the reason in last_error, when the attempt fails or the endpoint was stopped.
-        """
-        url = self._urls.get(device_id)
-        if url is None:
-            self._errors[device_id] = f"device '{device_id}' was never connected; use connect_to_device"
-            return False
-        async with self._lock(device_id):
-            if self.is_device_connected(device_id):
-                return True
-            if self._stopped:
-                return False
-            return await self._open(device_id, url)
 
     async def cancel_device_tasks(self, device_id: str, reason: str) -> None:
         """Fail every pending task and info request of ``device_id`` with ConnectionError(reason)."""
@@ -472,3 +434,15 @@ class ConstellationEndpoint:
         finally:
             link.info_requests.pop(request_id, None)
         return None
+
+
+# The constellation side's dispatch table: what the server sends a constellation client.
+ConstellationHandler = Callable[[ConstellationEndpoint, _DeviceLink, ServerMessage], None]
+CONSTELLATION_HANDLERS: DispatchTable[ServerMessageType, ConstellationHandler] = DispatchTable(
+    {
+        ServerMessageType.TASK_END: ConstellationEndpoint._handle_task_end,
+        ServerMessageType.DEVICE_INFO_RESPONSE: ConstellationEndpoint._handle_device_info,
+        ServerMessageType.ERROR: ConstellationEndpoint._handle_error,
+        ServerMessageType.HEARTBEAT: ConstellationEndpoint._handle_heartbeat,
+    }
+)

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from starweave.commands.models import Command, Result, ResultStatus
+from starweave.aip.tool_calls import Command, Result, ResultStatus
 from starweave.errors import StarweaveError
 
 __all__ = [

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import platform as _platform
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from starweave.aip import builders
@@ -47,7 +46,6 @@ log = logging.getLogger("starweave.aip.protocol")
 
 Message = ClientMessage | ServerMessage
 M = TypeVar("M", ClientMessage, ServerMessage)
-Handler = Callable[[Any], Awaitable[None]]
 
 
 class ProtocolMiddleware:
@@ -63,22 +61,21 @@ class ProtocolMiddleware:
 
 
 class AIPProtocol:
-    """Serialises messages onto a transport and parses what comes back; routes by message type."""
+    """Serialises messages onto a transport and parses what comes back.
+
+    Routing what arrives is each receiving side's dispatch table (``aip.dispatch``), not the
+    protocol's: the protocol only moves typed messages.
+    """
 
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self.middleware_chain: list[ProtocolMiddleware] = []
-        self._handlers: dict[str, Handler] = {}
         # Several tasks (heartbeat, command results) share one connection; frames must not interleave.
         self._send_lock = asyncio.Lock()
 
     def add_middleware(self, middleware: ProtocolMiddleware) -> None:
         """Append a middleware: it runs last on the way out and first on the way in."""
         self.middleware_chain.append(middleware)
-
-    def register_handler(self, message_type: str, handler: Handler) -> None:
-        """Route messages of ``message_type`` (case-insensitive, e.g. ``"task"``) to ``handler``."""
-        self._handlers[message_type.lower()] = handler
 
     def is_connected(self) -> bool:
         """True while the transport is connected."""
@@ -103,15 +100,6 @@ class AIPProtocol:
         if not isinstance(parsed, message_type):
             raise AIPError(f"middleware turned a {message_type.__name__} into a {type(parsed).__name__}")
         return parsed
-
-    async def dispatch_message(self, message: Message) -> bool:
-        """Call the handler registered for the message's type; False when there is none."""
-        handler = self._handlers.get(message.type.value.lower())
-        if handler is None:
-            log.warning("No handler for %s message; dropped", message.type.value)
-            return False
-        await handler(message)
-        return True
 
     async def send_error(self, error: str, response_id: str | None = None) -> None:
         """Send a server ERROR message (status error)."""

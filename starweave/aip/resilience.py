@@ -14,7 +14,6 @@ from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
 __all__ = [
-    "DisconnectionHandler",
     "HeartbeatManager",
     "HeartbeatSender",
     "ReconnectionPolicy",
@@ -27,22 +26,6 @@ log = logging.getLogger("starweave.aip.resilience")
 
 Sleep = Callable[[float], Awaitable[None]]
 T = TypeVar("T")
-
-
-class DisconnectionHandler(Protocol):
-    """What ``ReconnectionStrategy.handle_disconnection`` drives: ConstellationEndpoint fits.
-
-    It may also have ``async notify_disconnection(device_id)``, awaited to tell whoever watches the
-    endpoint (not ``on_device_disconnected``: that hook is what starts the handling).
-    """
-
-    async def cancel_device_tasks(self, device_id: str, reason: str) -> None:
-        """Fail whatever still waits on ``device_id``."""
-        ...
-
-    async def reconnect_device(self, device_id: str) -> bool:
-        """One reconnection attempt; True once connected again."""
-        ...
 
 
 class ReconnectionPolicy(StrEnum):
@@ -62,6 +45,9 @@ class ReconnectionStrategy:
     max_backoff, then spread by ±jitter (a fraction) so many clients restarting together do not
     reconnect in lock-step; the result never exceeds max_backoff. Policy NONE never retries;
     ``max_retries=None`` retries for ever.
+
+    The strategy only says how long to wait and whether to try again; the loops that reconnect
+    belong to the connections' owners (DeviceConnector for Galaxy, DeviceWebSocketClient on a device).
     """
 
     def __init__(
@@ -129,48 +115,6 @@ class ReconnectionStrategy:
         if seconds > 0:
             await self._sleep(seconds)
         return seconds
-
-    async def handle_disconnection(
-        self,
-        endpoint: DisconnectionHandler,
-        device_id: str,
-        on_reconnect: Callable[[], Awaitable[Any]] | None = None,
-    ) -> bool:
-        """Spec A §4.1: cancel pending tasks, notify, reconnect with backoff, then ``on_reconnect()``.
-
-        True when the device is connected again (after ``on_reconnect`` was awaited).
-        """
-        await self._cancel_pending_tasks(endpoint, device_id)
-        await self._notify_disconnection(endpoint, device_id)
-        if not await self.attempt_reconnection(endpoint, device_id):
-            return False
-        if on_reconnect is not None:
-            await on_reconnect()
-        return True
-
-    async def attempt_reconnection(self, endpoint: DisconnectionHandler, device_id: str) -> bool:
-        """Call ``endpoint.reconnect_device`` up to max_retries times, backing off before each try."""
-        attempt = 1
-        while self.should_retry(attempt):
-            await self.wait(attempt)
-            if await endpoint.reconnect_device(device_id):
-                log.info("Reconnected to device %s (attempt %d)", device_id, attempt)
-                return True
-            attempt += 1
-        log.error("Giving up reconnecting to device %s after %d attempt(s)", device_id, attempt - 1)
-        return False
-
-    @staticmethod
-    async def _cancel_pending_tasks(endpoint: DisconnectionHandler, device_id: str) -> None:
-        await endpoint.cancel_device_tasks(device_id, f"device '{device_id}' disconnected")
-
-    @staticmethod
-    async def _notify_disconnection(endpoint: DisconnectionHandler, device_id: str) -> None:
-        notify = getattr(endpoint, "notify_disconnection", None)
-        if notify is not None:
-            await notify(device_id)
-        else:
-            log.warning("Device %s disconnected", device_id)
 
 
 class HeartbeatSender(Protocol):

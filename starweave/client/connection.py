@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from starweave.aip.dispatch import DispatchTable
 from starweave.aip.messages import (
     DEVICE_TOKEN_FIELD,
     REQUEST_DEVICE_TOKEN,
@@ -243,26 +244,19 @@ class DeviceConnection:
             await self.handle_message(message)
 
     async def handle_message(self, message: ServerMessage) -> None:
-        """Route one server message."""
-        kind = message.type
-        if kind == ServerMessageType.TASK:
-            self.start_task(message)
-        elif kind == ServerMessageType.COMMAND:
-            self.start_command(message)
-        elif kind == ServerMessageType.TASK_END:
-            await self.end_task(message)
-        elif kind == ServerMessageType.HEARTBEAT:
-            if message.session_id is not None and message.session_id == self.current_session_id:
-                self._start_confirmed.set()  # the server started the session of our TASK echo
-            self.heartbeat_acks += 1
-            self.last_heartbeat_ack = self._clock()
-            log.debug("[WS] Heartbeat acknowledged (%s)", message.response_id)
-        elif kind == ServerMessageType.ERROR:
-            await self._server_error(message)
-        elif kind == ServerMessageType.DEVICE_INFO_REQUEST:
-            await self._answer_device_info(message)
-        else:
-            log.warning("[WS] Ignoring unexpected %s message", kind.value)
+        """Route one server message through the device side's dispatch table."""
+        handler = DEVICE_HANDLERS.handler_for(message.type)
+        if handler is None:
+            log.warning("[WS] Ignoring unexpected %s message", message.type.value)
+            return
+        await handler(self, message)
+
+    async def _heartbeat_ack(self, message: ServerMessage) -> None:
+        if message.session_id is not None and message.session_id == self.current_session_id:
+            self._start_confirmed.set()  # the server started the session of our TASK echo
+        self.heartbeat_acks += 1
+        self.last_heartbeat_ack = self._clock()
+        log.debug("[WS] Heartbeat acknowledged (%s)", message.response_id)
 
     async def _server_error(self, message: ServerMessage) -> None:
         """Log an ERROR; one about the running session (e.g. its TASK echo was refused) ends that task."""
@@ -274,8 +268,11 @@ class DeviceConnection:
             await self._cancel_session(session_id, "refused by the server")
             self._clear_task(session_id)
 
-    def start_task(self, message: ServerMessage) -> None:
-        """Accept a dispatched TASK (unless one runs) and confirm it with a ClientMessage TASK."""
+    async def start_task(self, message: ServerMessage) -> None:
+        """Accept a dispatched TASK (unless one runs) and confirm it with a ClientMessage TASK.
+
+        Returns at once: the confirmation runs in its own task, so heartbeats keep being read.
+        """
         session_id = message.session_id or new_id()
         if self.current_session_id is not None:
             log.warning(
@@ -353,8 +350,8 @@ class DeviceConnection:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def start_command(self, message: ServerMessage) -> None:
-        """Run a COMMAND in its own asyncio task."""
+    async def start_command(self, message: ServerMessage) -> None:
+        """Run a COMMAND in its own asyncio task (returns at once)."""
         if message.session_id is not None and message.session_id == self.current_session_id:
             self._start_confirmed.set()
         task = asyncio.create_task(self._run_command(message))
@@ -458,3 +455,17 @@ class DeviceConnection:
             await self.protocol.send_message(reply)
         except ConnectionError as exc:
             log.warning("[WS] Could not answer the device info request: %s", exc)
+
+
+# The device side's dispatch table: what the server may send a device, and who handles it.
+DeviceHandler = Callable[[DeviceConnection, ServerMessage], Awaitable[None]]
+DEVICE_HANDLERS: DispatchTable[ServerMessageType, DeviceHandler] = DispatchTable(
+    {
+        ServerMessageType.TASK: DeviceConnection.start_task,
+        ServerMessageType.COMMAND: DeviceConnection.start_command,
+        ServerMessageType.TASK_END: DeviceConnection.end_task,
+        ServerMessageType.HEARTBEAT: DeviceConnection._heartbeat_ack,
+        ServerMessageType.ERROR: DeviceConnection._server_error,
+        ServerMessageType.DEVICE_INFO_REQUEST: DeviceConnection._answer_device_info,
+    }
+)

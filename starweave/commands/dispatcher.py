@@ -11,7 +11,7 @@ import logging
 import uuid
 from abc import ABC, abstractmethod
 
-from starweave.commands.models import Command, Result, ResultStatus
+from starweave.aip.tool_calls import Command, Result, ResultStatus
 
 logger = logging.getLogger(__name__)
 

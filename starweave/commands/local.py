@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from starweave.aip.tool_calls import Command, Result
 from starweave.commands.dispatcher import BasicCommandDispatcher
-from starweave.commands.models import Command, Result
 
 
 class CommandExecutor(Protocol):

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 
 from starweave.aip.builders import command_message
 from starweave.aip.messages import ClientMessage, ServerMessage, new_id
+from starweave.aip.tool_calls import Command, Result, ResultStatus
 from starweave.commands.dispatcher import BasicCommandDispatcher
-from starweave.commands.models import Command, Result, ResultStatus
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,9 @@ from fastapi import WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from starweave.aip.messages import ClientType, ServerMessage
+from starweave.aip.server_state import ServerConnectionState
 from starweave.server.security import WsAccess
+from starweave.server.settings import DEFAULT_MAX_BAD_FRAMES, DEFAULT_MAX_MESSAGE_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -25,17 +27,17 @@ CLOSE_TIMEOUT = 2.0
 DEFAULT_MAX_INFLIGHT = 64
 
 
+def _default_state() -> ServerConnectionState:
+    return ServerConnectionState(DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_BAD_FRAMES)
+
+
 @dataclass(eq=False)  # identity semantics: contexts live in sets
 class ConnectionContext:
-    """One client connection: its socket, identity once registered, liveness and bad-frame count."""
+    """One client connection: its socket, its protocol state (identity once registered), liveness."""
 
     websocket: WebSocket
-    client_id: str | None = None
-    client_type: ClientType = ClientType.DEVICE
-    target_id: str | None = None
-    registered: bool = False
+    state: ServerConnectionState = field(default_factory=_default_state)
     last_seen: float = field(default_factory=time.monotonic)
-    bad_frames: int = 0
     closed: bool = False
     # What the handshake proved (shared key, device tokens); set before registration.
     access: WsAccess | None = None
@@ -46,6 +48,21 @@ class ConnectionContext:
 
     def __post_init__(self) -> None:
         self._inflight = asyncio.Semaphore(self.max_inflight)
+
+    @property
+    def client_id(self) -> str | None:
+        """The registered client's id (None before registration)."""
+        return self.state.client_id
+
+    @property
+    def client_type(self) -> ClientType:
+        """The registered client's type."""
+        return self.state.client_type
+
+    @property
+    def target_id(self) -> str | None:
+        """The device a constellation client registered for."""
+        return self.state.target_id
 
     @property
     def label(self) -> str:

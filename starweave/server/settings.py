@@ -17,6 +17,7 @@ WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 # easily. The bound keeps one peer from making the server buffer and parse huge JSON documents
 # (upstream allowed 100 MB). Raise it if devices send screenshots inline.
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+DEFAULT_MAX_BAD_FRAMES = 100
 # Clients send a heartbeat every 30 s (spec D §6); three missed beats mean the peer is gone.
 DEFAULT_HEARTBEAT_TIMEOUT = 3 * 30.0
 # /api/dispatch: a task request is a natural-language instruction; 64 KiB is far more than one needs,
@@ -72,7 +73,7 @@ class ServerSettings(BaseModel):
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, gt=0)
     heartbeat_timeout: float = Field(default=DEFAULT_HEARTBEAT_TIMEOUT, gt=0)
     max_sessions: int = Field(default=100, gt=0)
-    max_bad_frames: int = Field(default=100, gt=0)
+    max_bad_frames: int = Field(default=DEFAULT_MAX_BAD_FRAMES, gt=0)
     log_level: str = "info"
     # Finished tasks' results (and unclaimed dispatch reservations) are kept this long, then pruned.
     result_ttl: float = Field(default=3600.0, gt=0)

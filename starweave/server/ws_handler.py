@@ -1,5 +1,8 @@
 """The AIP WebSocket endpoint: registration, the receive loop, message routing and disconnects.
 
+The protocol rules of a connection (registration first, identity, heartbeats, invalid frames) are
+the sans-I/O ``ServerConnectionState``'s; this module moves its frames, vets registrations against
+the registry and the credentials, and runs the handler the dispatch table names for each message.
 Every incoming message is handled in its own task so a slow handler never stalls the connection.
 That can reorder handling, which is harmless: COMMAND_RESULTS are matched by ``prev_response_id``
 and each session waits for exactly the response ids it sent.
@@ -10,22 +13,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 
 from fastapi import WebSocket
 
 from starweave.aip.builders import device_info_response, error_message, heartbeat_ack, task_end
+from starweave.aip.dispatch import DispatchTable
 from starweave.aip.messages import (
     DEVICE_TOKEN_FIELD,
     REQUEST_DEVICE_TOKEN,
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
     ServerMessage,
     TaskStatus,
     new_id,
-    parse_client_message,
 )
+from starweave.aip.server_state import ServerConnectionState, Step
 from starweave.errors import StarweaveError
 from starweave.server.connection import ConnectionContext
 from starweave.server.dispatch_queue import DispatchQueue
@@ -53,14 +57,7 @@ logger = logging.getLogger(__name__)
 
 CLOSE_GOING_AWAY = 1001
 
-
-class BadFrame(Exception):
-    """A frame that is not an acceptable AIP message (answered with ERROR, connection kept)."""
-
-
-def _utf8_size_exceeds(text: str, limit: int) -> bool:
-    # A str has at most 4 UTF-8 bytes per character: encode only when that bound could be crossed.
-    return len(text) > limit or (len(text) * 4 > limit and len(text.encode("utf-8")) > limit)
+MessageHandler = Callable[["WebSocketHandler", ConnectionContext, ClientMessage], Awaitable[None]]
 
 
 class WebSocketHandler:
@@ -93,7 +90,8 @@ class WebSocketHandler:
             websocket.headers.get(DEVICE_TOKEN_HEADER),
         )
         await websocket.accept()
-        ctx = ConnectionContext(websocket, max_inflight=self.settings.max_inflight_messages)
+        state = ServerConnectionState(self.settings.max_message_bytes, self.settings.max_bad_frames)
+        ctx = ConnectionContext(websocket, state, max_inflight=self.settings.max_inflight_messages)
         if isinstance(access, AccessDenied):
             logger.warning("[WS] refused connection: %s", access.reason)
             await ctx.close(WS_POLICY_VIOLATION, access.reason)
@@ -113,8 +111,8 @@ class WebSocketHandler:
         finally:
             self._live.discard(ctx)
 
-    async def _receive_frame(self, ctx: ConnectionContext) -> str | None:
-        """The next text frame; None when the peer disconnected; BadFrame for undecodable bytes."""
+    async def _receive_frame(self, ctx: ConnectionContext) -> str | bytes | None:
+        """The next frame as it came (text or bytes); None when the peer disconnected."""
         message = await ctx.websocket.receive()
         if message["type"] == "websocket.disconnect":
             ctx.closed = True
@@ -122,34 +120,28 @@ class WebSocketHandler:
         text = message.get("text")
         if text is not None:
             return str(text)
-        try:
-            return bytes(message.get("bytes") or b"").decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise BadFrame(f"Binary frame is not UTF-8 JSON: {exc.reason}") from None
+        return bytes(message.get("bytes") or b"")
 
-    def _parse(self, frame: str) -> ClientMessage:
-        if _utf8_size_exceeds(frame, self.settings.max_message_bytes):
-            raise BadFrame(f"Message exceeds the limit of {self.settings.max_message_bytes} bytes")
-        try:
-            return parse_client_message(frame)
-        except AIPError as exc:
-            raise BadFrame(str(exc)) from None
+    async def _perform(self, ctx: ConnectionContext, step: Step) -> None:
+        """Send what the protocol state asked for, then close if it said so."""
+        for reply in step.send:
+            await ctx.send_quiet(reply)
+        if step.close is not None:
+            await ctx.close(step.close.code, step.close.reason)
 
     async def _register(self, ctx: ConnectionContext) -> bool:
         try:
             async with asyncio.timeout(self.settings.registration_timeout):
                 frame = await self._receive_frame(ctx)
-            if frame is None:
-                return False
-            message = self._parse(frame)
         except TimeoutError:
-            await self._refuse(ctx, "No registration message received in time")
+            await self._refuse(ctx, ctx.state.registration_timed_out())
             return False
-        except BadFrame as exc:
-            await self._refuse(ctx, f"Invalid registration message: {exc}")
+        if frame is None:
             return False
-        if message.type != ClientMessageType.REGISTER:
-            await self._refuse(ctx, "First message must be a registration message")
+        step = ctx.state.receive_frame(frame)
+        message = step.registration
+        if message is None:
+            await self._refuse(ctx, step)
             return False
         client_id = str(message.client_id)
         target = message.target_id
@@ -158,7 +150,7 @@ class WebSocketHandler:
             and target
             and not self.registry.is_device_connected(target)
         ):
-            await self._refuse(ctx, f"Target device '{target}' is not connected")
+            await self._refuse(ctx, ctx.state.refuse(f"Target device '{target}' is not connected"))
             return False
         metadata = message.metadata or {}
         access = ctx.access
@@ -170,7 +162,7 @@ class WebSocketHandler:
             and metadata.get(REQUEST_DEVICE_TOKEN) is True,
         )
         if verdict.refusal is not None:
-            await self._refuse(ctx, verdict.refusal)
+            await self._refuse(ctx, ctx.state.refuse(verdict.refusal))
             return False
         platform = resolve_platform(metadata, self.settings.platform)
         try:
@@ -184,65 +176,39 @@ class WebSocketHandler:
                 target_id=message.target_id,
             )
         except StarweaveError as exc:  # DuplicateClientError: the existing connection stays
-            await self._refuse(ctx, str(exc))
+            await self._refuse(ctx, ctx.state.refuse(str(exc)))
             return False
-        ctx.client_id, ctx.client_type, ctx.target_id = client_id, message.client_type, message.target_id
-        ctx.registered = True
+        ctx.state.accept(message)
         extra: dict[str, str] = {}
         if verdict.issue_token:
             extra[DEVICE_TOKEN_FIELD] = await self.policy.credentials.issue(client_id)
-        await ctx.send_quiet(heartbeat_ack(**extra))
+        await self._perform(ctx, ctx.state.confirm(**extra))
         icon = "📱 Device" if ctx.client_type == ClientType.DEVICE else "🌟 Constellation"
         logger.info("[WS] %s client %s connected (platform %s)", icon, client_id, platform)
         return True
 
-    async def _refuse(self, ctx: ConnectionContext, reason: str) -> None:
-        logger.warning("[WS] registration refused: %s", reason)
-        await ctx.send_quiet(error_message(reason))
-        await ctx.close(WS_POLICY_VIOLATION, reason)
+    async def _refuse(self, ctx: ConnectionContext, step: Step) -> None:
+        logger.warning("[WS] registration refused: %s", step.problem)
+        await self._perform(ctx, step)
 
     async def _receive_loop(self, ctx: ConnectionContext) -> None:
         while not ctx.closed:
-            try:
-                frame = await self._receive_frame(ctx)
-                if frame is None:
-                    return
-                ctx.last_seen = time.monotonic()
-                message = self._parse(frame)
-                self._check_identity(ctx, message)
-            except BadFrame as exc:
-                ctx.last_seen = time.monotonic()
-                if not await self._bad_frame(ctx, str(exc)):
-                    return
-                continue
-            ctx.bad_frames = 0
-            if message.type == ClientMessageType.HEARTBEAT:
-                # The commonest message by far: answered inline, without a task of its own.
-                await ctx.send_quiet(heartbeat_ack())
-                continue
-            await ctx.spawn(self._handle_message(ctx, message))
-
-    def _check_identity(self, ctx: ConnectionContext, message: ClientMessage) -> None:
-        if message.client_id is not None and message.client_id != ctx.client_id:
-            raise BadFrame(
-                f"client_id '{message.client_id}' does not match this connection ('{ctx.client_id}')"
-            )
-        # Only a client_type actually sent counts: pydantic fills in "device" when it is absent.
-        if "client_type" in message.model_fields_set and message.client_type != ctx.client_type:
-            raise BadFrame(f"client_type '{message.client_type.value}' does not match this connection")
-        if message.type == ClientMessageType.REGISTER:
-            raise BadFrame(f"Client '{ctx.client_id}' is already registered on this connection")
-
-    async def _bad_frame(self, ctx: ConnectionContext, reason: str) -> bool:
-        """Answer a bad frame; False (and close) after ``max_bad_frames`` in a row."""
-        ctx.bad_frames += 1
-        logger.debug("[WS] bad frame from %s: %s", ctx.label, reason)
-        await ctx.send_quiet(error_message(reason))
-        if ctx.bad_frames >= self.settings.max_bad_frames:
-            logger.warning("[WS] closing %s: %d invalid messages in a row", ctx.label, ctx.bad_frames)
-            await ctx.close(WS_POLICY_VIOLATION, f"Too many invalid messages ({ctx.bad_frames} in a row)")
-            return False
-        return True
+            frame = await self._receive_frame(ctx)
+            if frame is None:
+                return
+            ctx.last_seen = time.monotonic()
+            step = ctx.state.receive_frame(frame)
+            if step.problem is not None:
+                logger.debug("[WS] bad frame from %s: %s", ctx.label, step.problem)
+            if step.close is not None:
+                logger.warning(
+                    "[WS] closing %s: %d invalid messages in a row", ctx.label, ctx.state.bad_frames
+                )
+            await self._perform(ctx, step)
+            if step.close is not None:
+                return
+            if step.dispatch is not None:
+                await ctx.spawn(self._handle_message(ctx, step.dispatch))
 
     async def run_watchdog(self) -> None:
         """Drop every connection silent for longer than ``heartbeat_timeout`` (runs for the app's life)."""
@@ -260,9 +226,8 @@ class WebSocketHandler:
         ctx.closed = True
         for task in list(ctx.tasks):
             task.cancel()
-        if not ctx.registered or ctx.client_id is None:
+        if not ctx.state.closed() or ctx.client_id is None:
             return
-        ctx.registered = False
         client_id = ctx.client_id
         # Offline first, so no new task targets this client while its sessions are cancelled.
         self.registry.remove_client(client_id)
@@ -296,26 +261,25 @@ class WebSocketHandler:
             )
 
     async def _route(self, ctx: ConnectionContext, message: ClientMessage) -> None:
-        kind = message.type
-        if kind == ClientMessageType.TASK:
-            await self._handle_task(ctx, message)
-        elif kind == ClientMessageType.COMMAND_RESULTS:
-            await self._handle_command_results(ctx, message)
-        elif kind == ClientMessageType.DEVICE_INFO_REQUEST:
-            await self._handle_device_info_request(ctx, message)
-        elif kind == ClientMessageType.DEVICE_INFO_RESPONSE:
-            if ctx.client_type == ClientType.DEVICE and isinstance(message.result, dict):
-                self.registry.update_device_system_info(str(ctx.client_id), message.result)
-        elif kind == ClientMessageType.ERROR:
-            logger.warning("[WS] error reported by %s: %s", ctx.label, message.error)
-            if ctx.client_type == ClientType.DEVICE:
-                self.queue.device_refused(str(ctx.client_id), message.session_id, str(message.error))
-        elif kind == ClientMessageType.TASK_END:
-            logger.info(
-                "[WS] %s reports task end of %s (%s)", ctx.label, message.session_id, message.status.value
-            )
-        else:
-            await ctx.send(error_message(f"Unsupported message type '{kind.value}'"))
+        handler = SERVER_HANDLERS.handler_for(message.type)
+        if handler is None:
+            await ctx.send(error_message(f"Unsupported message type '{message.type.value}'"))
+            return
+        await handler(self, ctx, message)
+
+    async def _handle_device_info_response(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        if ctx.client_type == ClientType.DEVICE and isinstance(message.result, dict):
+            self.registry.update_device_system_info(str(ctx.client_id), message.result)
+
+    async def _handle_client_error(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        logger.warning("[WS] error reported by %s: %s", ctx.label, message.error)
+        if ctx.client_type == ClientType.DEVICE:
+            self.queue.device_refused(str(ctx.client_id), message.session_id, str(message.error))
+
+    async def _handle_task_end(self, ctx: ConnectionContext, message: ClientMessage) -> None:
+        logger.info(
+            "[WS] %s reports task end of %s (%s)", ctx.label, message.session_id, message.status.value
+        )
 
     def _task_target(self, ctx: ConnectionContext, message: ClientMessage) -> str:
         """The device a TASK runs on; raises StarweaveError when this client may not use it."""
@@ -434,3 +398,17 @@ class WebSocketHandler:
             device_info = {"device_id": device_id, "platform": info.platform, **(info.system_info or {})}
             reply = device_info_response(device_info, request_id)
         await ctx.send(reply)
+
+
+# The server side's dispatch table: what a registered client may send, and who handles it.
+# REGISTER and HEARTBEAT never get here: ServerConnectionState answers them itself.
+SERVER_HANDLERS: DispatchTable[ClientMessageType, MessageHandler] = DispatchTable(
+    {
+        ClientMessageType.TASK: WebSocketHandler._handle_task,
+        ClientMessageType.COMMAND_RESULTS: WebSocketHandler._handle_command_results,
+        ClientMessageType.DEVICE_INFO_REQUEST: WebSocketHandler._handle_device_info_request,
+        ClientMessageType.DEVICE_INFO_RESPONSE: WebSocketHandler._handle_device_info_response,
+        ClientMessageType.ERROR: WebSocketHandler._handle_client_error,
+        ClientMessageType.TASK_END: WebSocketHandler._handle_task_end,
+    }
+)

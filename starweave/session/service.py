@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.aip.messages import ClientMessage
-from starweave.commands.models import Command
+from starweave.commands import Command
 from starweave.commands.websocket import SendFn, WebSocketCommandDispatcher
 from starweave.config import StarweaveConfig, load_config
 from starweave.errors import ConfigError, SessionError

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from mcp.types import CallToolResult, TextContent, Tool
 
-from starweave.commands.models import Command
+from starweave.commands import Command
 from starweave.config.models import McpServerConfig
 from starweave.errors import ToolError
 from starweave.tools.mcp_manager import MCPServerHandle, MCPServerManager, describe_exception

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from starweave.commands.models import Command, Result, ResultStatus
+from starweave.commands import Command, Result, ResultStatus
 from starweave.errors import ToolError
 from starweave.tools.computer import Computer, MCPToolCall
 from starweave.tools.computer_manager import ComputerManager

@@ -20,8 +20,8 @@ import pytest_asyncio
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 
+from starweave.commands import Command, ResultStatus
 from starweave.commands.local import LocalCommandDispatcher
-from starweave.commands.models import Command, ResultStatus
 from starweave.config.loader import load_config
 from starweave.config.models import StarweaveConfig
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager

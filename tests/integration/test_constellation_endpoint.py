@@ -16,6 +16,7 @@ from starweave.aip.resilience import ReconnectionStrategy
 from starweave.client.device_info import DeviceInfoProvider
 from starweave.client.runner import ClientOptions, build_device_client
 from starweave.client.websocket import DeviceWebSocketClient
+from starweave.galaxy.devices import ConstellationDeviceManager
 from starweave.server.app import RunningServer
 
 WAIT = 30.0
@@ -171,22 +172,23 @@ async def test_real_device_client_runs_a_task_and_reports_its_system_info(tmp_pa
             await device_client.aclose()
 
 
-async def test_endpoint_reconnects_after_the_server_restarts_on_the_same_port() -> None:
-    strategy = ReconnectionStrategy(max_retries=20, initial_backoff=0.05, max_backoff=0.2)
-    endpoint = ConstellationEndpoint("galaxy", reconnection_strategy=strategy)
+async def test_device_manager_reconnects_after_the_server_restarts_on_the_same_port() -> None:
+    # The endpoint reports the lost connection; the device manager (the one reconnection loop)
+    # wins the device back once the restarted server has it again, and runs tasks on it.
+    manager = ConstellationDeviceManager("galaxy", reconnect_delay=0.05, max_backoff=0.2)
     try:
         async with running_server() as server, peer(server, "dev1"):
             port = server.port
-            assert await endpoint.connect_to_device("dev1", ws_url(server))
+            assert await manager.register_device("dev1", ws_url(server), max_retries=100)
         async with running_server(port=port) as server, peer(server, "dev1") as device:
             deadline = time.monotonic() + WAIT
-            while not endpoint.is_device_connected("dev1"):
-                assert time.monotonic() < deadline, endpoint.last_error("dev1")
+            while manager.get_connected_devices() != ["dev1"]:
+                profile = manager.get_device_info("dev1")
+                assert time.monotonic() < deadline, profile and profile.status
                 await asyncio.sleep(0.05)
-            sending = asyncio.create_task(
-                endpoint.send_task_to_device("dev1", {"request": "back"}, timeout=WAIT)
-            )
+            sending = asyncio.create_task(manager.assign_task_to_device("t1", "dev1", "back", timeout=WAIT))
             await device.answer_command(await device.recv_until(ServerMessageType.COMMAND))
-            assert (await asyncio.wait_for(sending, WAIT)).result == {"echo": "back"}
+            result = await asyncio.wait_for(sending, WAIT)
+            assert result.status == "completed" and result.result == {"echo": "back"}, result
     finally:
-        await endpoint.stop()
+        await manager.shutdown()

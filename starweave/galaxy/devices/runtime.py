@@ -22,7 +22,7 @@ class ManagedEndpoint(ConstellationEndpoint):
     """A ConstellationEndpoint that tells the device manager when a connection is lost.
 
     The endpoint fails the pending tasks itself (``super()``); reconnection is the manager's job
-    (it needs to know when it succeeded to resume the device's queue), so no strategy is given.
+    (it needs to know when it succeeded to resume the device's queue).
     """
 
     def __init__(self, *args: Any, on_lost: Callable[[str, str], None], **kwargs: Any) -> None:

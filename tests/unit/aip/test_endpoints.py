@@ -21,7 +21,6 @@ from starweave.aip.messages import (
     new_id,
     parse_client_message,
 )
-from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
 from starweave.aip.transport import MemoryTransport, Transport, memory_transport_pair
 
 WAIT = 30.0  # generous: only a failing test waits this long
@@ -329,53 +328,34 @@ async def test_heartbeats_are_sent_as_the_constellation_client() -> None:
     await endpoint.stop()
 
 
-async def test_reconnects_in_the_background_with_the_strategy() -> None:
+async def test_a_lost_connection_is_not_reconnected_by_the_endpoint_but_by_its_owner() -> None:
     server = FakeServer()
-    strategy = ReconnectionStrategy(max_retries=3, initial_backoff=0.01, max_backoff=0.02)
-    endpoint = make(server, reconnection_strategy=strategy)
+    endpoint = make(server)
     side = await connect(endpoint, server)
     await side.transport.close(1011, "restart")
-    refused = await server.accept()  # first retry: the device has not come back yet
+    deadline = time.monotonic() + WAIT
+    while endpoint.lost != ["dev1"]:
+        assert time.monotonic() < deadline, "the loss was never reported"
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    assert server.attempts == 1 and not endpoint.is_device_connected("dev1")
+    # The owner (the Galaxy device manager) reconnects with connect_to_device.
+    attempt = asyncio.create_task(endpoint.connect_to_device("dev1", "ws://server/ws"))
+    refused = await server.accept()  # the device has not come back yet
     await refused.recv()
     await refused.send(
         ServerMessageType.ERROR, status=TaskStatus.ERROR, error="Target device 'dev1' is not connected"
     )
-    accepted = await server.accept()
-    register = await confirm(accepted)
-    assert register.client_id == "galaxy@dev1" and register.target_id == "dev1"
-    deadline = time.monotonic() + WAIT
-    while not endpoint.is_device_connected("dev1"):
-        assert time.monotonic() < deadline, "never reconnected"
-        await asyncio.sleep(0.01)
-    assert endpoint.lost == ["dev1"]
+    assert await asyncio.wait_for(attempt, WAIT) is False
+    assert "not connected" in (endpoint.last_error("dev1") or "")
+    accepted = await connect(endpoint, server)
+    assert endpoint.is_device_connected("dev1") and server.attempts == 3
     sending = asyncio.create_task(endpoint.send_task_to_device("dev1", {"request": "r", "session_id": "s"}))
     await accepted.recv()
     await accepted.send(ServerMessageType.TASK_END, status=TaskStatus.COMPLETED, session_id="s")
     assert (await asyncio.wait_for(sending, WAIT)).status == TaskStatus.COMPLETED
     await endpoint.stop()
-
-
-async def test_reconnect_gives_up_after_max_retries() -> None:
-    server = FakeServer()
-    strategy = ReconnectionStrategy(max_retries=2, policy=ReconnectionPolicy.IMMEDIATE)
-    endpoint = make(server, reconnection_strategy=strategy)
-    await endpoint.disconnect_device("dev1")  # nothing to disconnect: harmless
-    assert await endpoint.reconnect_device("dev1") is False
-    assert "never connected" in (endpoint.last_error("dev1") or "")
-    side = await connect(endpoint, server)
-    await endpoint.disconnect_device("dev1")
-    assert not side.transport.is_connected
-
-    async def refuse_all() -> None:
-        for _ in range(2):
-            attempt = await server.accept()
-            await attempt.recv()
-            await attempt.send(ServerMessageType.ERROR, status=TaskStatus.ERROR, error="nope")
-
-    refuser = asyncio.create_task(refuse_all())
-    assert await asyncio.wait_for(strategy.attempt_reconnection(endpoint, "dev1"), WAIT) is False
-    await refuser
-    assert server.attempts == 3 and "nope" in (endpoint.last_error("dev1") or "")
+    assert endpoint.lost == ["dev1"]  # a deliberate stop is not a loss
 
 
 async def test_message_processor_sees_messages_and_cannot_break_the_loop() -> None:

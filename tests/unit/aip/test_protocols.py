@@ -73,24 +73,6 @@ async def test_frames_are_json_with_lowercase_values_and_no_nulls() -> None:
     assert None not in frame.values()
 
 
-async def test_handlers_are_routed_by_lowercase_type() -> None:
-    a, b = memory_transport_pair()
-    protocol = AIPProtocol(b)
-    seen: list[str] = []
-
-    async def on_task(message: ServerMessage) -> None:
-        seen.append(f"task:{message.session_id}")
-
-    protocol.register_handler("TASK", on_task)
-    await TaskExecutionProtocol(a).send_task_assignment("do it", "t1", "s1")
-    await TaskExecutionProtocol(a).send_task_end("s1", TaskStatus.COMPLETED)
-    first = await protocol.receive_message(ServerMessage)
-    second = await protocol.receive_message(ServerMessage)
-    assert await protocol.dispatch_message(first) is True
-    assert await protocol.dispatch_message(second) is False  # no task_end handler
-    assert seen == ["task:s1"]
-
-
 async def test_receive_rejects_a_malformed_frame_with_aip_error() -> None:
     a, b = memory_transport_pair()
     await a.send(b'{"type": "command", "session_id": "s"}')

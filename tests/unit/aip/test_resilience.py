@@ -185,63 +185,6 @@ async def test_timeout_manager() -> None:
         await manager.with_timeout(asyncio.sleep(5), timeout=0.01)
 
 
-class FlakyEndpoint:
-    """A DisconnectionHandler that records the handling steps and reconnects on a chosen attempt."""
-
-    def __init__(self, succeed_on: int | None, notify: bool = True) -> None:
-        self.succeed_on = succeed_on
-        self.steps: list[str] = []
-        self.attempts = 0
-        if notify:
-            self.notify_disconnection = self._notify
-
-    async def cancel_device_tasks(self, device_id: str, reason: str) -> None:
-        self.steps.append(f"cancel {device_id}: {reason}")
-
-    async def _notify(self, device_id: str) -> None:
-        self.steps.append(f"notify {device_id}")
-
-    async def reconnect_device(self, device_id: str) -> bool:
-        self.attempts += 1
-        self.steps.append(f"attempt {self.attempts}")
-        return self.attempts == self.succeed_on
-
-
-async def test_handle_disconnection_cancels_notifies_reconnects_then_calls_back() -> None:
-    clock = FakeClock()
-    strategy = no_jitter(max_retries=5, sleep=clock.sleep)
-    endpoint = FlakyEndpoint(succeed_on=3)
-    resumed: list[str] = []
-
-    async def on_reconnect() -> None:
-        resumed.append("dev1")
-
-    assert await strategy.handle_disconnection(endpoint, "dev1", on_reconnect) is True
-    assert endpoint.steps == [
-        "cancel dev1: device 'dev1' disconnected",
-        "notify dev1",
-        "attempt 1",
-        "attempt 2",
-        "attempt 3",
-    ]
-    assert clock.sleeps == [1.0, 2.0, 4.0] and resumed == ["dev1"]
-
-
-async def test_attempt_reconnection_gives_up_after_max_retries_without_calling_back() -> None:
-    clock = FakeClock()
-    strategy = no_jitter(max_retries=2, sleep=clock.sleep)
-    endpoint = FlakyEndpoint(succeed_on=None, notify=False)
-    resumed: list[str] = []
-
-    async def on_reconnect() -> None:
-        resumed.append("never")
-
-    assert await strategy.handle_disconnection(endpoint, "dev1", on_reconnect) is False
-    assert endpoint.attempts == 2 and clock.sleeps == [1.0, 2.0] and resumed == []
-    none = no_jitter(policy=ReconnectionPolicy.NONE, sleep=clock.sleep)
-    assert await none.attempt_reconnection(endpoint, "dev1") is False and endpoint.attempts == 2
-
-
 def test_max_retries_none_retries_for_ever() -> None:
     strategy = ReconnectionStrategy(max_retries=None, max_backoff=30.0, jitter=0.0)
     assert strategy.should_retry(1) and strategy.should_retry(10**9)

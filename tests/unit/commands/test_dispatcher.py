@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
+from starweave.commands import Command, Result, ResultStatus
 from starweave.commands.dispatcher import BasicCommandDispatcher, ensure_call_ids
-from starweave.commands.models import Command, Result, ResultStatus
 
 
 class EchoDispatcher(BasicCommandDispatcher):

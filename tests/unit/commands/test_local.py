@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp.server.mcpserver import MCPServer
 
+from starweave.commands import Command, Result, ResultStatus
 from starweave.commands.local import LocalCommandDispatcher
-from starweave.commands.models import Command, Result, ResultStatus
 from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig
 from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
 

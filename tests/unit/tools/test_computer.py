@@ -7,7 +7,7 @@ import json
 import pytest
 from helpers.tools_testkit import local
 
-from starweave.commands.models import Command
+from starweave.commands import Command
 from starweave.config.models import McpServerConfig
 from starweave.errors import ToolError
 from starweave.tools import Computer, MCPServerManager, make_tool_key

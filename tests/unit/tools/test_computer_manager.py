@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from starweave.commands.models import Command
+from starweave.commands import Command
 from starweave.errors import ToolError
 from starweave.tools import ComputerManager
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-from starweave.commands.models import Command, Result, ResultStatus
+from starweave.commands import Command, Result, ResultStatus
 from starweave.tools import CommandRouter, ComputerManager, MCPToolCall, validate_arguments
 from starweave.tools.router import to_result
 

@@ -9,7 +9,7 @@ from starweave.agents.app.controls import Control, annotation_dict
 from starweave.agents.app.detection import add_detected_controls, visual_action
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.response import AppAction
-from starweave.commands.models import Command, Result, ResultStatus
+from starweave.commands import Command, Result, ResultStatus
 from starweave.tools.desktop.model import ControlInfo, Rect
 
 WINDOW = {"x": 100, "y": 50, "width": 400, "height": 300}

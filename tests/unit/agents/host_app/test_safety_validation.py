@@ -8,7 +8,7 @@ from starweave.agents.app.controls import Control, annotation_dict
 from starweave.agents.app.execution import execute_actions, window_changed
 from starweave.agents.app.response import AppAction
 from starweave.agents.app.safety import closing_chord, sensitive_reason
-from starweave.commands.models import Command, Result, ResultStatus
+from starweave.commands import Command, Result, ResultStatus
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,9 @@
 """Command, Result and ResultStatus: what strategies send to a device and what comes back.
 
 These are the reference's ``aip.messages`` models, field for field, so they travel unchanged in
-AIP COMMAND / COMMAND_RESULTS messages.
+AIP COMMAND / COMMAND_RESULTS messages. They live at the bottom of the AIP package, importing
+nothing of Starweave, so the wire layer (``aip``) and the command layer (``starweave.commands``,
+which re-exports them) share one definition without importing each other.
 """
 
 from __future__ import annotations
