@@ -42,13 +42,19 @@ PHASE_ORDER: tuple[ProcessingPhase, ...] = tuple(ProcessingPhase)
 
 @dataclass
 class ProcessingResult:
-    """The outcome of one strategy (or of a whole processor run)."""
+    """The outcome of one strategy (or of a whole processor run).
+
+    ``status`` is the agent status the step decided (``"CONTINUE"``, ``"FINISH"``, ...), set by
+    the strategy that settles it (the action phase); the processor hands it to the agent, so
+    strategies never write ``agent.status`` themselves. ``None``: this result decides nothing.
+    """
 
     success: bool
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     phase: ProcessingPhase | None = None
     execution_time: float = 0.0
+    status: str | None = None
 
 
 @dataclass

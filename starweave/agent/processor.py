@@ -12,6 +12,8 @@ import dataclasses
 import logging
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from starweave.agent.context import Context, ContextNames
@@ -47,6 +49,9 @@ class ProcessorTemplate(ABC):
     processor_context_class: ClassVar[type[BasicProcessorContext]] = BasicProcessorContext
     #: Dependencies the processor guarantees from outside the chain (besides the global context).
     external_fields: ClassVar[frozenset[str]] = frozenset()
+    #: The status a step takes when the strategy of a phase raises (e.g. the action phase's crash
+    #: makes the step ``FAIL`` or ``ERROR``); phases not listed leave the status alone.
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType({})
 
     def __init__(self, agent: BasicAgent, global_context: Context) -> None:
         self.agent = agent
@@ -126,6 +131,7 @@ class ProcessorTemplate(ABC):
         merged: dict[str, Any] = {}
         failures: list[str] = []
         last_phase: ProcessingPhase | None = None
+        status: str | None = None
         self.logger.info("Starting processor %s", type(self).__name__)
         try:
             for middleware in self.middleware_chain:
@@ -137,6 +143,7 @@ class ProcessorTemplate(ABC):
                     continue
                 result = await self._run_phase(phase, strategy)
                 last_phase = phase
+                status = result.status or status
                 if result.success:
                     merged.update(result.data)
                 else:
@@ -148,6 +155,7 @@ class ProcessorTemplate(ABC):
                 error="; ".join(failures) or None,
                 phase=last_phase,
                 execution_time=time.perf_counter() - start,
+                status=status,
             )
             for middleware in reversed(self.middleware_chain):
                 await middleware.after_process(self, overall)
@@ -174,7 +182,11 @@ class ProcessorTemplate(ABC):
         try:
             result = await strategy.execute(self.agent, ctx)
         except Exception as exc:
+            # The one place a strategy's crash is handled: log it, settle the step's status, then
+            # abort the run (fail_fast) or go on with a failed result.
+            self.logger.debug("Traceback of %s", strategy.name, exc_info=exc)
             if strategy.fail_fast:
+                self._apply_status(self.failure_status.get(phase))
                 if isinstance(exc, ProcessingException):
                     if exc.phase is None:
                         exc.phase = phase
@@ -186,12 +198,16 @@ class ProcessorTemplate(ABC):
                     original_exception=exc,
                 ) from exc
             self.logger.warning("Strategy %s raised %r; it is not fail_fast, continuing", strategy.name, exc)
-            result = ProcessingResult(success=False, error=str(exc), phase=phase)
+            result = ProcessingResult(
+                success=False, error=str(exc), phase=phase, status=self.failure_status.get(phase)
+            )
         elapsed = time.perf_counter() - start
         result = dataclasses.replace(
             result, phase=result.phase or phase, execution_time=result.execution_time or elapsed
         )
         ctx.phase_results[phase] = result
+        # The next phases (memory) and the middleware see the status the step settled.
+        self._apply_status(result.status)
         if result.success:
             ctx.update_local(result.data)
         else:
@@ -206,6 +222,11 @@ class ProcessorTemplate(ABC):
         for middleware in reversed(self.middleware_chain):
             await middleware.after_phase(self, phase, result)
         return result
+
+    def _apply_status(self, status: str | None) -> None:
+        """Hand the status a phase settled to the agent, whose state machine reads it next."""
+        if status is not None:
+            self.agent.status = status
 
     async def _notify_error(self, error: Exception) -> None:
         for middleware in self.middleware_chain:

@@ -65,7 +65,9 @@ class ProcessingStrategy(Protocol):
 class BaseProcessingStrategy(ABC):
     """Base class of strategies; declare data flow with ``@depends_on`` / ``@provides``.
 
-    Strategies must not keep per-run data on ``self``: one instance may serve many runs.
+    Strategies must not keep per-run data on ``self``: one instance may serve many runs. They
+    let exceptions propagate (the processor logs them and applies ``fail_fast``) and return the
+    status they settle in :attr:`ProcessingResult.status` instead of writing ``agent.status``.
     """
 
     _declared_dependencies: ClassVar[tuple[StrategyDependency, ...]] = ()

@@ -87,41 +87,38 @@ class AppScreenshotCaptureStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Collect the pictures and the window record."""
-        try:
-            started = time.perf_counter()
-            dispatcher = agent.dispatcher(context.global_context)
-            clean_path, clean_url = await capture(
-                dispatcher, "capture_window_screenshot", {}, step_file(context, ".png")
+        started = time.perf_counter()
+        dispatcher = agent.dispatcher(context.global_context)
+        clean_path, clean_url = await capture(
+            dispatcher, "capture_window_screenshot", {}, step_file(context, ".png")
+        )
+        desktop_path = desktop_url = ""
+        if agent.save_full_screen:
+            desktop_path, desktop_url = await capture(
+                dispatcher,
+                "capture_desktop_screenshot",
+                {"all_screens": True},
+                step_file(context, "_desktop.png"),
             )
-            desktop_path = desktop_url = ""
-            if agent.save_full_screen:
-                desktop_path, desktop_url = await capture(
-                    dispatcher,
-                    "capture_desktop_screenshot",
-                    {"all_screens": True},
-                    step_file(context, "_desktop.png"),
-                )
-            ui_tree_path = await self._ui_tree(agent, dispatcher, context) if agent.save_ui_tree else ""
-            info = await run_one(
-                dispatcher, "get_app_window_info", {"field_list": WINDOW_FIELDS}, "data_collection"
-            )
-            window_info = info.result if info.ok and isinstance(info.result, dict) else {}
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.DATA_COLLECTION,
-                data={
-                    "clean_screenshot_path": clean_path,
-                    "annotated_screenshot_path": "",
-                    "desktop_screenshot_path": desktop_path,
-                    "ui_tree_path": ui_tree_path,
-                    "clean_screenshot_url": clean_url,
-                    "desktop_screenshot_url": desktop_url,
-                    "application_window_info": window_info,
-                    "screenshot_saved_time": time.perf_counter() - started,
-                },
-            )
-        except Exception as exc:  # handle_error re-raises when fail_fast
-            return self.handle_error(exc, ProcessingPhase.DATA_COLLECTION, context)
+        ui_tree_path = await self._ui_tree(agent, dispatcher, context) if agent.save_ui_tree else ""
+        info = await run_one(
+            dispatcher, "get_app_window_info", {"field_list": WINDOW_FIELDS}, "data_collection"
+        )
+        window_info = info.result if info.ok and isinstance(info.result, dict) else {}
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.DATA_COLLECTION,
+            data={
+                "clean_screenshot_path": clean_path,
+                "annotated_screenshot_path": "",
+                "desktop_screenshot_path": desktop_path,
+                "ui_tree_path": ui_tree_path,
+                "clean_screenshot_url": clean_url,
+                "desktop_screenshot_url": desktop_url,
+                "application_window_info": window_info,
+                "screenshot_saved_time": time.perf_counter() - started,
+            },
+        )
 
     @staticmethod
     async def _ui_tree(agent: AppAgent, dispatcher: Any, context: ProcessingContext) -> str:
@@ -153,35 +150,32 @@ class AppControlInfoStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Walk the controls and annotate the screenshot."""
-        try:
-            started = time.perf_counter()
-            controls = await fetch_controls(agent.dispatcher(context.global_context), with_values=True)
-            controls = [c for c in controls if c.id]
-            annotated_path = ""
-            clean_path = str(context.get_local("clean_screenshot_path") or "")
-            window = window_origin(context)
-            if agent.detector is not None and clean_path and window is not None:
-                controls = await add_detected_controls(agent.detector, Path(clean_path), controls, window)
-            if agent.annotator is not None and clean_path:
-                annotated = step_file(context, "_annotated.png")
-                if annotated is not None:
-                    origin = window_origin(context)
-                    done = await agent.annotator(Path(clean_path), controls, annotated, origin=origin)
-                    annotated_path = str(done)
-            kinds: dict[str, int] = {}
-            for control in controls:
-                kinds[control.control_type] = kinds.get(control.control_type, 0) + 1
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.DATA_COLLECTION,
-                data={
-                    "control_info": [c.to_dict() for c in controls],
-                    "annotation_dict": annotation_dict(controls),
-                    "control_filter_time": time.perf_counter() - started,
-                    "control_recorder": {"count": len(controls), "types": kinds},
-                    "annotated_screenshot_path": annotated_path,
-                    "annotated_screenshot_url": "",
-                },
-            )
-        except Exception as exc:
-            return self.handle_error(exc, ProcessingPhase.DATA_COLLECTION, context)
+        started = time.perf_counter()
+        controls = await fetch_controls(agent.dispatcher(context.global_context), with_values=True)
+        controls = [c for c in controls if c.id]
+        annotated_path = ""
+        clean_path = str(context.get_local("clean_screenshot_path") or "")
+        window = window_origin(context)
+        if agent.detector is not None and clean_path and window is not None:
+            controls = await add_detected_controls(agent.detector, Path(clean_path), controls, window)
+        if agent.annotator is not None and clean_path:
+            annotated = step_file(context, "_annotated.png")
+            if annotated is not None:
+                origin = window_origin(context)
+                done = await agent.annotator(Path(clean_path), controls, annotated, origin=origin)
+                annotated_path = str(done)
+        kinds: dict[str, int] = {}
+        for control in controls:
+            kinds[control.control_type] = kinds.get(control.control_type, 0) + 1
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.DATA_COLLECTION,
+            data={
+                "control_info": [c.to_dict() for c in controls],
+                "annotation_dict": annotation_dict(controls),
+                "control_filter_time": time.perf_counter() - started,
+                "control_recorder": {"count": len(controls), "types": kinds},
+                "annotated_screenshot_path": annotated_path,
+                "annotated_screenshot_url": "",
+            },
+        )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ComposedStrategy, ProcessingPhase, ProcessorTemplate
 from starweave.agents.app.data_strategies import AppControlInfoStrategy, AppScreenshotCaptureStrategy
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
+from starweave.agents.app.response import AppAgentStatus
 from starweave.agents.app.strategies import (
     AppActionExecutionStrategy,
     AppLLMInteractionStrategy,
@@ -17,6 +20,10 @@ from starweave.agents.app.strategies import (
 class AppAgentProcessor(ProcessorTemplate):
     """The AppAgent's step: data collection and the model are fail-fast, action and memory are not."""
 
+    #: A crash while running the actions is the step's ERROR.
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
+        {ProcessingPhase.ACTION_EXECUTION: AppAgentStatus.ERROR.value}
+    )
     external_fields: ClassVar[frozenset[str]] = frozenset({"app_root", "log_path", "session_step"})
 
     def _setup_strategies(self) -> None:

@@ -77,52 +77,49 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model for the next action(s)."""
-        try:
-            tools = await agent.action_tools(context.global_context)
-            multi = agent.multi_action_enabled
-            controls: dict[str, Control] = context.get_local("annotation_dict") or {}
-            clean = str(context.get_local("clean_screenshot_path") or "")
-            annotated = str(context.get_local("annotated_screenshot_path") or "")
-            images: list[Image] = []
-            concat = ""
-            last_selected = agent.last_selected_screenshot if agent.visual.include_last_screenshot else ""
-            if agent.prompter.is_visual:
-                images, concat = await app_step_images(
-                    agent.visual, clean, annotated, last_selected, step_file(context, "_concat.png")
-                )
-            messages = agent.message_constructor(
-                request=str(context.get("request") or ""),
-                tools=tools,
-                controls=list(controls.values()),
-                multi_action=multi,
-                screenshot_path=annotated or clean,
-                images=images,
+        tools = await agent.action_tools(context.global_context)
+        multi = agent.multi_action_enabled
+        controls: dict[str, Control] = context.get_local("annotation_dict") or {}
+        clean = str(context.get_local("clean_screenshot_path") or "")
+        annotated = str(context.get_local("annotated_screenshot_path") or "")
+        images: list[Image] = []
+        concat = ""
+        last_selected = agent.last_selected_screenshot if agent.visual.include_last_screenshot else ""
+        if agent.prompter.is_visual:
+            images, concat = await app_step_images(
+                agent.visual, clean, annotated, last_selected, step_file(context, "_concat.png")
             )
-            schema = answer_schema(agent, tools, list(controls.values()), multi)
-            log_request(context, {"agent": agent.name, "prompt": messages})
-            completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
-            parsed = AppAgentResponse.model_validate(completion.parsed)
-            if not multi and len(parsed.actions) > 1:
-                # One action per step while falling back: the rest is planned again next step.
-                parsed.actions = parsed.actions[:1]
-            return llm_result(
-                parsed,
-                completion,
-                messages,
-                {
-                    "save_screenshot": parsed.save_screenshot.model_dump(),
-                    "comment": parsed.comment,
-                    "concat_screenshot_path": concat,
-                    "plan": parsed.plan,
-                    "observation": parsed.observation,
-                    "last_control_screenshot_path": last_selected if agent.prompter.is_visual else "",
-                    "action": [a.model_dump() for a in parsed.actions],
-                    "thought": parsed.thought,
-                },
-                {"multi_action": multi},
-            )
-        except Exception as exc:  # handle_error re-raises when fail_fast
-            return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
+        messages = agent.message_constructor(
+            request=str(context.get("request") or ""),
+            tools=tools,
+            controls=list(controls.values()),
+            multi_action=multi,
+            screenshot_path=annotated or clean,
+            images=images,
+        )
+        schema = answer_schema(agent, tools, list(controls.values()), multi)
+        log_request(context, {"agent": agent.name, "prompt": messages})
+        completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
+        parsed = AppAgentResponse.model_validate(completion.parsed)
+        if not multi and len(parsed.actions) > 1:
+            # One action per step while falling back: the rest is planned again next step.
+            parsed.actions = parsed.actions[:1]
+        return llm_result(
+            parsed,
+            completion,
+            messages,
+            {
+                "save_screenshot": parsed.save_screenshot.model_dump(),
+                "comment": parsed.comment,
+                "concat_screenshot_path": concat,
+                "plan": parsed.plan,
+                "observation": parsed.observation,
+                "last_control_screenshot_path": last_selected if agent.prompter.is_visual else "",
+                "action": [a.model_dump() for a in parsed.actions],
+                "thought": parsed.thought,
+            },
+            {"multi_action": multi},
+        )
 
 
 @depends_on("parsed_response", "log_path", "session_step")
@@ -137,87 +134,85 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
         """Execute and decide CONTINUE / FINISH / FAIL / CONFIRM / PENDING / SCREENSHOT."""
         # Until this step's picture exists, a visual model must not be shown an older step's.
         agent.last_selected_screenshot = ""
-        try:
-            parsed: AppAgentResponse = context.get_local("parsed_response")
-            planned: dict[str, Control] = context.get_local("annotation_dict") or {}
-            stop, skip = repeat_check(agent, parsed)
-            if stop or skip:
-                return self._not_run(agent, parsed, stop or skip, failed=bool(stop))
-            outcome = await execute_actions(
-                agent.dispatcher(context.global_context),
-                parsed.actions,
-                planned,
-                planned_is_live=True,
-                hold_sensitive=agent.safe_guard and not agent.auto_approve,
-                model_asked_confirmation=parsed.status == AppAgentStatus.CONFIRM.value,
-                window_rect=window_origin(context),
-                application=agent.app_root_name,
-                check_names=agent.check_control_names,
-            )
-            agent.validations += outcome.validations
-            status = parsed.status
-            note = ""
-            checked_result = parsed.result
-            if outcome.pending:
-                agent.hold_for_confirmation(outcome.pending, outcome.pending_reason, parsed, planned)
-                status = AppAgentStatus.CONFIRM.value
-                first = outcome.pending[0].call_string()
-                note = f"Waiting for the user to approve {first}: {outcome.pending_reason}."
-            elif status == AppAgentStatus.CONFIRM.value:
-                status = AppAgentStatus.CONTINUE.value
-            if outcome.fallback:
-                agent.start_fallback()
-                note = f"The window changed, the remaining actions were not run ({outcome.fallback})."
-            if outcome.stopped and status in _END:
-                # Not every planned action ran: the model must look again before finishing.
-                status = AppAgentStatus.CONTINUE.value
-            agent.last_call_ok = outcome.info.all_succeeded
-            if any(a.result.ok for a in outcome.info.actions):
-                agent.must_act = False
-            elif status == AppAgentStatus.CONTINUE.value and not parsed.actions:
-                # CONTINUE without an action changes nothing: the next answer must act.
-                agent.must_act = agent.prompter.text_only
-                note = note or "No action was given: give the action that gets the subtask done."
-            if status == AppAgentStatus.FINISH.value and agent.verify_finish:
-                status, refusal = await check_finish(agent, context, parsed.result, outcome.info)
-                if refusal:
-                    note = refusal
-                    checked_result = refusal if status == AppAgentStatus.FAIL.value else ""
-            agent.status = status
-            if not outcome.fallback:
-                agent.end_fallback_step()
-            selected_path = await selected_control_screenshot(agent, context, parsed, planned)
-            agent.last_selected_screenshot = selected_path
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.ACTION_EXECUTION,
-                data={
-                    "execution_result": outcome.info.get_results(),
-                    "action_info": outcome.info,
-                    "control_log": [a.target for a in outcome.info.actions if a.target],
-                    "status": status,
-                    "selected_control_screenshot_path": selected_path,
-                    "note": note,
-                    "checked_result": checked_result,
-                },
-            )
-        except Exception as exc:
-            agent.status = AppAgentStatus.ERROR.value
-            return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+        parsed: AppAgentResponse = context.get_local("parsed_response")
+        planned: dict[str, Control] = context.get_local("annotation_dict") or {}
+        stop, skip = repeat_check(agent, parsed)
+        if stop or skip:
+            return self._not_run(parsed, stop or skip, failed=bool(stop))
+        outcome = await execute_actions(
+            agent.dispatcher(context.global_context),
+            parsed.actions,
+            planned,
+            planned_is_live=True,
+            hold_sensitive=agent.safe_guard and not agent.auto_approve,
+            model_asked_confirmation=parsed.status == AppAgentStatus.CONFIRM.value,
+            window_rect=window_origin(context),
+            application=agent.app_root_name,
+            check_names=agent.check_control_names,
+        )
+        agent.validations += outcome.validations
+        status = parsed.status
+        note = ""
+        checked_result = parsed.result
+        if outcome.pending:
+            agent.hold_for_confirmation(outcome.pending, outcome.pending_reason, parsed, planned)
+            status = AppAgentStatus.CONFIRM.value
+            first = outcome.pending[0].call_string()
+            note = f"Waiting for the user to approve {first}: {outcome.pending_reason}."
+        elif status == AppAgentStatus.CONFIRM.value:
+            status = AppAgentStatus.CONTINUE.value
+        if outcome.fallback:
+            agent.start_fallback()
+            note = f"The window changed, the remaining actions were not run ({outcome.fallback})."
+        if outcome.stopped and status in _END:
+            # Not every planned action ran: the model must look again before finishing.
+            status = AppAgentStatus.CONTINUE.value
+        agent.last_call_ok = outcome.info.all_succeeded
+        if any(a.result.ok for a in outcome.info.actions):
+            agent.must_act = False
+        elif status == AppAgentStatus.CONTINUE.value and not parsed.actions:
+            # CONTINUE without an action changes nothing: the next answer must act.
+            agent.must_act = agent.prompter.text_only
+            note = note or "No action was given: give the action that gets the subtask done."
+        if status == AppAgentStatus.FINISH.value and agent.verify_finish:
+            status, refusal = await check_finish(agent, context, parsed.result, outcome.info)
+            if refusal:
+                note = refusal
+                checked_result = refusal if status == AppAgentStatus.FAIL.value else ""
+        if not outcome.fallback:
+            agent.end_fallback_step()
+        selected_path = await selected_control_screenshot(agent, context, parsed, planned)
+        agent.last_selected_screenshot = selected_path
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.ACTION_EXECUTION,
+            status=status,
+            data={
+                "execution_result": outcome.info.get_results(),
+                "action_info": outcome.info,
+                "control_log": [a.target for a in outcome.info.actions if a.target],
+                "status": status,
+                "selected_control_screenshot_path": selected_path,
+                "note": note,
+                "checked_result": checked_result,
+            },
+        )
 
     @staticmethod
-    def _not_run(agent: AppAgent, parsed: AppAgentResponse, note: str, failed: bool) -> ProcessingResult:
+    def _not_run(parsed: AppAgentResponse, note: str, failed: bool) -> ProcessingResult:
         """The step's actions are not run: the subtask ends as FAIL (``failed``), or goes on."""
-        agent.status = AppAgentStatus.FAIL.value if failed else AppAgentStatus.CONTINUE.value
+        status = AppAgentStatus.FAIL.value if failed else AppAgentStatus.CONTINUE.value
         info = ListActionCommandInfo()
         for action in parsed.actions:
             skipped = Result(status=ResultStatus.SKIPPED, error=note)
             info.add_action(
                 ActionCommandInfo(function=action.function, arguments=action.arguments, result=skipped)
             )
-        data = {"execution_result": [], "action_info": info, "control_log": [], "status": agent.status}
+        data = {"execution_result": [], "action_info": info, "control_log": [], "status": status}
         data.update(selected_control_screenshot_path="", note=note, checked_result=note if failed else "")
-        return ProcessingResult(success=True, phase=ProcessingPhase.ACTION_EXECUTION, data=data)
+        return ProcessingResult(
+            success=True, phase=ProcessingPhase.ACTION_EXECUTION, status=status, data=data
+        )
 
 
 async def selected_control_screenshot(
@@ -289,35 +284,30 @@ class AppMemoryUpdateStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem and the trajectory."""
-        try:
-            parsed: AppAgentResponse = context.get_local("parsed_response")
-            item = step_memory(agent, context, parsed)
-            data = record_step(
-                agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True
-            )
-            saved = False
-            shot = str(context.get_local("clean_screenshot_path") or "")
-            if parsed.save_screenshot.save and shot:
-                agent.blackboard.add_image(
-                    shot,
-                    {
-                        "screenshot application": agent.app_root_name,
-                        "saving reason": parsed.save_screenshot.reason,
-                    },
-                )
-                saved = True
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.MEMORY_UPDATE,
-                data={
-                    "additional_memory": {
-                        k: data[k] for k in ("step", "agent_name", "application", "subtask")
-                    },
-                    "memory_item": item,
-                    "updated_blackboard": saved,
-                    "output": data["output"],
-                    "result": data["result"],
+        parsed: AppAgentResponse = context.get_local("parsed_response")
+        item = step_memory(agent, context, parsed)
+        data = record_step(
+            agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True
+        )
+        saved = False
+        shot = str(context.get_local("clean_screenshot_path") or "")
+        if parsed.save_screenshot.save and shot:
+            agent.blackboard.add_image(
+                shot,
+                {
+                    "screenshot application": agent.app_root_name,
+                    "saving reason": parsed.save_screenshot.reason,
                 },
             )
-        except Exception as exc:
-            return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)
+            saved = True
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.MEMORY_UPDATE,
+            data={
+                "additional_memory": {k: data[k] for k in ("step", "agent_name", "application", "subtask")},
+                "memory_item": item,
+                "updated_blackboard": saved,
+                "output": data["output"],
+                "result": data["result"],
+            },
+        )

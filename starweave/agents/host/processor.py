@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ProcessingPhase, ProcessorTemplate
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
+from starweave.agents.host.response import HostAgentStatus
 from starweave.agents.host.strategies import (
     DesktopDataCollectionStrategy,
     HostActionExecutionStrategy,
@@ -17,6 +20,10 @@ from starweave.agents.host.strategies import (
 class HostAgentProcessor(ProcessorTemplate):
     """The HostAgent's step: data collection and the model are fail-fast, action and memory are not."""
 
+    #: A crash while running the actions is the step's ERROR.
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
+        {ProcessingPhase.ACTION_EXECUTION: HostAgentStatus.ERROR.value}
+    )
     external_fields: ClassVar[frozenset[str]] = frozenset({"command_dispatcher", "log_path", "session_step"})
 
     def _setup_strategies(self) -> None:

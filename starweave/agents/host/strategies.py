@@ -65,36 +65,33 @@ class DesktopDataCollectionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Collect the targets."""
-        try:
-            dispatcher = agent.dispatcher(context.global_context)
-            path, url = await capture(
-                dispatcher, "capture_desktop_screenshot", {"all_screens": True}, step_file(context, ".png")
-            )
-            listing = await run_one(
-                dispatcher,
-                "get_desktop_app_info",
-                {"remove_empty": True, "refresh_app_windows": True},
-                "data_collection",
-            )
-            if not listing.ok:
-                raise ToolError(f"cannot list the application windows: {listing.error or listing.result}")
-            windows = window_targets(listing.result)
-            registry: TargetRegistry = context.get_local("target_registry") or TargetRegistry()
-            registry.register(windows)
-            registry.register(third_party_targets(agent.third_party_agents, len(windows)))
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.DATA_COLLECTION,
-                data={
-                    "desktop_screenshot_url": url,
-                    "desktop_screenshot_path": path,
-                    "application_windows_info": [w.model_dump() for w in windows],
-                    "target_registry": registry,
-                    "target_info_list": [t.model_dump() for t in registry.all()],
-                },
-            )
-        except Exception as exc:  # handle_error re-raises when fail_fast
-            return self.handle_error(exc, ProcessingPhase.DATA_COLLECTION, context)
+        dispatcher = agent.dispatcher(context.global_context)
+        path, url = await capture(
+            dispatcher, "capture_desktop_screenshot", {"all_screens": True}, step_file(context, ".png")
+        )
+        listing = await run_one(
+            dispatcher,
+            "get_desktop_app_info",
+            {"remove_empty": True, "refresh_app_windows": True},
+            "data_collection",
+        )
+        if not listing.ok:
+            raise ToolError(f"cannot list the application windows: {listing.error or listing.result}")
+        windows = window_targets(listing.result)
+        registry: TargetRegistry = context.get_local("target_registry") or TargetRegistry()
+        registry.register(windows)
+        registry.register(third_party_targets(agent.third_party_agents, len(windows)))
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.DATA_COLLECTION,
+            data={
+                "desktop_screenshot_url": url,
+                "desktop_screenshot_path": path,
+                "application_windows_info": [w.model_dump() for w in windows],
+                "target_registry": registry,
+                "target_info_list": [t.model_dump() for t in registry.all()],
+            },
+        )
 
 
 @depends_on("target_info_list", "desktop_screenshot_url")
@@ -123,39 +120,36 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Build the prompt and parse the answer."""
-        try:
-            targets = [TargetInfo.model_validate(t) for t in context.get_local("target_info_list") or []]
-            tools = await agent.action_tools(context.global_context)
-            desktop_url = str(context.get_local("desktop_screenshot_url") or "")
-            messages = agent.message_constructor(
-                request=str(context.get("request") or ""),
-                targets=targets,
-                tools=tools,
-                previous_subtasks=list(context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []),
-                screenshot_path=str(context.get_local("desktop_screenshot_path") or ""),
-                images=[(DESKTOP, desktop_url)] if agent.prompter.is_visual and desktop_url else [],
-            )
-            schema = response_json_schema(tools, [t.id for t in targets])
-            log_request(context, {"agent": agent.name, "prompt": messages})
-            completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
-            parsed = HostAgentResponse.model_validate(completion.parsed)
-            return llm_result(
-                parsed,
-                completion,
-                messages,
-                {
-                    "subtask": parsed.current_subtask,
-                    "plan": parsed.plan,
-                    "result": parsed.result,
-                    "host_message": parsed.message,
-                    "status": parsed.status,
-                    "question_list": parsed.questions,
-                    "function_name": parsed.function,
-                    "function_arguments": parsed.arguments,
-                },
-            )
-        except Exception as exc:
-            return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
+        targets = [TargetInfo.model_validate(t) for t in context.get_local("target_info_list") or []]
+        tools = await agent.action_tools(context.global_context)
+        desktop_url = str(context.get_local("desktop_screenshot_url") or "")
+        messages = agent.message_constructor(
+            request=str(context.get("request") or ""),
+            targets=targets,
+            tools=tools,
+            previous_subtasks=list(context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []),
+            screenshot_path=str(context.get_local("desktop_screenshot_path") or ""),
+            images=[(DESKTOP, desktop_url)] if agent.prompter.is_visual and desktop_url else [],
+        )
+        schema = response_json_schema(tools, [t.id for t in targets])
+        log_request(context, {"agent": agent.name, "prompt": messages})
+        completion = await complete_counted(agent, context, messages, schema, ANSWER_TOKENS)
+        parsed = HostAgentResponse.model_validate(completion.parsed)
+        return llm_result(
+            parsed,
+            completion,
+            messages,
+            {
+                "subtask": parsed.current_subtask,
+                "plan": parsed.plan,
+                "result": parsed.result,
+                "host_message": parsed.message,
+                "status": parsed.status,
+                "question_list": parsed.questions,
+                "function_name": parsed.function,
+                "function_arguments": parsed.arguments,
+            },
+        )
 
 
 def last_subtask_result(context: ProcessingContext) -> str:
@@ -185,43 +179,39 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute the answer's function."""
-        try:
-            parsed: HostAgentResponse = context.get_local("parsed_response")
-            registry: TargetRegistry = context.get_local("target_registry")
-            status, note, result, target = await self._run(agent, context, parsed, registry)
-            agent.status = status
-            if status in (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value):
-                outcome = note if agent.round_verdict is not None else parsed.result or note
-                if not outcome and status == HostAgentStatus.FINISH.value:
-                    outcome = last_subtask_result(context)
-                context.global_context.set(ContextNames.ROUND_RESULT, outcome)
-            info = ActionCommandInfo(
-                function=parsed.function,
-                arguments=parsed.arguments,
-                target=target.model_dump() if target else None,
-                status=status,
-                result=result,
-            )
-            selected = agent.selection
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.ACTION_EXECUTION,
-                data={
-                    "execution_result": [result],
-                    "action_info": info,
-                    "selected_target_id": target.id if target else "",
-                    "selected_application_root": selected.root_name
-                    if selected and not selected.third_party
-                    else "",
-                    "assigned_third_party_agent": selected.name if selected and selected.third_party else "",
-                    "target": target.model_dump() if target else {},
-                    "status": status,
-                    "note": note,
-                },
-            )
-        except Exception as exc:
-            agent.status = HostAgentStatus.ERROR.value
-            return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+        parsed: HostAgentResponse = context.get_local("parsed_response")
+        registry: TargetRegistry = context.get_local("target_registry")
+        status, note, result, target = await self._run(agent, context, parsed, registry)
+        if status in (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value):
+            outcome = note if agent.round_verdict is not None else parsed.result or note
+            if not outcome and status == HostAgentStatus.FINISH.value:
+                outcome = last_subtask_result(context)
+            context.global_context.set(ContextNames.ROUND_RESULT, outcome)
+        info = ActionCommandInfo(
+            function=parsed.function,
+            arguments=parsed.arguments,
+            target=target.model_dump() if target else None,
+            status=status,
+            result=result,
+        )
+        selected = agent.selection
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.ACTION_EXECUTION,
+            status=status,
+            data={
+                "execution_result": [result],
+                "action_info": info,
+                "selected_target_id": target.id if target else "",
+                "selected_application_root": selected.root_name
+                if selected and not selected.third_party
+                else "",
+                "assigned_third_party_agent": selected.name if selected and selected.third_party else "",
+                "target": target.model_dump() if target else {},
+                "status": status,
+                "note": note,
+            },
+        )
 
     async def _run(
         self,
@@ -340,26 +330,21 @@ class HostMemoryUpdateStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem."""
-        try:
-            parsed: HostAgentResponse = context.get_local("parsed_response")
-            item = host_memory(agent, context, parsed)
-            data = record_step(
-                agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True
-            )
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.MEMORY_UPDATE,
-                data={
-                    "additional_memory": {
-                        k: data[k] for k in ("step", "agent_name", "application", "status")
-                    },
-                    "memory_item": item,
-                    "memory_keys_count": len(data),
-                    "output": data["output"],
-                },
-            )
-        except Exception as exc:
-            return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)
+        parsed: HostAgentResponse = context.get_local("parsed_response")
+        item = host_memory(agent, context, parsed)
+        data = record_step(
+            agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True
+        )
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.MEMORY_UPDATE,
+            data={
+                "additional_memory": {k: data[k] for k in ("step", "agent_name", "application", "status")},
+                "memory_item": item,
+                "memory_keys_count": len(data),
+                "output": data["output"],
+            },
+        )
 
 
 __all__ = [

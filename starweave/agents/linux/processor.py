@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import ClassVar
+
 from starweave.agent import ContextNames, ProcessingPhase, ProcessorTemplate
 from starweave.agents.linux.middleware import LinuxLoggingMiddleware
+from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.strategies import (
     LinuxActionExecutionStrategy,
     LinuxLLMInteractionStrategy,
@@ -13,6 +18,11 @@ from starweave.agents.linux.strategies import (
 
 class LinuxAgentProcessor(ProcessorTemplate):
     """The LinuxAgent's step: the model is fail-fast, action and memory are not (spec C §4.3)."""
+
+    #: A crash while running the tool call ends the task.
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
+        {ProcessingPhase.ACTION_EXECUTION: LinuxAgentStatus.FAIL.value}
+    )
 
     def _setup_strategies(self) -> None:
         self.strategies[ProcessingPhase.LLM_INTERACTION] = LinuxLLMInteractionStrategy(fail_fast=True)

@@ -141,42 +141,39 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model for the next step."""
-        try:
-            tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
-            request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
-            agent.begin_request(request)
-            messages = agent.message_constructor(request=request, tools=tools)
-            schema = response_json_schema(tools)
-            log_request(context, {"prompt": messages, "schema": schema})
-            completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
-            parsed = LinuxAgentResponse.model_validate(completion.parsed)
-            if repeats_a_call(agent, parsed):
-                # At temperature 0 a small model answers a near-identical prompt with the same call,
-                # and the guards would only refuse it; a second draw at a higher temperature often
-                # finds another way. The prompt is cached, so this costs only the generation.
-                again = await agent.llm.complete(
-                    messages, schema=schema, max_tokens=ANSWER_TOKENS, temperature=RESAMPLE_TEMPERATURE
-                )
-                parsed = LinuxAgentResponse.model_validate(again.parsed)
-                completion = replace(
-                    again,
-                    usage=completion.usage + again.usage,
-                    cost=completion.cost + again.cost,
-                    latency=completion.latency + again.latency,
-                    attempts=completion.attempts + again.attempts,
-                )
-            return llm_result(
-                parsed,
-                completion,
-                messages,
-                {
-                    "action": parsed.action.model_dump(),
-                    "thought": parsed.thought,
-                    "observation": parsed.observation,
-                },
+        tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
+        request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
+        agent.begin_request(request)
+        messages = agent.message_constructor(request=request, tools=tools)
+        schema = response_json_schema(tools)
+        log_request(context, {"prompt": messages, "schema": schema})
+        completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
+        parsed = LinuxAgentResponse.model_validate(completion.parsed)
+        if repeats_a_call(agent, parsed):
+            # At temperature 0 a small model answers a near-identical prompt with the same call,
+            # and the guards would only refuse it; a second draw at a higher temperature often
+            # finds another way. The prompt is cached, so this costs only the generation.
+            again = await agent.llm.complete(
+                messages, schema=schema, max_tokens=ANSWER_TOKENS, temperature=RESAMPLE_TEMPERATURE
             )
-        except Exception as exc:  # handle_error re-raises when fail_fast, which is the point
-            return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
+            parsed = LinuxAgentResponse.model_validate(again.parsed)
+            completion = replace(
+                again,
+                usage=completion.usage + again.usage,
+                cost=completion.cost + again.cost,
+                latency=completion.latency + again.latency,
+                attempts=completion.attempts + again.attempts,
+            )
+        return llm_result(
+            parsed,
+            completion,
+            messages,
+            {
+                "action": parsed.action.model_dump(),
+                "thought": parsed.thought,
+                "observation": parsed.observation,
+            },
+        )
 
 
 @depends_on("parsed_response")
@@ -189,29 +186,25 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute the action and decide the step's status."""
-        try:
-            parsed: LinuxAgentResponse = context.get_local("parsed_response")
-            if parsed.status == LinuxAgentStatus.CONTINUE.value:
-                agent.refused_last_step = False
-            outcome = await self._run(agent, context, parsed)
-            agent.status = outcome.status
-            result = outcome.result
-            if outcome.note and outcome.status == LinuxAgentStatus.FAIL.value and not result:
-                result = outcome.note
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.ACTION_EXECUTION,
-                data={
-                    "results": outcome.results,
-                    "status": outcome.status,
-                    "note": outcome.note,
-                    "call": parsed.call_string(),
-                    "result": result,
-                },
-            )
-        except Exception as exc:
-            agent.status = LinuxAgentStatus.FAIL.value
-            return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+        parsed: LinuxAgentResponse = context.get_local("parsed_response")
+        if parsed.status == LinuxAgentStatus.CONTINUE.value:
+            agent.refused_last_step = False
+        outcome = await self._run(agent, context, parsed)
+        result = outcome.result
+        if outcome.note and outcome.status == LinuxAgentStatus.FAIL.value and not result:
+            result = outcome.note
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.ACTION_EXECUTION,
+            status=outcome.status,
+            data={
+                "results": outcome.results,
+                "status": outcome.status,
+                "note": outcome.note,
+                "call": parsed.call_string(),
+                "result": result,
+            },
+        )
 
     async def _run(
         self, agent: LinuxAgent, context: ProcessingContext, parsed: LinuxAgentResponse
@@ -288,41 +281,38 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem for this step."""
-        try:
-            parsed: LinuxAgentResponse = context.get_local("parsed_response")
-            results: list[Result] = context.get_local("results") or []
-            note = str(context.get_local("note") or "")
-            output = step_output(results, str(parsed.action.arguments.get("command") or ""), note)
-            step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
-            item = MemoryItem()
-            item.add_values_from_dict(
-                {
-                    "step": step,
-                    "request": str(context.get("request") or context.get_global(ContextNames.REQUEST) or ""),
-                    "observation": parsed.observation,
-                    "thought": parsed.thought,
-                    "action": parsed.action.model_dump(),
-                    "call": parsed.call_string(),
-                    "status": context.get_local("status") or parsed.status,
-                    "result": context.get_local("result") or "",
-                    "output": output,
-                    "failed": bool(results) and not all(r.ok for r in results),
-                    "response": parsed.model_dump(include={"observation", "thought", "action", "result"}),
-                    # The model's own text comes back in the next prompts (see prompter.answer_text).
-                    "answer_text": context.get_local("response_text") or "",
-                    "results": [r.model_dump(mode="json") for r in results],
-                    "cost": context.get_local("llm_cost") or 0.0,
-                    "tokens": context.get_local("tokens") or 0,
-                    "time": time.time(),
-                }
-            )
-            # Item order, not history_keys order: the host's prompt shows this trajectory as it is.
-            trajectory = {k: v for k, v in item.to_dict().items() if k in agent.history_keys}
-            record_step(agent, context, item, trajectory=trajectory)
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.MEMORY_UPDATE,
-                data={"memory_item": item, "output": output},
-            )
-        except Exception as exc:
-            return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)
+        parsed: LinuxAgentResponse = context.get_local("parsed_response")
+        results: list[Result] = context.get_local("results") or []
+        note = str(context.get_local("note") or "")
+        output = step_output(results, str(parsed.action.arguments.get("command") or ""), note)
+        step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
+        item = MemoryItem()
+        item.add_values_from_dict(
+            {
+                "step": step,
+                "request": str(context.get("request") or context.get_global(ContextNames.REQUEST) or ""),
+                "observation": parsed.observation,
+                "thought": parsed.thought,
+                "action": parsed.action.model_dump(),
+                "call": parsed.call_string(),
+                "status": context.get_local("status") or parsed.status,
+                "result": context.get_local("result") or "",
+                "output": output,
+                "failed": bool(results) and not all(r.ok for r in results),
+                "response": parsed.model_dump(include={"observation", "thought", "action", "result"}),
+                # The model's own text comes back in the next prompts (see prompter.answer_text).
+                "answer_text": context.get_local("response_text") or "",
+                "results": [r.model_dump(mode="json") for r in results],
+                "cost": context.get_local("llm_cost") or 0.0,
+                "tokens": context.get_local("tokens") or 0,
+                "time": time.time(),
+            }
+        )
+        # Item order, not history_keys order: the host's prompt shows this trajectory as it is.
+        trajectory = {k: v for k, v in item.to_dict().items() if k in agent.history_keys}
+        record_step(agent, context, item, trajectory=trajectory)
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.MEMORY_UPDATE,
+            data={"memory_item": item, "output": output},
+        )

@@ -91,10 +91,7 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model."""
-        try:
-            return await self._ask(agent, context)
-        except Exception as exc:  # handle_error re-raises when fail_fast, which is the point
-            return self.handle_error(exc, ProcessingPhase.LLM_INTERACTION, context)
+        return await self._ask(agent, context)
 
     async def _ask(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         mode = weaving_mode_of(context)
@@ -228,40 +225,37 @@ class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Run the calls."""
-        try:
-            parsed: ConstellationAgentResponse = context.get_local("parsed_response")
-            actions, repairs = self.create_actions(parsed, context.get_global(ContextNames.CONSTELLATION))
-            for note in repairs:
-                self.logger.info("Constellation edit repaired: %s", note)
-            results: list[Result] = []
-            if actions:
-                commands = [
-                    Command(tool_name=a.function, parameters=dict(a.arguments), tool_type="action")
-                    for a in actions
-                ]
-                results = list(await agent.editor_dispatcher.execute_commands(commands, agent.tool_timeout))
-            while len(results) < len(actions):
-                results.append(Result(status=ResultStatus.FAILURE, error="No execution result"))
-            for action, result in zip(actions, results, strict=True):
-                action.status = result.status.value
-                action.result = result
-            errors = [describe_failure(a, r) for a, r in zip(actions, results, strict=True) if not r.ok]
-            for error in errors:
-                self.logger.warning("Constellation edit refused: %s", error)
-            await agent.publish_actions(self.mode, actions, parsed.status)
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.ACTION_EXECUTION,
-                data={
-                    "execution_result": results,
-                    "action_info": actions,
-                    "status": parsed.status,
-                    "edit_errors": errors,
-                    "edit_repairs": repairs,
-                },
-            )
-        except Exception as exc:
-            return self.handle_error(exc, ProcessingPhase.ACTION_EXECUTION, context)
+        parsed: ConstellationAgentResponse = context.get_local("parsed_response")
+        actions, repairs = self.create_actions(parsed, context.get_global(ContextNames.CONSTELLATION))
+        for note in repairs:
+            self.logger.info("Constellation edit repaired: %s", note)
+        results: list[Result] = []
+        if actions:
+            commands = [
+                Command(tool_name=a.function, parameters=dict(a.arguments), tool_type="action")
+                for a in actions
+            ]
+            results = list(await agent.editor_dispatcher.execute_commands(commands, agent.tool_timeout))
+        while len(results) < len(actions):
+            results.append(Result(status=ResultStatus.FAILURE, error="No execution result"))
+        for action, result in zip(actions, results, strict=True):
+            action.status = result.status.value
+            action.result = result
+        errors = [describe_failure(a, r) for a, r in zip(actions, results, strict=True) if not r.ok]
+        for error in errors:
+            self.logger.warning("Constellation edit refused: %s", error)
+        await agent.publish_actions(self.mode, actions, parsed.status)
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.ACTION_EXECUTION,
+            data={
+                "execution_result": results,
+                "action_info": actions,
+                "status": parsed.status,
+                "edit_errors": errors,
+                "edit_repairs": repairs,
+            },
+        )
 
 
 class ConstellationCreationActionExecutionStrategy(BaseConstellationActionExecutionStrategy):
@@ -313,38 +307,35 @@ class ConstellationMemoryUpdateStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem for this step."""
-        try:
-            parsed: ConstellationAgentResponse = context.get_local("parsed_response")
-            actions: list[ActionCommandInfo] = context.get_local("action_info") or []
-            after = context.get_global(ContextNames.CONSTELLATION)
-            after_dict = after.to_dict() if isinstance(after, TaskConstellation) else None
-            item = MemoryItem()
-            item.add_values_from_dict(
-                {
-                    "step": int(context.get_global(ContextNames.SESSION_STEP) or 0),
-                    "agent_step": agent.step,
-                    "weaving_mode": weaving_mode_of(context).value,
-                    **parsed.model_dump(mode="json", exclude={"constellation", "action"}),
-                    "action": [a.model_dump(mode="json", exclude={"result"}) for a in actions],
-                    "function_call": [a.function for a in actions],
-                    "arguments": [a.arguments for a in actions],
-                    "edit_errors": context.get_local("edit_errors") or [],
-                    "cost": context.get_local("llm_cost") or 0.0,
-                    "tokens": context.get_local("tokens") or 0,
-                    "time": time.time(),
-                }
-            )
-            record_step(agent, context, item)
-            return ProcessingResult(
-                success=True,
-                phase=ProcessingPhase.MEMORY_UPDATE,
-                data={
-                    "memory_item": item,
-                    "constellation_after": json.dumps(after_dict) if after_dict else None,
-                },
-            )
-        except Exception as exc:
-            return self.handle_error(exc, ProcessingPhase.MEMORY_UPDATE, context)
+        parsed: ConstellationAgentResponse = context.get_local("parsed_response")
+        actions: list[ActionCommandInfo] = context.get_local("action_info") or []
+        after = context.get_global(ContextNames.CONSTELLATION)
+        after_dict = after.to_dict() if isinstance(after, TaskConstellation) else None
+        item = MemoryItem()
+        item.add_values_from_dict(
+            {
+                "step": int(context.get_global(ContextNames.SESSION_STEP) or 0),
+                "agent_step": agent.step,
+                "weaving_mode": weaving_mode_of(context).value,
+                **parsed.model_dump(mode="json", exclude={"constellation", "action"}),
+                "action": [a.model_dump(mode="json", exclude={"result"}) for a in actions],
+                "function_call": [a.function for a in actions],
+                "arguments": [a.arguments for a in actions],
+                "edit_errors": context.get_local("edit_errors") or [],
+                "cost": context.get_local("llm_cost") or 0.0,
+                "tokens": context.get_local("tokens") or 0,
+                "time": time.time(),
+            }
+        )
+        record_step(agent, context, item)
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.MEMORY_UPDATE,
+            data={
+                "memory_item": item,
+                "constellation_after": json.dumps(after_dict) if after_dict else None,
+            },
+        )
 
 
 class ConstellationStrategyFactory:

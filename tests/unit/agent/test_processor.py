@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -416,3 +417,64 @@ async def test_failing_on_error_does_not_hide_the_original_error_or_skip_others(
     with pytest.raises(ProcessingException, match="Strategy llm failed"):
         await proc.process()
     assert log[-2:] == ["error:broken", "error:b"]
+
+
+class Settler(BaseProcessingStrategy):
+    """Decides the step's status in its result, as an action strategy does."""
+
+    def __init__(self, status: str) -> None:
+        super().__init__(name="settle", fail_fast=False)
+        self.status = status
+
+    async def execute(self, agent: Any, context: ProcessingContext) -> ProcessingResult:
+        return ProcessingResult(success=True, status=self.status)
+
+
+class StatusToy(Toy):
+    """A Toy with the status the processor hands over."""
+
+    status = "CONTINUE"
+
+
+async def test_the_status_a_phase_settles_reaches_the_agent_and_the_overall_result() -> None:
+    agent = StatusToy()
+    seen: list[str] = []
+
+    class Peek(Recorder):
+        async def execute(self, agent: Any, context: ProcessingContext) -> ProcessingResult:
+            seen.append(agent.status)
+            return await super().execute(agent, context)
+
+    proc = make_processor({P.ACTION_EXECUTION: Settler("FINISH"), P.MEMORY_UPDATE: Peek("mem")}, agent=agent)
+    result = await proc.process()
+    assert seen == ["FINISH"]  # the memory phase already sees the step's status
+    assert agent.status == "FINISH" and result.status == "FINISH"
+
+
+async def test_a_crash_takes_the_processors_failure_status_for_that_phase() -> None:
+    class Proc(ProcessorTemplate):
+        failure_status = MappingProxyType({P.ACTION_EXECUTION: "FAIL"})
+
+        def _setup_strategies(self) -> None:
+            self.strategies[P.LLM_INTERACTION] = Recorder("llm", fail_fast=False, boom=True)
+            self.strategies[P.ACTION_EXECUTION] = Recorder("act", fail_fast=False, boom=True)
+
+    agent = StatusToy()
+    result = await Proc(agent, Context()).process()
+    assert agent.status == "FAIL" and result.status == "FAIL"
+
+    fast = StatusToy()
+
+    class FastProc(Proc):
+        def _setup_strategies(self) -> None:
+            self.strategies[P.ACTION_EXECUTION] = Recorder("act", boom=True)
+
+    with pytest.raises(ProcessingException):
+        await FastProc(fast, Context()).process()
+    assert fast.status == "FAIL"
+
+
+async def test_no_status_settled_leaves_the_agents_status_alone() -> None:
+    agent = StatusToy()
+    result = await make_processor({P.ACTION_EXECUTION: Recorder("act")}, agent=agent).process()
+    assert agent.status == "CONTINUE" and result.status is None
