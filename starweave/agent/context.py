@@ -42,6 +42,7 @@ class ContextNames(Enum):
     CURRENT_ROUND_COST = "CURRENT_ROUND_COST"
     TOTAL_COST = "TOTAL_COST"
     TOTAL_TOKENS = "TOTAL_TOKENS"
+    LLM_CALLS = "LLM_CALLS"
     # Steps
     SESSION_STEP = "SESSION_STEP"
     ROUND_STEP = "ROUND_STEP"
@@ -53,6 +54,7 @@ class ContextNames(Enum):
     SESSION_FINISH = "SESSION_FINISH"
     ERROR = "ERROR"
     ERROR_MESSAGE = "ERROR_MESSAGE"
+    LAST_ACTION_SUCCESS = "LAST_ACTION_SUCCESS"
     TRAJECTORY = "TRAJECTORY"
     # Application (Windows)
     APPLICATION_WINDOW = "APPLICATION_WINDOW"
@@ -102,6 +104,7 @@ _SPEC: dict[ContextNames, tuple[Any, Callable[[], Any]]] = {
     _N.CURRENT_ROUND_COST: (float, _const(0.0)),
     _N.TOTAL_COST: (float, _const(0.0)),
     _N.TOTAL_TOKENS: (int, _const(0)),
+    _N.LLM_CALLS: (int, _const(0)),
     _N.SESSION_STEP: (int, _const(0)),
     _N.ROUND_STEP: (dict, dict),
     _N.CURRENT_ROUND_STEP: (int, _const(0)),
@@ -111,6 +114,8 @@ _SPEC: dict[ContextNames, tuple[Any, Callable[[], Any]]] = {
     _N.SESSION_FINISH: (bool, _const(False)),
     _N.ERROR: (object, _const(None)),
     _N.ERROR_MESSAGE: (str, _const("")),
+    # None until a step reports its action's success (the processor's ``action_success``).
+    _N.LAST_ACTION_SUCCESS: (bool, _const(None)),
     _N.TRAJECTORY: (list, list),
     _N.APPLICATION_WINDOW: (object, _const(None)),
     _N.APPLICATION_WINDOW_INFO: (object, _const(None)),

@@ -240,4 +240,4 @@ class ProcessorTemplate(ABC):
         """Promote local results to the global context; default: ``action_success``."""
         action_success = self.processing_context.get_local("action_success")
         if action_success is not None:
-            self.global_context.set("last_action_success", action_success)
+            self.global_context.set(ContextNames.LAST_ACTION_SUCCESS, action_success)

@@ -29,7 +29,7 @@ def log_request(context: ProcessingContext, record: dict[str, Any]) -> None:
 
 def count_llm_call(context: Any, attempts: int) -> None:
     """Add ``attempts`` model calls to the session's ``LLM_CALLS`` counter."""
-    context.set("LLM_CALLS", int(context.get("LLM_CALLS") or 0) + attempts)
+    context.set(ContextNames.LLM_CALLS, int(context.get(ContextNames.LLM_CALLS) or 0) + attempts)
 
 
 def llm_result(

@@ -291,7 +291,7 @@ def host_result(
         "result": str(context.get(ContextNames.ROUND_RESULT) or ""),
         "error": str(context.get(ContextNames.ERROR_MESSAGE) or ""),
         **session.summary(),
-        "llm_calls": int(context.get("LLM_CALLS") or 0),
+        "llm_calls": int(context.get(ContextNames.LLM_CALLS) or 0),
         "subtasks": subtasks,
         "duration": round(duration, 3),
         "log_path": str(log_path),

@@ -67,5 +67,5 @@ async def run_third_party(host: HostAgent, name: str, subtask: str, context: Con
         context.set(key, (context.get(key) or 0) + (child.get(key) or 0))
     calls = len(agent.memory.content) - memory_before
     host.llm_calls += calls
-    context.set("LLM_CALLS", int(context.get("LLM_CALLS") or 0) + calls)
+    context.set(ContextNames.LLM_CALLS, int(context.get(ContextNames.LLM_CALLS) or 0) + calls)
     return status, result

@@ -256,7 +256,7 @@ async def test_failed_non_fail_fast_strategy_continues_without_merging() -> None
     assert proc.processing_context.get_local("action_success") is None
     assert proc.processing_context.get_local("memory_written") is True
     assert result.success is False and "act failed" in (result.error or "")
-    assert proc.global_context.get("last_action_success") is None
+    assert proc.global_context.get(ContextNames.LAST_ACTION_SUCCESS) is None
 
 
 async def test_raising_fail_fast_strategy_becomes_processing_exception() -> None:
@@ -283,7 +283,7 @@ async def test_raising_non_fail_fast_strategy_does_not_abort() -> None:
 async def test_finalize_promotes_action_success() -> None:
     proc = make_processor({P.ACTION_EXECUTION: Recorder("act", {"action_success": True})})
     await proc.process()
-    assert proc.global_context.get("last_action_success") is True
+    assert proc.global_context.get(ContextNames.LAST_ACTION_SUCCESS) is True
 
 
 async def test_local_context_is_seeded_from_global_and_agent() -> None:

@@ -74,7 +74,7 @@ def test_count_llm_call_adds_up() -> None:
     glob = Context()
     count_llm_call(glob, 2)
     count_llm_call(glob, 3)
-    assert glob.get("LLM_CALLS") == 5
+    assert glob.get(ContextNames.LLM_CALLS) == 5
 
 
 def test_llm_result_carries_answer_prompt_fields_and_usage() -> None:

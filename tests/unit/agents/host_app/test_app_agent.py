@@ -45,7 +45,7 @@ async def test_speculative_multi_action_runs_three_actions_from_one_call(
     agent = make_agent(llm, "calc", action_sequence=True)
     await run(context, agent, desk, "1")
     assert desk.windows["1"].display == "7+8"
-    assert agent.llm_calls == 1 and context.get("LLM_CALLS") == 1
+    assert agent.llm_calls == 1 and context.get(ContextNames.LLM_CALLS) == 1
     # Actions after the first are checked against a fresh walk of the window.
     assert agent.validations == 2
     item = agent.memory.content[0]
@@ -64,7 +64,7 @@ async def test_single_action_mode_needs_one_call_per_action(context: Context, de
     agent = make_agent(llm, "calc")
     await run(context, agent, desk, "1")
     assert desk.windows["1"].display == "7+8"
-    assert agent.llm_calls == 3 and context.get("LLM_CALLS") == 3
+    assert agent.llm_calls == 3 and context.get(ContextNames.LLM_CALLS) == 3
 
 
 async def test_speculative_sequence_falls_back_when_the_window_changed(

@@ -154,7 +154,7 @@ async def test_a_subtask_done_before_is_refused_once_then_ends_the_round(
         "The display shows 7 (the subtask 'type 7 in the calculator' was already done on calc; "
         "it was not assigned again)"
     )
-    assert context.get("LLM_CALLS") == 4
+    assert context.get(ContextNames.LLM_CALLS) == 4
 
 
 async def test_after_a_refused_repeat_the_host_moves_on_to_the_next_subtask(

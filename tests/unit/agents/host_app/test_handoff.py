@@ -88,7 +88,7 @@ async def test_host_app_host_handoff_across_two_applications(
     ]
     assert subtasks[0]["result"] == "display shows 7"
     assert context.get(ContextNames.ROUND_RESULT) == "done: 7 written"
-    assert context.get("LLM_CALLS") == 8 and llm.remaining == 0
+    assert context.get(ContextNames.LLM_CALLS) == 8 and llm.remaining == 0
     assert agent.llm_calls == 4 and calc.llm_calls == 3
     assert round_.subtask_amount >= 3
     # The trajectories of both agents are on the one Blackboard.
@@ -137,7 +137,7 @@ async def test_host_assigns_third_party_linux_agent(context: Context, desk: Any,
         "status": "FINISH",
         "result": "a b",
     }
-    assert context.get("LLM_CALLS") == 4
+    assert context.get(ContextNames.LLM_CALLS) == 4
     assert agent.appagent_dict["LinuxAgent"].blackboard is agent.blackboard
 
 
