@@ -24,7 +24,7 @@ class BasicAgent(ABC):
 
     Subclasses set :attr:`state_manager_cls` (their AgentStateManager) and get
     :attr:`processor_cls` from ``@AgentRegistry.register(..., processor_cls=...)`` or set it
-    directly. Whoever creates the agent injects the model client as ``agent.llm``.
+    directly. Whoever creates the agent passes the model client as ``llm``.
     """
 
     #: The processor built for each step by :meth:`process`.
@@ -34,7 +34,7 @@ class BasicAgent(ABC):
     #: The status enum of this agent type.
     status_enum: ClassVar[type[Enum]] = AgentStatus
 
-    def __init__(self, name: str, blackboard: Blackboard | None = None) -> None:
+    def __init__(self, name: str, blackboard: Blackboard | None = None, *, llm: Any = None) -> None:
         self._name = name
         self._step = 0
         self._memory = Memory()
@@ -43,7 +43,7 @@ class BasicAgent(ABC):
         self._processor: ProcessorTemplate | None = None
         self._status: str = AgentStatus.CONTINUE.value
         self._state: AgentState | None = None
-        self.llm: Any = None
+        self.llm: Any = llm
         self.logger = logging.getLogger(f"{type(self).__name__}.{name}")
 
     # -- properties -----------------------------------------------------------------------

@@ -149,13 +149,22 @@ def make_host_agent(
     desktop: DesktopOptions,
 ) -> HostAgent:
     """The HostAgent with its model(s), console confirmation, annotator and third-party targets."""
-    agent = AgentFactory.create_agent("host", name=HOST_NAME)
+
+    async def confirm(command: str, reason: str) -> bool:
+        # Reading the terminal blocks; keep the event loop free while the user decides.
+        return await asyncio.to_thread(view.confirm, command, reason)
+
+    agent = AgentFactory.create_agent(
+        "host",
+        name=HOST_NAME,
+        llm=llm,
+        app_llm=app_llm,
+        view=view,
+        confirmer=confirm,
+        auto_approve=auto_approve,
+    )
     if not isinstance(agent, HostAgent):
         raise ConfigError(f"agent 'host' is registered as {type(agent).__name__}, not HostAgent")
-    agent.llm = llm
-    agent.app_llm = app_llm
-    agent.view = view
-    agent.auto_approve = auto_approve
     agent.action_sequence = desktop.multi_action
     agent.save_full_screen = desktop.save_full_screen
     agent.annotator = SetOfMarkAnnotator()
@@ -165,12 +174,6 @@ def make_host_agent(
         concat_screenshot=config.system.concat_screenshot,
         include_last_screenshot=config.system.include_last_screenshot,
     )
-
-    async def confirm(command: str, reason: str) -> bool:
-        # Reading the terminal blocks; keep the event loop free while the user decides.
-        return await asyncio.to_thread(view.confirm, command, reason)
-
-    agent.confirmer = confirm
     names = third_party_agents(config)
     agent.third_party_agents = names
     for name in names:

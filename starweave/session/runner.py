@@ -16,7 +16,7 @@ from typing import Any
 
 from starweave.agent import AgentFactory, Context, ContextNames
 from starweave.agents.linux import LinuxAgent
-from starweave.agents.linux.agent import DEFAULT_PROMPT_BUDGET_CHARS
+from starweave.agents.linux.agent import DEFAULT_COMMAND_TIMEOUT, DEFAULT_PROMPT_BUDGET_CHARS
 from starweave.agents.linux.strategies import ANSWER_TOKENS
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import AgentLLMConfig, StarweaveConfig, load_config
@@ -202,8 +202,9 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
             computer = await computers.get_or_create(AGENT_NAME)
             dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
             context = linux_context(options.request, logs, prompt_tools(computer.action_tools()), dispatcher)
-            agent = make_linux_agent(config, llm, view, options.auto_approve)
-            agent.command_timeout = tool_timeout + 10.0
+            agent = make_linux_agent(
+                config, llm, view, options.auto_approve, command_timeout=tool_timeout + 10.0
+            )
             view.start(
                 options.request,
                 {
@@ -299,7 +300,14 @@ def prompt_budget(agent_llm: AgentLLMConfig) -> int:
     return max(4000, (agent_llm.n_ctx - ANSWER_TOKENS - 96) * 3)
 
 
-def make_linux_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_approve: bool) -> LinuxAgent:
+def make_linux_agent(
+    config: StarweaveConfig,
+    llm: Any,
+    view: ConsoleView,
+    auto_approve: bool,
+    command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+) -> LinuxAgent:
+    """The LinuxAgent of ``config`` with every collaborator given to its constructor."""
     prompts = config.third_party.third_party_agent_config.get(AGENT_NAME)
     main_prompt = prompts.appagent_prompt if prompts and prompts.appagent_prompt else "linux_agent.yaml"
     example_prompt = (
@@ -307,22 +315,26 @@ def make_linux_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_
         if prompts and prompts.appagent_example_prompt
         else "linux_agent_example.yaml"
     )
-    agent = AgentFactory.create_agent(
-        AGENT_NAME, name=AGENT_NAME, main_prompt=main_prompt, example_prompt=example_prompt
-    )
-    if not isinstance(agent, LinuxAgent):
-        raise ConfigError(f"agent {AGENT_NAME!r} is registered as {type(agent).__name__}, not LinuxAgent")
-    agent.llm = llm
-    agent.view = view
-    agent.auto_approve = auto_approve
-    agent.history_keys = list(config.system.history_keys)
-    agent.prompt_budget_chars = prompt_budget(config.agent_llm(AGENT_NAME))
 
     async def confirm(command: str, reason: str) -> bool:
         # Reading the terminal blocks; keep the event loop free while the user decides.
         return await asyncio.to_thread(view.confirm, command, reason)
 
-    agent.confirmer = confirm
+    agent = AgentFactory.create_agent(
+        AGENT_NAME,
+        name=AGENT_NAME,
+        main_prompt=main_prompt,
+        example_prompt=example_prompt,
+        llm=llm,
+        view=view,
+        confirmer=confirm,
+        auto_approve=auto_approve,
+        history_keys=list(config.system.history_keys),
+        prompt_budget_chars=prompt_budget(config.agent_llm(AGENT_NAME)),
+        command_timeout=command_timeout,
+    )
+    if not isinstance(agent, LinuxAgent):
+        raise ConfigError(f"agent {AGENT_NAME!r} is registered as {type(agent).__name__}, not LinuxAgent")
     return agent
 
 

@@ -90,21 +90,28 @@ class HostAgent(BasicAgent):
         is_visual: bool = False,
         main_prompt: str | Path = "host_agent.yaml",
         example_prompt: str | Path = "host_agent_example.yaml",
+        *,
+        llm: Any = None,
+        app_llm: Any = None,
+        view: Any = None,
+        confirmer: Confirmer | None = None,
+        auto_approve: bool = False,
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(is_visual, main_prompt, example_prompt)
         self.agent_factory = AgentFactory()
         self.appagent_dict: dict[str, BasicAgent] = {}
         self._active_appagent: AppAgent | None = None
-        self.app_llm: Any = None
+        # The AppAgents' model; None: they use the host's.
+        self.app_llm: Any = app_llm
         # Whether the AppAgents' model is visual (VISUAL_MODE of APP_AGENT), and what it is shown.
         self.app_visual = False
         self.visual = VisualOptions()
-        self.view: Any = None
-        self.confirmer: Confirmer | None = None
+        self.view: Any = view
+        self.confirmer: Confirmer | None = confirmer
         self.asker: Asker | None = None
         self.annotator: Any = None
-        self.auto_approve = False
+        self.auto_approve = auto_approve
         self.safe_guard = True
         self.action_sequence = False
         self.fallback_steps = 2

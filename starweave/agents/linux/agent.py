@@ -16,6 +16,10 @@ from starweave.agents.linux.strategies import PendingAction
 # Characters of prompt (system + request + history) the model may receive. Three characters per
 # token is a safe estimate for English and JSON; the runner sets it from the model's window.
 DEFAULT_PROMPT_BUDGET_CHARS = 200_000
+# Seconds one tool call may take; the runner sets it from the shell's longest command timeout.
+DEFAULT_COMMAND_TIMEOUT = 330.0
+#: The memory keys other agents (the HostAgent's prompt) see of each step.
+DEFAULT_HISTORY_KEYS = ("step", "observation", "thought", "action", "status", "result")
 Confirmer = Callable[[str, str], Awaitable[bool]]
 
 
@@ -23,8 +27,10 @@ Confirmer = Callable[[str, str], Awaitable[bool]]
 class LinuxAgent(BasicAgent):
     """Carries out a request with shell and file tools, one tool call per step.
 
-    Whoever creates it sets ``llm`` (an LLMClient); optionally ``view`` (a console view),
-    ``confirmer`` (asks the user about a dangerous command) and ``auto_approve`` (``--yes``).
+    Whoever creates it passes ``llm`` (an LLMClient); optionally ``view`` (a console view),
+    ``confirmer`` (asks the user about a dangerous command), ``auto_approve`` (``--yes``), the
+    memory keys other agents see (``history_keys``), the prompt's size budget and the time a
+    command may take.
     """
 
     state_manager_cls: ClassVar[type[LinuxAgentStateManager]] = LinuxAgentStateManager
@@ -35,14 +41,22 @@ class LinuxAgent(BasicAgent):
         name: str = "LinuxAgent",
         main_prompt: str | Path = "linux_agent.yaml",
         example_prompt: str | Path = "linux_agent_example.yaml",
+        *,
+        llm: Any = None,
+        view: Any = None,
+        confirmer: Confirmer | None = None,
+        auto_approve: bool = False,
+        history_keys: list[str] | None = None,
+        prompt_budget_chars: int = DEFAULT_PROMPT_BUDGET_CHARS,
+        command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(main_prompt, example_prompt)
-        self.view: Any = None
-        self.confirmer: Confirmer | None = None
-        self.auto_approve = False
-        self.history_keys: list[str] = ["step", "observation", "thought", "action", "status", "result"]
-        self.command_timeout = 330.0
+        self.view: Any = view
+        self.confirmer: Confirmer | None = confirmer
+        self.auto_approve = auto_approve
+        self.history_keys: list[str] = list(DEFAULT_HISTORY_KEYS if history_keys is None else history_keys)
+        self.command_timeout = command_timeout
         # Loop guards (see strategies): the last call and whether it succeeded, immediate repeats
         # seen, steps without an action, and how often each call failed for the current request.
         self.last_call = ""
@@ -59,7 +73,7 @@ class LinuxAgent(BasicAgent):
         self.current_request = ""
         # A dangerous call waiting for the user (status CONFIRM), and the prompt's size budget.
         self.pending_action: PendingAction | None = None
-        self.prompt_budget_chars = DEFAULT_PROMPT_BUDGET_CHARS
+        self.prompt_budget_chars = prompt_budget_chars
         self.set_state(self.default_state)
 
     def begin_request(self, request: str) -> None:
