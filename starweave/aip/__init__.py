@@ -4,14 +4,8 @@ The device and server endpoints live in the layers above: starweave.client.webso
 and starweave.server.ws_handler.WebSocketHandler.
 """
 
-from starweave.aip.endpoints import (
-    ConstellationEndpoint,
-    ConstellationProtocol,
-    MessageProcessor,
-    TaskRejected,
-)
+from starweave.aip.endpoints import ConstellationEndpoint, ConstellationProtocol, MessageProcessor
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -48,7 +42,6 @@ from starweave.aip.transport import (
 )
 
 __all__ = [
-    "AIPError",
     "AIPProtocol",
     "ClientMessage",
     "ClientMessageType",
@@ -70,7 +63,6 @@ __all__ = [
     "ServerMessage",
     "ServerMessageType",
     "TaskExecutionProtocol",
-    "TaskRejected",
     "TaskStatus",
     "TimeoutManager",
     "Transport",

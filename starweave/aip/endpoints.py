@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 from starweave.aip.dispatch import DispatchTable
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -40,12 +39,12 @@ from starweave.aip.protocols import (
 )
 from starweave.aip.resilience import HeartbeatManager
 from starweave.aip.transport import Transport, TransportClosed, WebSocketTransport
+from starweave.errors import AIPError, TaskRejected
 
 __all__ = [
     "ConstellationEndpoint",
     "ConstellationProtocol",
     "MessageProcessor",
-    "TaskRejected",
 ]
 
 log = logging.getLogger("starweave.aip.endpoints")
@@ -54,16 +53,6 @@ API_KEY_HEADER = "X-API-Key"
 # The agent server's frame limit (ServerSettings.max_message_bytes): a larger TASK would be
 # answered with an ERROR the server cannot tie to the task, so it is refused here instead.
 DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
-
-
-class TaskRejected(AIPError):
-    """The server refused a task (e.g. the device is not connected, or the session id is in use)."""
-
-    def __init__(self, device_id: str, session_id: str, reason: str) -> None:
-        super().__init__(f"task {session_id} for device '{device_id}' was refused by the server: {reason}")
-        self.device_id = device_id
-        self.session_id = session_id
-        self.reason = reason
 
 
 class MessageProcessor(Protocol):

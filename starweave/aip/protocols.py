@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 from starweave.aip import builders
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -29,6 +28,7 @@ from starweave.aip.messages import (
     utc_now,
 )
 from starweave.aip.transport import Transport
+from starweave.errors import AIPError
 
 __all__ = [
     "AIPProtocol",

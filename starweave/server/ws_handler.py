@@ -30,7 +30,7 @@ from starweave.aip.messages import (
     new_id,
 )
 from starweave.aip.server_state import ServerConnectionState, Step
-from starweave.errors import StarweaveError
+from starweave.errors import StarweaveError, TaskNameInUse
 from starweave.server.connection import ConnectionContext
 from starweave.server.dispatch_queue import DispatchQueue
 from starweave.server.registry import ClientConnectionManager, resolve_platform
@@ -50,7 +50,6 @@ from starweave.server.sessions import (
     SessionRoute,
 )
 from starweave.server.settings import ServerSettings
-from starweave.server.task_names import TaskNameInUse
 from starweave.server.validation import task_name_problem
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Generic, Protocol, TypeVar
 
-from .errors import CycleError
+from starweave.errors import CycleError
 
 
 class GraphNode(Protocol):

@@ -16,10 +16,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from starweave.errors import StarweaveError
+from starweave.errors import InvalidDeviceTransition, UnknownDevice
 from starweave.galaxy.devices.profile import ONLINE_STATUSES, AgentProfile, DeviceStatus
 
-__all__ = ["ALLOWED_TRANSITIONS", "DeviceRegistry", "InvalidDeviceTransition", "UnknownDevice"]
+__all__ = ["ALLOWED_TRANSITIONS", "DeviceRegistry"]
 
 S = DeviceStatus
 ALLOWED_TRANSITIONS: dict[DeviceStatus, frozenset[DeviceStatus]] = {
@@ -42,17 +42,6 @@ _SYSTEM_INFO_KEYS = (
     "platform_type",
     "schema_version",
 )
-
-
-class UnknownDevice(StarweaveError, KeyError):
-    """A device id the registry does not know; the message lists the known ids."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "unknown device"
-
-
-class InvalidDeviceTransition(StarweaveError):
-    """A status change the device state machine does not allow (a bug in the caller)."""
 
 
 class DeviceRegistry:

@@ -32,6 +32,8 @@ import platform
 import struct
 from dataclasses import dataclass
 
+from starweave.errors import SeccompUnsupported
+
 # BPF opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
 _LD_W_ABS = 0x20
 _ALU_AND_K = 0x54
@@ -158,10 +160,6 @@ STRICT_DENIED = (
     "iopl",
     "ioperm",
 )
-
-
-class SeccompUnsupported(Exception):
-    """The filter has no system call table for this machine's architecture."""
 
 
 @dataclass(frozen=True)
