@@ -32,6 +32,8 @@ from it: ``ValueError``, ``KeyError`` or ``ConnectionError`` as marked::
     ├── AIPError                       a frame is not valid AIP, or breaks the protocol
     │   ├── TaskRejected               the server refused a task
     │   └── RegistrationRefused        the server refused this device
+    ├── TransportClosed (Connection)   the AIP connection is closed
+    ├── HandshakeRejected (Connection) the server refused the WebSocket upgrade
     ├── ConstellationError (Value)     a constellation, task or dependency operation was refused
     │   ├── TaskNotFoundError, DependencyNotFoundError, DuplicateIdError, CycleError,
     │   └── ModificationError, InvalidTransitionError, UnsatisfiableDependencyError, UnknownCommandError
@@ -206,6 +208,27 @@ class RegistrationRefused(AIPError):
         super().__init__(reason)
         self.reason = reason
         self.fatal = fatal
+
+
+# Connection errors: ConnectionError as well, and deliberately not AIPErrors, because the receive
+# loops drop a malformed frame (AIPError) and go on, but must stop when the connection is gone.
+
+
+class TransportClosed(StarweaveError, ConnectionError):
+    """The connection is closed (or was never open); ``code``/``reason`` come from the close frame."""
+
+    def __init__(self, message: str, code: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+
+
+class HandshakeRejected(StarweaveError, ConnectionError):
+    """The server refused the WebSocket upgrade (e.g. HTTP 403 for a bad token)."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
 # ---- galaxy: constellations and devices -----------------------------------------------------

@@ -32,10 +32,8 @@ from starweave.aip.resilience import (
     TimeoutManager,
 )
 from starweave.aip.transport import (
-    HandshakeRejected,
     MemoryTransport,
     Transport,
-    TransportClosed,
     TransportState,
     WebSocketTransport,
     memory_transport_pair,
@@ -50,7 +48,6 @@ __all__ = [
     "ConstellationEndpoint",
     "ConstellationProtocol",
     "DeviceInfoProtocol",
-    "HandshakeRejected",
     "HeartbeatManager",
     "HeartbeatProtocol",
     "MemoryTransport",
@@ -66,7 +63,6 @@ __all__ = [
     "TaskStatus",
     "TimeoutManager",
     "Transport",
-    "TransportClosed",
     "TransportState",
     "WebSocketTransport",
     "memory_transport_pair",

@@ -38,8 +38,8 @@ from starweave.aip.protocols import (
     task_request_message,
 )
 from starweave.aip.resilience import HeartbeatManager
-from starweave.aip.transport import Transport, TransportClosed, WebSocketTransport
-from starweave.errors import AIPError, TaskRejected
+from starweave.aip.transport import Transport, WebSocketTransport
+from starweave.errors import AIPError, TaskRejected, TransportClosed
 
 __all__ = [
     "ConstellationEndpoint",

@@ -34,11 +34,11 @@ from starweave.aip.protocols import (
     task_request_message,
 )
 from starweave.aip.resilience import HeartbeatManager, Sleep
-from starweave.aip.transport import Transport, TransportClosed
+from starweave.aip.transport import Transport
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
 from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results, frame_size
-from starweave.errors import AIPError, RegistrationRefused
+from starweave.errors import AIPError, RegistrationRefused, TransportClosed
 
 __all__ = [
     "AUTH_CLOSE_CODES",

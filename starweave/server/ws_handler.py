@@ -246,10 +246,10 @@ class WebSocketHandler:
     async def _handle_message(self, ctx: ConnectionContext, message: ClientMessage) -> None:
         try:
             await self._route(ctx, message)
+        except ConnectionError as exc:  # first: TransportClosed is a StarweaveError too
+            logger.debug("[WS] %s gone while handling %s: %s", ctx.label, message.type.value, exc)
         except StarweaveError as exc:
             await ctx.send_quiet(error_message(str(exc), session_id=message.session_id))
-        except ConnectionError as exc:
-            logger.debug("[WS] %s gone while handling %s: %s", ctx.label, message.type.value, exc)
         except Exception:  # one bad message must not take the connection down
             logger.exception("[WS] error handling %s from %s", message.type.value, ctx.label)
             await ctx.send_quiet(
