@@ -37,6 +37,7 @@ from it: ``ValueError``, ``KeyError`` or ``ConnectionError`` as marked::
     ├── ConstellationError (Value)     a constellation, task or dependency operation was refused
     │   ├── TaskNotFoundError, DependencyNotFoundError, DuplicateIdError, CycleError,
     │   └── ModificationError, InvalidTransitionError, UnsatisfiableDependencyError, UnknownCommandError
+    ├── OrchestrationError (Value)     the orchestrator cannot run a constellation as asked
     ├── UnknownDevice (Key)            a device id the galaxy registry does not know
     └── InvalidDeviceTransition        a device status change the state machine forbids
 """
@@ -270,6 +271,13 @@ class UnsatisfiableDependencyError(ConstellationError):
 
 class UnknownCommandError(ConstellationError):
     """No constellation-editing command is registered under the given name."""
+
+
+class OrchestrationError(StarweaveError, ValueError):
+    """The orchestrator cannot run a constellation as asked (no device, an invalid DAG or assignment).
+
+    A ``ValueError`` too: the reference's orchestrator raised ``ValueError`` for these.
+    """
 
 
 class UnknownDevice(StarweaveError, KeyError):

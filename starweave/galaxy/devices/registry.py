@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from starweave.errors import InvalidDeviceTransition, UnknownDevice
+from starweave.errors import InvalidArgumentError, InvalidDeviceTransition, UnknownDevice
 from starweave.galaxy.devices.profile import ONLINE_STATUSES, AgentProfile, DeviceStatus
 
 __all__ = ["ALLOWED_TRANSITIONS", "DeviceRegistry"]
@@ -62,11 +62,11 @@ class DeviceRegistry:
     ) -> AgentProfile:
         """Add a device (status DISCONNECTED); ValueError if the id is empty or already registered."""
         if not device_id:
-            raise ValueError("device_id must not be empty")
+            raise InvalidArgumentError("device_id must not be empty")
         if device_id in self._devices:
-            raise ValueError(f"device '{device_id}' is already registered")
+            raise InvalidArgumentError(f"device '{device_id}' is already registered")
         if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
+            raise InvalidArgumentError("max_retries must be 0 or more")
         profile = AgentProfile(
             device_id=device_id,
             server_url=server_url,
