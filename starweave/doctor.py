@@ -28,15 +28,11 @@ def _package_version(name: str) -> str | None:
 def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
     """What would confine the shell commands here: each sandbox's state, the choice for SHELL.SANDBOX,
     and the limits every command gets."""
+    from starweave.errors import SandboxUnavailable
     from starweave.tools.servers.shell import landlock
     from starweave.tools.servers.shell.launch import memory_limit_text
     from starweave.tools.servers.shell.launcher_confine import kernel_has_pidns_pid_max
-    from starweave.tools.servers.shell.sandbox import (
-        SandboxUnavailable,
-        choose_sandbox,
-        probe_bwrap_sync,
-        probe_landlock_sync,
-    )
+    from starweave.tools.servers.shell.sandbox import choose_sandbox, probe_bwrap_sync, probe_landlock_sync
 
     bwrap_ok, bwrap_detail = probe_bwrap_sync(shell.allow_network)
     abi = landlock.landlock_abi()

@@ -12,7 +12,7 @@ from starweave.agent.context import Context
 from starweave.agent.memory import Memory, MemoryItem
 from starweave.agent.state import AgentState, AgentStateManager
 from starweave.agent.status import AgentStatus, status_key
-from starweave.errors import AgentError, LLMResponseError
+from starweave.errors import AgentError, JSONExtractionError, LLMResponseError
 
 if TYPE_CHECKING:
     from starweave.agent.processor import ProcessorTemplate
@@ -216,7 +216,7 @@ class BasicAgent(ABC):
         Raises LLMResponseError when there is none.
         """
         # Imported here: the LLM package pulls in provider SDKs the kernel does not need at import.
-        from starweave.llm.jsonschema import JSONExtractionError, extract_json
+        from starweave.llm.jsonschema import extract_json
 
         try:
             return extract_json(response)

@@ -26,6 +26,7 @@ from starweave.agent.strategy_dependency import (
     depends_on,
     provides,
 )
+from starweave.errors import InvalidArgumentError
 
 __all__ = [
     "BaseProcessingStrategy",
@@ -136,7 +137,7 @@ class ComposedStrategy(BaseProcessingStrategy):
         phase: ProcessingPhase = ProcessingPhase.DATA_COLLECTION,
     ) -> None:
         if not strategies:
-            raise ValueError("ComposedStrategy needs at least one strategy; got an empty list")
+            raise InvalidArgumentError("ComposedStrategy needs at least one strategy; got an empty list")
         self.strategies: list[ProcessingStrategy] = list(strategies)
         self.execution_phase = phase
         super().__init__(name or "Composed[" + "+".join(s.name for s in self.strategies) + "]", fail_fast)

@@ -4,14 +4,8 @@ The device and server endpoints live in the layers above: starweave.client.webso
 and starweave.server.ws_handler.WebSocketHandler.
 """
 
-from starweave.aip.endpoints import (
-    ConstellationEndpoint,
-    ConstellationProtocol,
-    MessageProcessor,
-    TaskRejected,
-)
+from starweave.aip.endpoints import ConstellationEndpoint, ConstellationProtocol, MessageProcessor
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -38,17 +32,14 @@ from starweave.aip.resilience import (
     TimeoutManager,
 )
 from starweave.aip.transport import (
-    HandshakeRejected,
     MemoryTransport,
     Transport,
-    TransportClosed,
     TransportState,
     WebSocketTransport,
     memory_transport_pair,
 )
 
 __all__ = [
-    "AIPError",
     "AIPProtocol",
     "ClientMessage",
     "ClientMessageType",
@@ -57,7 +48,6 @@ __all__ = [
     "ConstellationEndpoint",
     "ConstellationProtocol",
     "DeviceInfoProtocol",
-    "HandshakeRejected",
     "HeartbeatManager",
     "HeartbeatProtocol",
     "MemoryTransport",
@@ -70,11 +60,9 @@ __all__ = [
     "ServerMessage",
     "ServerMessageType",
     "TaskExecutionProtocol",
-    "TaskRejected",
     "TaskStatus",
     "TimeoutManager",
     "Transport",
-    "TransportClosed",
     "TransportState",
     "WebSocketTransport",
     "memory_transport_pair",

@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 from starweave.aip.dispatch import DispatchTable
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -39,13 +38,13 @@ from starweave.aip.protocols import (
     task_request_message,
 )
 from starweave.aip.resilience import HeartbeatManager
-from starweave.aip.transport import Transport, TransportClosed, WebSocketTransport
+from starweave.aip.transport import Transport, WebSocketTransport
+from starweave.errors import AIPError, InvalidArgumentError, TaskRejected, TransportClosed
 
 __all__ = [
     "ConstellationEndpoint",
     "ConstellationProtocol",
     "MessageProcessor",
-    "TaskRejected",
 ]
 
 log = logging.getLogger("starweave.aip.endpoints")
@@ -54,16 +53,6 @@ API_KEY_HEADER = "X-API-Key"
 # The agent server's frame limit (ServerSettings.max_message_bytes): a larger TASK would be
 # answered with an ERROR the server cannot tie to the task, so it is refused here instead.
 DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
-
-
-class TaskRejected(AIPError):
-    """The server refused a task (e.g. the device is not connected, or the session id is in use)."""
-
-    def __init__(self, device_id: str, session_id: str, reason: str) -> None:
-        super().__init__(f"task {session_id} for device '{device_id}' was refused by the server: {reason}")
-        self.device_id = device_id
-        self.session_id = session_id
-        self.reason = reason
 
 
 class MessageProcessor(Protocol):
@@ -136,9 +125,9 @@ class ConstellationEndpoint:
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     ) -> None:
         if not constellation_id:
-            raise ValueError("constellation_id must not be empty")
+            raise InvalidArgumentError("constellation_id must not be empty")
         if heartbeat_interval <= 0:
-            raise ValueError("heartbeat_interval must be positive")
+            raise InvalidArgumentError("heartbeat_interval must be positive")
         self.constellation_id = constellation_id
         self.task_name = task_name
         self.api_key = api_key
@@ -172,7 +161,7 @@ class ConstellationEndpoint:
         (typically: the device is not connected to that server, or the API key is wrong).
         """
         if not device_id:
-            raise ValueError("device_id must not be empty")
+            raise InvalidArgumentError("device_id must not be empty")
         async with self._lock(device_id):
             link = self._links.get(device_id)
             if link is not None and link.connected and link.server_url == server_url:
@@ -369,12 +358,12 @@ class ConstellationEndpoint:
         """
         request = task_request.get("request")
         if not request:
-            raise ValueError("task_request needs a non-empty 'request'")
+            raise InvalidArgumentError("task_request needs a non-empty 'request'")
         link = self._require(device_id)
         session_id = str(task_request.get("session_id") or new_id())
         task_name = str(task_request.get("task_name") or f"{self.task_name}-{session_id}")
         if session_id in link.tasks:
-            raise ValueError(f"session '{session_id}' is already pending on device '{device_id}'")
+            raise InvalidArgumentError(f"session '{session_id}' is already pending on device '{device_id}'")
         message = task_request_message(
             str(request),
             task_name,

@@ -18,13 +18,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from starweave.aip.tool_calls import Command, Result, ResultStatus
-from starweave.errors import StarweaveError
+from starweave.errors import AIPError
 
 __all__ = [
     "DEVICE_TOKEN_FIELD",
     "DEVICE_TOKEN_HEADER",
     "REQUEST_DEVICE_TOKEN",
-    "AIPError",
     "ClientMessage",
     "ClientMessageType",
     "ClientType",
@@ -53,10 +52,6 @@ __all__ = [
 REQUEST_DEVICE_TOKEN = "request_device_token"
 DEVICE_TOKEN_FIELD = "device_token"
 DEVICE_TOKEN_HEADER = "X-Starweave-Device-Token"
-
-
-class AIPError(StarweaveError):
-    """A frame is not a valid AIP message, or breaks the protocol."""
 
 
 def new_id() -> str:

@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 from starweave.aip import builders
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -29,6 +28,7 @@ from starweave.aip.messages import (
     utc_now,
 )
 from starweave.aip.transport import Transport
+from starweave.errors import AIPError, InvalidArgumentError
 
 __all__ = [
     "AIPProtocol",
@@ -150,7 +150,7 @@ class RegistrationProtocol(AIPProtocol):
     ) -> bool:
         """Register as a constellation client for ``target_device`` (required)."""
         if not target_device:
-            raise ValueError("a constellation registration needs the target device id")
+            raise InvalidArgumentError("a constellation registration needs the target device id")
         message = ClientMessage(
             type=ClientMessageType.REGISTER,
             client_type=ClientType.CONSTELLATION,

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
+from starweave.errors import InvalidArgumentError
+
 __all__ = [
     "HeartbeatManager",
     "HeartbeatSender",
@@ -62,11 +64,11 @@ class ReconnectionStrategy:
         rand: Callable[[], float] = random.random,
     ) -> None:
         if max_retries is not None and max_retries < 0:
-            raise ValueError("max_retries must be 0 or more (or None: for ever)")
+            raise InvalidArgumentError("max_retries must be 0 or more (or None: for ever)")
         if initial_backoff < 0 or max_backoff < 0:
-            raise ValueError("backoff times must not be negative")
+            raise InvalidArgumentError("backoff times must not be negative")
         if not 0.0 <= jitter < 1.0:
-            raise ValueError("jitter is a fraction of the delay: 0 <= jitter < 1")
+            raise InvalidArgumentError("jitter is a fraction of the delay: 0 <= jitter < 1")
         self.max_retries = max_retries
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
@@ -79,7 +81,7 @@ class ReconnectionStrategy:
     def base_delay(self, attempt: int) -> float:
         """The delay before ``attempt`` (1-based) without jitter, capped at max_backoff."""
         if attempt < 1:
-            raise ValueError("attempts count from 1")
+            raise InvalidArgumentError("attempts count from 1")
         if self.policy == ReconnectionPolicy.EXPONENTIAL_BACKOFF:
             # Cap the exponent's effect early so large attempt numbers cannot overflow.
             delay = self.initial_backoff
@@ -141,7 +143,7 @@ class HeartbeatManager:
         self, protocol: HeartbeatSender, default_interval: float = 30.0, sleep: Sleep = asyncio.sleep
     ):
         if default_interval <= 0:
-            raise ValueError("the heartbeat interval must be positive")
+            raise InvalidArgumentError("the heartbeat interval must be positive")
         self.protocol = protocol
         self.default_interval = default_interval
         self._sleep = sleep
@@ -155,7 +157,7 @@ class HeartbeatManager:
         self.stop_heartbeat(client_id)
         period = interval if interval is not None else self.default_interval
         if period <= 0:
-            raise ValueError("the heartbeat interval must be positive")
+            raise InvalidArgumentError("the heartbeat interval must be positive")
         self._intervals[client_id] = period
         self._tasks[client_id] = asyncio.create_task(
             self._loop(client_id, period), name=f"heartbeat-{client_id}"

@@ -17,13 +17,13 @@ from typing import Any
 
 from starweave.aip.builders import error_message, heartbeat_ack
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
     ServerMessage,
     parse_client_message,
 )
+from starweave.errors import AIPError
 
 __all__ = ["POLICY_VIOLATION", "Close", "Phase", "ServerConnectionState", "Step"]
 

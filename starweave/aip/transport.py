@@ -20,12 +20,12 @@ from websockets.asyncio.client import connect
 from websockets.asyncio.connection import Connection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
+from starweave.errors import HandshakeRejected, TransportClosed
+
 __all__ = [
     "DEFAULT_MAX_SIZE",
-    "HandshakeRejected",
     "MemoryTransport",
     "Transport",
-    "TransportClosed",
     "TransportState",
     "WebSocketTransport",
     "memory_transport_pair",
@@ -52,23 +52,6 @@ class TransportState(StrEnum):
     CONNECTED = "connected"
     DISCONNECTING = "disconnecting"
     ERROR = "error"
-
-
-class TransportClosed(ConnectionError):
-    """The connection is closed (or was never open); ``code``/``reason`` come from the close frame."""
-
-    def __init__(self, message: str, code: int | None = None, reason: str = "") -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-
-
-class HandshakeRejected(ConnectionError):
-    """The server refused the WebSocket upgrade (e.g. HTTP 403 for a bad token)."""
-
-    def __init__(self, message: str, status_code: int | None = None) -> None:
-        super().__init__(message)
-        self.status_code = status_code
 
 
 class Transport(ABC):

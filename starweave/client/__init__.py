@@ -1,6 +1,6 @@
 """The device client: executes an agent server's commands on this machine over AIP."""
 
-from starweave.client.connection import DeviceConnection, RegistrationRefused
+from starweave.client.connection import DeviceConnection
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider, DeviceSystemInfo, SystemProbe
 from starweave.client.runner import ClientOptions, build_device_client, run_device_client
@@ -14,7 +14,6 @@ __all__ = [
     "DeviceInfoProvider",
     "DeviceSystemInfo",
     "DeviceWebSocketClient",
-    "RegistrationRefused",
     "SystemProbe",
     "build_device_client",
     "run_device_client",

@@ -16,7 +16,6 @@ from starweave.aip.dispatch import DispatchTable
 from starweave.aip.messages import (
     DEVICE_TOKEN_FIELD,
     REQUEST_DEVICE_TOKEN,
-    AIPError,
     ClientMessage,
     ClientMessageType,
     Result,
@@ -35,17 +34,17 @@ from starweave.aip.protocols import (
     task_request_message,
 )
 from starweave.aip.resilience import HeartbeatManager, Sleep
-from starweave.aip.transport import Transport, TransportClosed
+from starweave.aip.transport import Transport
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
 from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results, frame_size
+from starweave.errors import AIPError, RegistrationRefused, TransportClosed
 
 __all__ = [
     "AUTH_CLOSE_CODES",
     "DEAD_SERVER_INTERVALS",
     "DeviceConnection",
     "DeviceProtocol",
-    "RegistrationRefused",
     "is_auth_refusal",
     "is_duplicate_refusal",
 ]
@@ -70,15 +69,6 @@ def is_auth_refusal(reason: str) -> bool:
 def is_duplicate_refusal(reason: str) -> bool:
     """True when a refusal says this client id is still connected (a stale connection on the server)."""
     return "already connected" in reason.lower()
-
-
-class RegistrationRefused(AIPError):
-    """The server refused this device; ``fatal`` when retrying cannot help (bad credentials)."""
-
-    def __init__(self, reason: str, fatal: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.fatal = fatal
 
 
 class DeviceProtocol(RegistrationProtocol, HeartbeatProtocol, TaskExecutionProtocol, DeviceInfoProtocol):

@@ -7,6 +7,7 @@ import logging
 import platform as _platform
 
 from starweave.aip.messages import Command, Result, ResultStatus, ServerMessage
+from starweave.errors import InvalidArgumentError
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 
 __all__ = ["DeviceClient"]
@@ -16,7 +17,7 @@ log = logging.getLogger("starweave.client")
 
 def _checked(value: str | None, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
-        raise ValueError(f"{what} must be a string or None.")
+        raise InvalidArgumentError(f"{what} must be a string or None.")
     return value
 
 

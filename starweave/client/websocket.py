@@ -22,17 +22,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starweave.aip.messages import DEVICE_TOKEN_HEADER
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy, Sleep
-from starweave.aip.transport import HandshakeRejected, Transport, WebSocketTransport
-from starweave.client.connection import (
-    DEFAULT_TASK_START_TIMEOUT,
-    DeviceConnection,
-    RegistrationRefused,
-    is_duplicate_refusal,
-)
+from starweave.aip.transport import Transport, WebSocketTransport
+from starweave.client.connection import DEFAULT_TASK_START_TIMEOUT, DeviceConnection, is_duplicate_refusal
 from starweave.client.credentials import TokenStore, server_key
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
 from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES
+from starweave.errors import HandshakeRejected, RegistrationRefused
 
 __all__ = [
     "EXIT_GAVE_UP",

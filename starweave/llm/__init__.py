@@ -5,14 +5,7 @@ from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema
 from starweave.llm.client import BaseLLMClient, OnCall
 from starweave.llm.costs import BUILTIN_PRICES, cost_of, price_of
 from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status, secret_values
-from starweave.llm.jsonschema import (
-    JSONExtractionError,
-    SchemaValidationError,
-    extract_json,
-    schema_errors,
-    schema_instruction,
-    validate,
-)
+from starweave.llm.jsonschema import extract_json, schema_errors, schema_instruction, validate
 from starweave.llm.providers.local_model import model_status
 
 __all__ = [
@@ -20,13 +13,11 @@ __all__ = [
     "DEFAULT_MODELS",
     "BaseLLMClient",
     "Completion",
-    "JSONExtractionError",
     "LLMClient",
     "Message",
     "OnCall",
     "RawAnswer",
     "Schema",
-    "SchemaValidationError",
     "Usage",
     "cost_of",
     "create_llm",

@@ -13,18 +13,10 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from starweave.errors import LLMResponseError, LLMTimeoutError
+from starweave.errors import JSONExtractionError, LLMResponseError, LLMTimeoutError, SchemaValidationError
 from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
 from starweave.llm.costs import cost_of
-from starweave.llm.jsonschema import (
-    JSONExtractionError,
-    SchemaValidationError,
-    extract_json,
-    schema_dict,
-    schema_instruction,
-    schema_name,
-    validate,
-)
+from starweave.llm.jsonschema import extract_json, schema_dict, schema_instruction, schema_name, validate
 
 logger = logging.getLogger("starweave.llm")
 

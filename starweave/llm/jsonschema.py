@@ -14,21 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from starweave.errors import JSONExtractionError, SchemaValidationError
 from starweave.llm.base import Schema
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-
-
-class JSONExtractionError(ValueError):
-    """The text holds no JSON object that can be parsed."""
-
-
-class SchemaValidationError(ValueError):
-    """The JSON object does not match the schema; ``errors`` lists every mismatch."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("; ".join(errors))
-        self.errors = errors
 
 
 def _loads_object(text: str) -> dict[str, Any] | None:

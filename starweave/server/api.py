@@ -9,12 +9,12 @@ from typing import Any
 from fastapi import APIRouter, Body, Depends, HTTPException
 
 from starweave.aip.messages import new_id
-from starweave.server.dispatch_queue import DispatchQueue, PendingTask, QueueFull
+from starweave.errors import QueueFull, TaskNameInUse
+from starweave.server.dispatch_queue import DispatchQueue, PendingTask
 from starweave.server.registry import ClientConnectionManager
 from starweave.server.security import SecurityPolicy, http_guard
 from starweave.server.sessions import SessionManager
 from starweave.server.settings import ServerSettings
-from starweave.server.task_names import TaskNameInUse
 from starweave.server.validation import task_name_problem
 
 logger = logging.getLogger(__name__)

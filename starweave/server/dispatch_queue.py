@@ -24,17 +24,13 @@ from typing import Any
 
 from starweave.aip.builders import task_assignment
 from starweave.aip.messages import ServerMessage
-from starweave.errors import SessionError
+from starweave.errors import QueueFull
 from starweave.server.registry import ClientConnectionManager, SendFn
 from starweave.server.sessions import SessionManager
 
-__all__ = ["DispatchQueue", "PendingTask", "QueueFull"]
+__all__ = ["DispatchQueue", "PendingTask"]
 
 logger = logging.getLogger(__name__)
-
-
-class QueueFull(SessionError):
-    """The device's queue holds ``max_queued`` tasks already."""
 
 
 @dataclass

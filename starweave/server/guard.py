@@ -22,6 +22,8 @@ from typing import Any, Protocol
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from starweave.errors import InvalidArgumentError
+
 __all__ = ["Closable", "PendingConnections", "guarded_protocol"]
 
 logger = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ class PendingConnections:
         self, limit: int, header_timeout: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
         if limit < 1 or header_timeout <= 0:
-            raise ValueError("limit must be at least 1 and header_timeout positive")
+            raise InvalidArgumentError("limit must be at least 1 and header_timeout positive")
         self.limit = limit
         self.header_timeout = header_timeout
         self._clock = clock

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from starweave.aip.messages import ClientType, ServerMessage
-from starweave.server.errors import DuplicateClientError
+from starweave.errors import DuplicateClientError
 
 logger = logging.getLogger(__name__)
 

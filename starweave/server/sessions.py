@@ -15,9 +15,8 @@ from typing import Any, Protocol
 
 from starweave.aip.builders import task_end
 from starweave.aip.messages import ClientMessage, ServerMessage, TaskStatus
-from starweave.errors import SessionError, StarweaveError
-from starweave.server.errors import CapacityError
-from starweave.server.task_names import TaskNameBook, TaskNameInUse
+from starweave.errors import CapacityError, SessionError, StarweaveError, TaskNameInUse
+from starweave.server.task_names import TaskNameBook
 
 logger = logging.getLogger(__name__)
 

@@ -10,11 +10,7 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from starweave.errors import SessionError
-
-
-class TaskNameInUse(SessionError):
-    """The task name is reserved for another client or already belongs to a session."""
+from starweave.errors import TaskNameInUse
 
 
 @dataclass

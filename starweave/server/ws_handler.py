@@ -30,7 +30,7 @@ from starweave.aip.messages import (
     new_id,
 )
 from starweave.aip.server_state import ServerConnectionState, Step
-from starweave.errors import StarweaveError
+from starweave.errors import StarweaveError, TaskNameInUse
 from starweave.server.connection import ConnectionContext
 from starweave.server.dispatch_queue import DispatchQueue
 from starweave.server.registry import ClientConnectionManager, resolve_platform
@@ -50,7 +50,6 @@ from starweave.server.sessions import (
     SessionRoute,
 )
 from starweave.server.settings import ServerSettings
-from starweave.server.task_names import TaskNameInUse
 from starweave.server.validation import task_name_problem
 
 logger = logging.getLogger(__name__)
@@ -247,10 +246,10 @@ class WebSocketHandler:
     async def _handle_message(self, ctx: ConnectionContext, message: ClientMessage) -> None:
         try:
             await self._route(ctx, message)
+        except ConnectionError as exc:  # first: TransportClosed is a StarweaveError too
+            logger.debug("[WS] %s gone while handling %s: %s", ctx.label, message.type.value, exc)
         except StarweaveError as exc:
             await ctx.send_quiet(error_message(str(exc), session_id=message.session_id))
-        except ConnectionError as exc:
-            logger.debug("[WS] %s gone while handling %s: %s", ctx.label, message.type.value, exc)
         except Exception:  # one bad message must not take the connection down
             logger.exception("[WS] error handling %s from %s", message.type.value, ctx.label)
             await ctx.send_quiet(

@@ -12,7 +12,8 @@ from websockets.http11 import Request, Response
 
 from starweave.aip.messages import ClientMessage, ServerMessage, ServerMessageType
 from starweave.aip.protocols import HeartbeatProtocol, RegistrationProtocol
-from starweave.aip.transport import HandshakeRejected, TransportClosed, TransportState, WebSocketTransport
+from starweave.aip.transport import TransportState, WebSocketTransport
+from starweave.errors import HandshakeRejected, TransportClosed
 
 WAIT = 10.0
 

@@ -10,12 +10,13 @@ import httpx
 import pytest
 from unit.server.server_kit import FakeSession, peer, running_server
 
-from starweave.aip.endpoints import ConstellationEndpoint, TaskRejected
+from starweave.aip.endpoints import ConstellationEndpoint
 from starweave.aip.messages import ServerMessage, ServerMessageType, TaskStatus
 from starweave.aip.resilience import ReconnectionStrategy
 from starweave.client.device_info import DeviceInfoProvider
 from starweave.client.runner import ClientOptions, build_device_client
 from starweave.client.websocket import DeviceWebSocketClient
+from starweave.errors import TaskRejected
 from starweave.galaxy.devices import ConstellationDeviceManager
 from starweave.server.app import RunningServer
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from starweave.config.models import ShellConfig
+from starweave.errors import SandboxUnavailable
 from starweave.tools.servers.shell.policy import ShellPolicy
 from starweave.tools.servers.shell.runner import run_command
 from starweave.tools.servers.shell.sandbox import (
-    SandboxUnavailable,
     choose_sandbox,
     current_confinement,
     ensure_sandbox,

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, ContextNames
-from starweave.errors import AgentError
+from starweave.errors import AgentError, InvalidArgumentError
 from starweave.galaxy.agent.editing import load_editing_tools, log_skipped_review, retry_turns
 from starweave.galaxy.agent.inbox import next_batch, orchestration_over
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
@@ -92,7 +92,9 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         edit_retries: int = 2,
     ) -> None:
         if review_mode not in REVIEW_MODES:
-            raise ValueError(f"review_mode must be one of {', '.join(REVIEW_MODES)}, not {review_mode!r}")
+            raise InvalidArgumentError(
+                f"review_mode must be one of {', '.join(REVIEW_MODES)}, not {review_mode!r}"
+            )
         super().__init__(name)
         self._orchestrator = orchestrator
         self.llm = llm
@@ -230,7 +232,9 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         """``[system, user]`` for the current mode (ValueError when no prompter was set up); when
         refused edits go back to the model, the round's first prompt plus the retry turns."""
         if self.prompter is None:
-            raise ValueError("The prompter is not initialised; process_creation/process_editing set it")
+            raise InvalidArgumentError(
+                "The prompter is not initialised; process_creation/process_editing set it"
+            )
         if self._followup and self._round_messages is not None:
             return [*self._round_messages, *self._followup]
         final = self.final_round and self.prompter.mode is WeavingMode.EDITING

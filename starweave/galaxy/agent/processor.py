@@ -18,6 +18,7 @@ from starweave.agent import (
 )
 from starweave.agent.middleware import phase_times, step_identity
 from starweave.commands import Result
+from starweave.errors import InvalidArgumentError
 from starweave.galaxy.agent.strategies import ConstellationStrategyFactory
 from starweave.galaxy.constellation import TaskConstellation
 
@@ -105,7 +106,7 @@ class ConstellationAgentProcessor(ProcessorTemplate):
     def _setup_strategies(self) -> None:
         mode = self.global_context.get(ContextNames.WEAVING_MODE)
         if not mode:
-            raise ValueError("Weaving mode must be specified in global context")
+            raise InvalidArgumentError("Weaving mode must be specified in global context")
         factory = ConstellationStrategyFactory
         self.strategies[ProcessingPhase.LLM_INTERACTION] = factory.create_llm_interaction_strategy(True)
         self.strategies[ProcessingPhase.ACTION_EXECUTION] = factory.create_action_execution_strategy(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent import BasicPrompter
+from starweave.errors import InvalidArgumentError
 from starweave.galaxy.agent.response import WeavingMode
 from starweave.galaxy.constellation import TaskConstellation
 from starweave.galaxy.constellation.mcp_server import HIDDEN_FROM_LLM
@@ -275,7 +276,7 @@ class ConstellationPrompterFactory:
             weaving = WeavingMode(str(getattr(mode, "value", mode)).upper())
         except ValueError:
             supported = ", ".join(ConstellationPrompterFactory.get_supported_modes())
-            raise ValueError(f"Unsupported mode: {mode!r}; supported: {supported}") from None
+            raise InvalidArgumentError(f"Unsupported mode: {mode!r}; supported: {supported}") from None
         return ConstellationPrompter(weaving, prompt_template, example_prompt_template)
 
     @staticmethod

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from starweave.agent import BasicAgent
+from starweave.errors import InvalidArgumentError
 from starweave.galaxy.constellation import TaskConstellationSchema
 
 
@@ -46,7 +47,7 @@ def normalise_status(value: Any) -> str:
     text = _ALIASES.get(text, text)
     if text not in ConstellationAgentStatus.__members__:
         allowed = ", ".join(s.value for s in ConstellationAgentStatus)
-        raise ValueError(f"status must be one of {allowed} (any case), not {value!r}")
+        raise InvalidArgumentError(f"status must be one of {allowed} (any case), not {value!r}")
     return text
 
 

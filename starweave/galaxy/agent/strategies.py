@@ -29,7 +29,7 @@ from starweave.agent import (
     record_step,
 )
 from starweave.commands import Command, Result, ResultStatus
-from starweave.errors import AgentError
+from starweave.errors import AgentError, InvalidArgumentError
 from starweave.galaxy.agent.plan import PlanProblem, complete_plan, describe_problems, plan_problems
 from starweave.galaxy.agent.prompter import llm_tools, online_devices
 from starweave.galaxy.agent.response import (
@@ -54,7 +54,7 @@ def weaving_mode_of(context: ProcessingContext) -> WeavingMode:
     """The mode in the global context (ValueError when it is missing or unknown)."""
     raw = context.get_global(ContextNames.WEAVING_MODE)
     if not raw:
-        raise ValueError("Weaving mode must be specified in global context")
+        raise InvalidArgumentError("Weaving mode must be specified in global context")
     return WeavingMode(str(getattr(raw, "value", raw)).upper())
 
 
@@ -361,7 +361,7 @@ class ConstellationStrategyFactory:
         try:
             weaving = WeavingMode(str(getattr(mode, "value", mode)).upper())
         except ValueError:
-            raise ValueError(f"Unsupported mode: {mode!r}; use CREATION or EDITING") from None
+            raise InvalidArgumentError(f"Unsupported mode: {mode!r}; use CREATION or EDITING") from None
         return cls._action_execution_strategies[weaving](fail_fast=fail_fast)
 
     @staticmethod

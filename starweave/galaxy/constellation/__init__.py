@@ -1,21 +1,10 @@
 """The task constellation: a DAG of TaskStars joined by typed TaskStarLines."""
 
-from .command_registry import UnknownCommandError
 from .commands import CommandInvoker, EditCommand, snapshot
 from .constellation import TaskConstellation
 from .display import DISPLAY_MODES, display_dag, render_constellation
 from .editor import ConstellationEditor
 from .enums import ConstellationState, DependencyType, DeviceType, TaskPriority, TaskStatus
-from .errors import (
-    ConstellationError,
-    CycleError,
-    DependencyNotFoundError,
-    DuplicateIdError,
-    InvalidTransitionError,
-    ModificationError,
-    TaskNotFoundError,
-    UnsatisfiableDependencyError,
-)
 from .graph import DagIndex
 from .render import to_dot, to_mermaid, to_prompt_text, to_rich_tree
 from .schema import TaskConstellationSchema, TaskStarLineSchema, TaskStarSchema
@@ -27,29 +16,20 @@ __all__ = [
     "DISPLAY_MODES",
     "CommandInvoker",
     "ConstellationEditor",
-    "ConstellationError",
     "ConstellationState",
-    "CycleError",
     "DagIndex",
-    "DependencyNotFoundError",
     "DependencyType",
     "DeviceType",
-    "DuplicateIdError",
     "EditCommand",
-    "InvalidTransitionError",
-    "ModificationError",
     "TaskConfiguration",
     "TaskConstellation",
     "TaskConstellationSchema",
-    "TaskNotFoundError",
     "TaskPriority",
     "TaskStar",
     "TaskStarLine",
     "TaskStarLineSchema",
     "TaskStarSchema",
     "TaskStatus",
-    "UnknownCommandError",
-    "UnsatisfiableDependencyError",
     "display_dag",
     "render_constellation",
     "snapshot",

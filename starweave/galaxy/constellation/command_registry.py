@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConstellationError
+from starweave.errors import ConstellationError, UnknownCommandError
+
 from .schema import TaskConstellationSchema
 
 if TYPE_CHECKING:
@@ -23,10 +24,6 @@ TASK_MANAGEMENT = "task_management"
 DEPENDENCY_MANAGEMENT = "dependency_management"
 BULK_OPERATIONS = "bulk_operations"
 FILE_OPERATIONS = "file_operations"
-
-
-class UnknownCommandError(ConstellationError):
-    """No command is registered under the given name."""
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .constellation import TaskConstellation
-from .errors import (
+from starweave.errors import (
     ConstellationError,
     CycleError,
     DependencyNotFoundError,
     DuplicateIdError,
     TaskNotFoundError,
 )
+
+from .constellation import TaskConstellation
 from .star_line import TaskStarLine
 from .task_star import TaskStar
 

@@ -21,14 +21,15 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from .enums import ConstellationState, DependencyType, TaskStatus, parse_enum
-from .errors import (
+from starweave.errors import (
     DependencyNotFoundError,
     DuplicateIdError,
     ModificationError,
     TaskNotFoundError,
     UnsatisfiableDependencyError,
 )
+
+from .enums import ConstellationState, DependencyType, TaskStatus, parse_enum
 from .execution import ConstellationExecution
 from .graph import DagIndex
 from .metrics import ConstellationAnalysis

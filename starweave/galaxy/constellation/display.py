@@ -13,9 +13,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from starweave.errors import ConstellationError
+
 from .constellation import TaskConstellation
 from .enums import TaskStatus
-from .errors import ConstellationError
 from .render import STATUS_STYLES, to_rich_tree
 
 DISPLAY_MODES = ("overview", "topology", "details", "execution")

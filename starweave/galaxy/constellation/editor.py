@@ -10,6 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
+from starweave.errors import ConstellationError, DuplicateIdError
+
 from . import command_registry
 from .commands import (
     CommandInvoker,
@@ -23,7 +25,6 @@ from .commands import (
 )
 from .constellation import TaskConstellation
 from .enums import DependencyType, TaskPriority, parse_enum
-from .errors import ConstellationError, DuplicateIdError
 from .schema import TaskConstellationSchema
 from .serialization import constellation_from_dict, constellation_from_json, line_from_dict, task_from_dict
 from .star_line import TaskStarLine

@@ -5,6 +5,8 @@ from __future__ import annotations
 from enum import Enum, StrEnum
 from typing import TypeVar
 
+from starweave.errors import InvalidArgumentError
+
 
 class TaskStatus(StrEnum):
     """Lifecycle status of a TaskStar."""
@@ -84,4 +86,4 @@ def parse_enum(enum_cls: type[E], value: object, default: E | None = None) -> E:
     if default is not None:
         return default
     names = ", ".join(m.name for m in enum_cls)
-    raise ValueError(f"Invalid {enum_cls.__name__} {value!r}; use one of {names} (any case)")
+    raise InvalidArgumentError(f"Invalid {enum_cls.__name__} {value!r}; use one of {names} (any case)")

@@ -13,8 +13,9 @@ from collections import deque
 from datetime import datetime
 from typing import Any
 
+from starweave.errors import ModificationError, TaskNotFoundError
+
 from .enums import TERMINAL_STATUSES, ConstellationState, TaskStatus
-from .errors import ModificationError, TaskNotFoundError
 from .queries import ConstellationQueries
 from .star_line import TaskStarLine
 from .task_star import TaskStar, utc_now

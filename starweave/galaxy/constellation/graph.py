@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Generic, Protocol, TypeVar
 
-from .errors import CycleError
+from starweave.errors import CycleError, InvalidArgumentError
 
 
 class GraphNode(Protocol):
@@ -50,7 +50,7 @@ class DagIndex(Generic[N]):
     def add_node(self, key: str, node: N) -> None:
         """Add an isolated node (ranked last); ``key`` must be new, ``node`` without edges."""
         if node._out or node._in:
-            raise ValueError(f"Node {key} still has edges from another graph")
+            raise InvalidArgumentError(f"Node {key} still has edges from another graph")
         self._high += 1
         node._rank = self._high
         self.nodes[key] = node

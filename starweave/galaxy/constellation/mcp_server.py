@@ -17,14 +17,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from .editor import ConstellationEditor
-from .errors import (
+from starweave.errors import (
     CycleError,
     DependencyNotFoundError,
     DuplicateIdError,
     ModificationError,
     TaskNotFoundError,
 )
+
+from .editor import ConstellationEditor
 from .schema import TaskConstellationSchema
 from .task_star import short_name
 

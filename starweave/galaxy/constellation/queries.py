@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from starweave.errors import CycleError, TaskNotFoundError
+
 from .enums import MODIFIABLE_STATUSES, TERMINAL_STATUSES, ConstellationState, TaskStatus
-from .errors import CycleError, TaskNotFoundError
 from .graph import DagIndex
 from .star_line import TaskStarLine
 from .task_star import TaskStar

@@ -9,6 +9,8 @@ from __future__ import annotations
 from rich.text import Text
 from rich.tree import Tree
 
+from starweave.errors import InvalidArgumentError
+
 from .constellation import TaskConstellation
 from .enums import DependencyType, TaskStatus
 from .star_line import TaskStarLine
@@ -94,7 +96,7 @@ def to_prompt_text(constellation: TaskConstellation | None, mode: str = "editing
     the same layout without markers, hints or summary. ``None`` gives the reference's placeholder.
     """
     if mode not in PROMPT_MODES:
-        raise ValueError(f"Unknown prompt mode {mode!r}; use 'creation' or 'editing'")
+        raise InvalidArgumentError(f"Unknown prompt mode {mode!r}; use 'creation' or 'editing'")
     if constellation is None:
         return NO_CONSTELLATION_TEXT
     editing = mode == "editing"
@@ -224,7 +226,7 @@ def to_mermaid(constellation: TaskConstellation, direction: str = "TD") -> str:
     may hold any character), its label ``name`` / ``id (status)``, a class per status, and an
     edge per dependency labelled with its type and condition."""
     if direction not in ("TD", "TB", "BT", "LR", "RL"):
-        raise ValueError(f"Unknown Mermaid direction {direction!r}; use TD, TB, BT, LR or RL")
+        raise InvalidArgumentError(f"Unknown Mermaid direction {direction!r}; use TD, TB, BT, LR or RL")
     out = [f"flowchart {direction}"]
     for status, fill in STATUS_FILLS.items():
         out.append(f"    classDef {status.value} fill:{fill},stroke:#333,color:#000")

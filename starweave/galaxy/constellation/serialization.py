@@ -12,8 +12,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from starweave.errors import ConstellationError
+
 from .enums import ConstellationState, DependencyType, DeviceType, TaskPriority, TaskStatus, parse_enum
-from .errors import ConstellationError
 from .schema import TaskConstellationSchema
 from .star_line import TaskStarLine
 from .task_star import TaskStar

@@ -22,8 +22,9 @@ from datetime import datetime
 from time import time
 from typing import Any, Protocol
 
+from starweave.errors import ConstellationError
+
 from .enums import DependencyType, TaskStatus, parse_enum
-from .errors import ConstellationError
 from .task_star import UtcTimestamp, utc_now
 
 logger = logging.getLogger(__name__)

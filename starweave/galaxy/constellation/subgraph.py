@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from starweave.errors import DuplicateIdError
+
 from .commands import EditCommand, require_task
 from .constellation import TaskConstellation
-from .errors import DuplicateIdError
 from .serialization import constellation_from_dict, line_from_dict, task_from_dict
 from .task_star import utc_now
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from starweave.errors import InvalidArgumentError
+
 from .enums import TaskPriority
 
 
@@ -24,8 +26,8 @@ class TaskConfiguration:
 
     def __post_init__(self) -> None:
         if self.timeout is not None and self.timeout <= 0:
-            raise ValueError(f"TaskConfiguration.timeout must be positive, got {self.timeout}")
+            raise InvalidArgumentError(f"TaskConfiguration.timeout must be positive, got {self.timeout}")
         if self.retry_count < 0:
-            raise ValueError(f"TaskConfiguration.retry_count must be >= 0, got {self.retry_count}")
+            raise InvalidArgumentError(f"TaskConfiguration.retry_count must be >= 0, got {self.retry_count}")
         if self.retry_delay < 0:
-            raise ValueError(f"TaskConfiguration.retry_delay must be >= 0, got {self.retry_delay}")
+            raise InvalidArgumentError(f"TaskConfiguration.retry_delay must be >= 0, got {self.retry_delay}")

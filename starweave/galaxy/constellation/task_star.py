@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from time import time
 from typing import Any, Protocol, overload
 
+from starweave.errors import InvalidTransitionError, ModificationError
+
 from .enums import (
     MODIFIABLE_STATUSES,
     TERMINAL_STATUSES,
@@ -16,7 +18,6 @@ from .enums import (
     TaskStatus,
     parse_enum,
 )
-from .errors import InvalidTransitionError, ModificationError
 from .task_config import TaskConfiguration
 
 

@@ -4,7 +4,7 @@ from starweave.galaxy.devices.config import ConstellationConfig, DeviceConfig, l
 from starweave.galaxy.devices.manager import ConstellationDeviceManager
 from starweave.galaxy.devices.profile import AgentProfile, DeviceStatus
 from starweave.galaxy.devices.queue import QueuedTask, TaskQueueManager
-from starweave.galaxy.devices.registry import DeviceRegistry, InvalidDeviceTransition, UnknownDevice
+from starweave.galaxy.devices.registry import DeviceRegistry
 
 __all__ = [
     "AgentProfile",
@@ -13,9 +13,7 @@ __all__ = [
     "DeviceConfig",
     "DeviceRegistry",
     "DeviceStatus",
-    "InvalidDeviceTransition",
     "QueuedTask",
     "TaskQueueManager",
-    "UnknownDevice",
     "load_devices_config",
 ]

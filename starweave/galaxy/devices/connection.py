@@ -20,6 +20,7 @@ from typing import Any
 
 from starweave.aip.resilience import ReconnectionStrategy
 from starweave.aip.transport import Transport, WebSocketTransport
+from starweave.errors import InvalidArgumentError
 from starweave.galaxy.devices.profile import ONLINE_STATUSES, DeviceStatus
 from starweave.galaxy.devices.queue import TaskQueueManager
 from starweave.galaxy.devices.registry import DeviceRegistry
@@ -46,9 +47,9 @@ class DeviceConnector:
         max_backoff: float = 300.0,
     ) -> None:
         if heartbeat_interval <= 0:
-            raise ValueError("heartbeat_interval must be positive")
+            raise InvalidArgumentError("heartbeat_interval must be positive")
         if reconnect_delay < 0:
-            raise ValueError("reconnect_delay must not be negative")
+            raise InvalidArgumentError("reconnect_delay must not be negative")
         self.task_name = task_name
         self.heartbeat_interval = heartbeat_interval
         self.heartbeat_timeout = 2.0 * heartbeat_interval

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
-from starweave.aip.endpoints import TaskRejected
 from starweave.aip.transport import Transport
+from starweave.errors import TaskRejected
 from starweave.galaxy.devices.config import ConstellationConfig
 from starweave.galaxy.devices.connection import DeviceConnector
 from starweave.galaxy.devices.profile import ONLINE_STATUSES, AgentProfile, DeviceStatus

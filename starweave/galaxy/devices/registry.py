@@ -16,10 +16,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from starweave.errors import StarweaveError
+from starweave.errors import InvalidArgumentError, InvalidDeviceTransition, UnknownDevice
 from starweave.galaxy.devices.profile import ONLINE_STATUSES, AgentProfile, DeviceStatus
 
-__all__ = ["ALLOWED_TRANSITIONS", "DeviceRegistry", "InvalidDeviceTransition", "UnknownDevice"]
+__all__ = ["ALLOWED_TRANSITIONS", "DeviceRegistry"]
 
 S = DeviceStatus
 ALLOWED_TRANSITIONS: dict[DeviceStatus, frozenset[DeviceStatus]] = {
@@ -44,17 +44,6 @@ _SYSTEM_INFO_KEYS = (
 )
 
 
-class UnknownDevice(StarweaveError, KeyError):
-    """A device id the registry does not know; the message lists the known ids."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "unknown device"
-
-
-class InvalidDeviceTransition(StarweaveError):
-    """A status change the device state machine does not allow (a bug in the caller)."""
-
-
 class DeviceRegistry:
     """AgentProfiles by device id, with checked status transitions."""
 
@@ -73,11 +62,11 @@ class DeviceRegistry:
     ) -> AgentProfile:
         """Add a device (status DISCONNECTED); ValueError if the id is empty or already registered."""
         if not device_id:
-            raise ValueError("device_id must not be empty")
+            raise InvalidArgumentError("device_id must not be empty")
         if device_id in self._devices:
-            raise ValueError(f"device '{device_id}' is already registered")
+            raise InvalidArgumentError(f"device '{device_id}' is already registered")
         if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
+            raise InvalidArgumentError("max_retries must be 0 or more")
         profile = AgentProfile(
             device_id=device_id,
             server_url=server_url,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from starweave.errors import OrchestrationError
 from starweave.galaxy.constellation import TaskConstellation, TaskStar
 
 from .executor import DeviceExecutor
@@ -75,12 +76,14 @@ class ConstellationManager:
         devices, or for an unknown strategy.
         """
         if self.device_manager is None:
-            raise ValueError("Device manager not available for device assignment")
+            raise OrchestrationError("Device manager not available for device assignment")
         if strategy not in STRATEGIES:
-            raise ValueError(f"Unknown assignment strategy: {strategy}; use one of {', '.join(STRATEGIES)}")
+            raise OrchestrationError(
+                f"Unknown assignment strategy: {strategy}; use one of {', '.join(STRATEGIES)}"
+            )
         devices = self.available_devices()
         if not devices:
-            raise ValueError("No available devices for assignment; connect at least one device first")
+            raise OrchestrationError("No available devices for assignment; connect at least one device first")
         log.info("Assigning devices to constellation '%s' using strategy '%s'", constellation.name, strategy)
         assignments = self.plan_assignments(
             constellation.get_modifiable_tasks(), devices, strategy, device_preferences or {}

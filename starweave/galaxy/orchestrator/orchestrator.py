@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from starweave.errors import OrchestrationError
 from starweave.galaxy.constellation import TaskConstellation, TaskStar, TaskStatus
 from starweave.galaxy.events import EventBus, get_event_bus
 from starweave.galaxy.types import ExecutionResult
@@ -157,12 +158,12 @@ class TaskConstellationOrchestrator:
     async def execute_single_task(self, task: Any, target_device_id: str | None = None) -> Any:
         """Run one TaskStar outside any constellation; returns the device's result."""
         if self.device_manager is None:
-            raise ValueError("Device manager not available; construct the orchestrator with one")
+            raise OrchestrationError("Device manager not available; construct the orchestrator with one")
         device_id = target_device_id or task.target_device_id
         if not device_id:
             connected = self.device_manager.get_connected_devices()
             if not connected:
-                raise ValueError("No device available to execute the task; connect a device first")
+                raise OrchestrationError("No device available to execute the task; connect a device first")
             device_id = connected[0]
         result = await self.device_manager.assign_task_to_device(
             task.task_id,
@@ -201,23 +202,23 @@ class TaskConstellationOrchestrator:
     ) -> None:
         ok, errors = constellation.validate_dag()
         if not ok:
-            raise ValueError(f"Invalid DAG: {errors}")
+            raise OrchestrationError(f"Invalid DAG: {errors}")
         if constellation.is_complete():
             return  # nothing will run: no device needed
         if self.device_manager is None:
-            raise ValueError(
+            raise OrchestrationError(
                 "Device manager not available: construct TaskConstellationOrchestrator with a device manager"
             )
         for task_id, device_id in (device_assignments or {}).items():
             if not self._constellation_manager.reassign_task_device(constellation, task_id, device_id):
-                raise ValueError(f"device_assignments names unknown task '{task_id}'")
+                raise OrchestrationError(f"device_assignments names unknown task '{task_id}'")
         if strategy is not None:
             await self._constellation_manager.assign_devices_automatically(constellation, strategy)
         assert self.device_manager is not None
         errors = assignment_errors(self._constellation_manager, self.device_manager, constellation)
         if errors:
             known = [d["device_id"] for d in self._constellation_manager.available_devices()]
-            raise ValueError(
+            raise OrchestrationError(
                 f"Device assignment validation failed: {errors}; connected devices: {known}. "
                 "Set target_device_id on every task, or provide either 'device_assignments' or "
                 "'assignment_strategy'"

@@ -15,6 +15,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from starweave.errors import InvalidArgumentError
 from starweave.galaxy.constellation import TaskConstellation
 from starweave.galaxy.events import Event, EventType
 
@@ -45,7 +46,7 @@ class ConstellationModificationSynchronizer:
         modification_timeout: float = 600.0,
     ) -> None:
         if modification_timeout <= 0:
-            raise ValueError("modification_timeout must be a positive number of seconds")
+            raise InvalidArgumentError("modification_timeout must be a positive number of seconds")
         self.orchestrator = orchestrator
         self._modification_timeout = modification_timeout
         self._pending_modifications: dict[str, asyncio.Future[bool]] = {}
@@ -177,7 +178,7 @@ class ConstellationModificationSynchronizer:
     def set_modification_timeout(self, timeout: float) -> None:
         """Seconds after which a pending modification resolves itself (must be > 0)."""
         if timeout <= 0:
-            raise ValueError("Modification timeout must be a positive number of seconds")
+            raise InvalidArgumentError("Modification timeout must be a positive number of seconds")
         self._modification_timeout = timeout
 
     def has_pending_modifications(self) -> bool:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from starweave.errors import ConstellationError
 from starweave.galaxy.constellation import TaskConstellation
-from starweave.galaxy.constellation.errors import ConstellationError
 
 PREVIEW = 200
 

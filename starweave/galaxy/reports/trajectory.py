@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from starweave.errors import InvalidArgumentError
 from starweave.galaxy.observers.changes import calculate_constellation_changes, format_change_summary
 from starweave.galaxy.observers.session_log import EVENTS_LOG
 
@@ -55,7 +56,7 @@ class GalaxyTrajectory:
         self.folder = Path(folder_path)
         log = self.folder / RESPONSE_LOG
         if not log.exists():
-            raise ValueError(f"No {RESPONSE_LOG} in {self.folder}: nothing to report")
+            raise InvalidArgumentError(f"No {RESPONSE_LOG} in {self.folder}: nothing to report")
         loaded = read_jsonl(log)
         self.step_log: list[dict[str, Any]] = loaded.records
         self.warnings: list[str] = list(loaded.warnings)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from starweave.errors import InvalidArgumentError
 from starweave.llm.base import Message
 
 # Below this many characters a shared prefix is not worth a slot copy (a copy costs ~10 ms).
@@ -111,7 +112,7 @@ class SlotTable:
 
     def __post_init__(self) -> None:
         if self.size < 1:
-            raise ValueError(f"the embedded model needs at least one cache slot, not {self.size}")
+            raise InvalidArgumentError(f"the embedded model needs at least one cache slot, not {self.size}")
         self.contents = [""] * self.size
         self.used = [0] * self.size
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from starweave.aip import endpoints as endpoints_module
-from starweave.aip.endpoints import ConstellationEndpoint, TaskRejected
+from starweave.aip.endpoints import ConstellationEndpoint
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
@@ -22,6 +22,7 @@ from starweave.aip.messages import (
     parse_client_message,
 )
 from starweave.aip.transport import MemoryTransport, Transport, memory_transport_pair
+from starweave.errors import TaskRejected
 
 WAIT = 30.0  # generous: only a failing test waits this long
 

@@ -15,13 +15,8 @@ from typing import Any
 
 import pytest
 
-from starweave.aip.messages import (
-    AIPError,
-    ClientMessage,
-    ServerMessage,
-    parse_client_message,
-    parse_server_message,
-)
+from starweave.aip.messages import ClientMessage, ServerMessage, parse_client_message, parse_server_message
+from starweave.errors import AIPError
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -19,6 +18,7 @@ from starweave.aip.messages import (
     parse_server_message,
 )
 from starweave.commands import Command, Result, ResultStatus
+from starweave.errors import AIPError
 
 CLIENT_EXAMPLES: dict[ClientMessageType, dict[str, object]] = {
     ClientMessageType.REGISTER: {"client_id": "d1", "metadata": {"platform": "linux"}},

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from starweave.aip.messages import (
-    AIPError,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -30,6 +29,7 @@ from starweave.aip.protocols import (
     TaskExecutionProtocol,
 )
 from starweave.aip.transport import memory_transport_pair
+from starweave.errors import AIPError
 
 
 class Tagger(ProtocolMiddleware):

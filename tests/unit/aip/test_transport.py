@@ -6,13 +6,8 @@ import asyncio
 
 import pytest
 
-from starweave.aip.transport import (
-    MemoryTransport,
-    TransportClosed,
-    TransportState,
-    WebSocketTransport,
-    memory_transport_pair,
-)
+from starweave.aip.transport import MemoryTransport, TransportState, WebSocketTransport, memory_transport_pair
+from starweave.errors import TransportClosed
 
 
 async def test_pair_delivers_frames_both_ways_in_order() -> None:

@@ -22,9 +22,10 @@ from starweave.aip.messages import (
 )
 from starweave.aip.protocols import AIPProtocol, RegistrationProtocol, TaskExecutionProtocol
 from starweave.aip.transport import MemoryTransport, memory_transport_pair
-from starweave.client.connection import DeviceConnection, RegistrationRefused, is_auth_refusal
+from starweave.client.connection import DeviceConnection, is_auth_refusal
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider, DeviceSystemInfo, SystemProbe
+from starweave.errors import RegistrationRefused
 
 WAIT = 10.0  # seconds any single expected event may take
 FAST_PROBE = SystemProbe(route_ip=lambda: "10.0.0.7", resolved_ip=lambda: "10.0.0.7")

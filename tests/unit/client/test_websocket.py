@@ -10,10 +10,11 @@ from unit.client.virtual_time import VirtualTime
 from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, ServerMessageType
 from starweave.aip.protocols import AIPProtocol, RegistrationProtocol
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
-from starweave.aip.transport import HandshakeRejected, MemoryTransport, memory_transport_pair
+from starweave.aip.transport import MemoryTransport, memory_transport_pair
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider, SystemProbe
 from starweave.client.websocket import EXIT_GAVE_UP, EXIT_OK, EXIT_REFUSED, DeviceWebSocketClient, with_token
+from starweave.errors import HandshakeRejected
 
 PROBE = DeviceInfoProvider(SystemProbe(route_ip=lambda: "10.0.0.1"))
 

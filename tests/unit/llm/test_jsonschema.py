@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from starweave.llm.jsonschema import (
-    JSONExtractionError,
-    SchemaValidationError,
-    extract_json,
-    schema_errors,
-    schema_instruction,
-    schema_name,
-    validate,
-)
+from starweave.errors import JSONExtractionError, SchemaValidationError
+from starweave.llm.jsonschema import extract_json, schema_errors, schema_instruction, schema_name, validate
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from starweave.aip.messages import ClientType, ServerMessage
-from starweave.server.errors import DuplicateClientError
+from starweave.errors import DuplicateClientError
 from starweave.server.registry import ClientConnectionManager, merge_device_info
 
 

@@ -17,9 +17,8 @@ from starweave.aip.messages import (
     ServerMessageType,
     TaskStatus,
 )
-from starweave.errors import SessionError
+from starweave.errors import SessionError, TaskNameInUse
 from starweave.server.sessions import SessionManager
-from starweave.server.task_names import TaskNameInUse
 
 
 class QuickSession:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from starweave.aip.messages import ClientMessage, ServerMessage, TaskStatus
-from starweave.server.errors import CapacityError
+from starweave.errors import CapacityError
 from starweave.server.sessions import SessionManager
 
 

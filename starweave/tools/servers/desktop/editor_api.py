@@ -21,7 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from starweave.config.models import ShellConfig
-from starweave.errors import ConfigError, PolicyViolation
+from starweave.errors import ConfigError, EditorError, PolicyViolation
 from starweave.tools.servers.files import make_guard
 from starweave.tools.servers.shell.paths import PathGuard, open_for_write
 
@@ -31,10 +31,6 @@ MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 PathArg = Annotated[
     str, Field(description="The document's path; relative paths are relative to the workspace.")
 ]
-
-
-class EditorError(Exception):
-    """A refused editor operation; its message goes to the model as the ``error``."""
 
 
 @dataclass

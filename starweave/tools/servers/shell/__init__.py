@@ -17,7 +17,6 @@ from starweave.tools.servers.shell.policy import PolicyDecision, PreparedCommand
 from starweave.tools.servers.shell.runner import clean_env, run_command
 from starweave.tools.servers.shell.sandbox import (
     SandboxChoice,
-    SandboxUnavailable,
     current_confinement,
     ensure_sandbox,
     probe_bwrap,
@@ -32,7 +31,6 @@ __all__ = [
     "PolicyHolder",
     "PreparedCommand",
     "SandboxChoice",
-    "SandboxUnavailable",
     "ShellPolicy",
     "clean_env",
     "create_bash_server",

@@ -54,7 +54,8 @@ if __name__ != "__main__":  # imported as a module; in the joined program these 
 
 
 class _Stop(Exception):
-    pass
+    """SIGTERM arrived: leave the wait loop. Control flow inside the launcher program only, so it
+    stays out of starweave.errors (which this standard-library-only program cannot import)."""
 
 
 def _on_term(_sig: int, _frame: object) -> None:

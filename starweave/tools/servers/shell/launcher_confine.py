@@ -44,6 +44,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
 
 
+# Not in starweave.errors: this file runs as a standard-library-only program (nothing is imported
+# from disk), and the error never leaves it: the launcher reports it on stderr and exits 125.
 class SetupError(Exception):
     """A confinement step failed: the command must not run."""
 

@@ -22,20 +22,16 @@ import threading
 from dataclasses import dataclass
 
 from starweave.config.models import ShellConfig
-from starweave.errors import ConfigError
+from starweave.errors import SandboxUnavailable, SeccompUnsupported
 from starweave.tools.servers.shell import landlock
 from starweave.tools.servers.shell.launch import Launch, known_bwrap_variants, remember_bwrap_userns
-from starweave.tools.servers.shell.seccomp import SeccompUnsupported, machine_arch
+from starweave.tools.servers.shell.seccomp import machine_arch
 
 logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT = 30.0
 PID_MAX = "/proc/sys/kernel/pid_max"
 NO_SANDBOX_WARNING = "NOTHING confines the model's shell commands"
-
-
-class SandboxUnavailable(ConfigError):
-    """SHELL.SANDBOX asks for a sandbox that does not work on this machine."""
 
 
 @dataclass(frozen=True)
@@ -250,7 +246,6 @@ def current_confinement() -> dict[str, str]:
 
 __all__ = [
     "SandboxChoice",
-    "SandboxUnavailable",
     "choose_sandbox",
     "current_confinement",
     "ensure_sandbox",

@@ -32,6 +32,8 @@ import platform
 import struct
 from dataclasses import dataclass
 
+from starweave.errors import InvalidArgumentError, SeccompUnsupported
+
 # BPF opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
 _LD_W_ABS = 0x20
 _ALU_AND_K = 0x54
@@ -160,10 +162,6 @@ STRICT_DENIED = (
 )
 
 
-class SeccompUnsupported(Exception):
-    """The filter has no system call table for this machine's architecture."""
-
-
 @dataclass(frozen=True)
 class Check:
     """One test on a system call argument (its low 32 bits, as the kernel reads an int or mode_t).
@@ -227,7 +225,7 @@ def rules(
     if profile == "basic":
         return out
     if profile != "strict":
-        raise ValueError(f"unknown seccomp profile {profile!r}")
+        raise InvalidArgumentError(f"unknown seccomp profile {profile!r}")
     out += [
         Rule("clone", (Check("deny_any", 0, CLONE_NEWUSER),)),
         Rule("unshare", (Check("deny_any", 0, CLONE_NEWUSER),)),
@@ -245,7 +243,7 @@ def rules(
 
 def _insn(code: int, jt: int = 0, jf: int = 0, k: int = 0) -> tuple[int, int, int, int]:
     if not (0 <= jt <= 255 and 0 <= jf <= 255):
-        raise ValueError("BPF jump out of range")
+        raise InvalidArgumentError("BPF jump out of range")
     return (code, jt, jf, k & 0xFFFFFFFF)
 
 
@@ -298,7 +296,7 @@ def build_filter(arch: str, rule_list: list[Rule]) -> bytes:
         prog += body
     prog.append(_insn(_RET_K, k=RET_ALLOW))
     if len(prog) > 4096:
-        raise ValueError("seccomp filter too long")
+        raise InvalidArgumentError("seccomp filter too long")
     return b"".join(struct.pack("=HBBI", *insn) for insn in prog)
 
 

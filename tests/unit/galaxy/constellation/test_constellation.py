@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from starweave.galaxy.constellation import (
-    ConstellationState,
+from starweave.errors import (
     CycleError,
     DependencyNotFoundError,
-    DependencyType,
     DuplicateIdError,
     ModificationError,
-    TaskConstellation,
     TaskNotFoundError,
+    UnsatisfiableDependencyError,
+)
+from starweave.galaxy.constellation import (
+    ConstellationState,
+    DependencyType,
+    TaskConstellation,
     TaskPriority,
     TaskStar,
     TaskStarLine,
     TaskStatus,
-    UnsatisfiableDependencyError,
 )
 
 

@@ -9,12 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from starweave.errors import CycleError, DuplicateIdError, ModificationError, TaskNotFoundError
 from starweave.galaxy.constellation import (
     ConstellationEditor,
-    CycleError,
-    DuplicateIdError,
-    ModificationError,
-    TaskNotFoundError,
     TaskPriority,
     TaskStar,
     TaskStarLine,

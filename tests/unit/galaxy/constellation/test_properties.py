@@ -5,13 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from starweave.galaxy.constellation import (
-    ConstellationError,
-    DependencyType,
-    TaskConstellation,
-    TaskStar,
-    TaskStarLine,
-)
+from starweave.errors import ConstellationError
+from starweave.galaxy.constellation import DependencyType, TaskConstellation, TaskStar, TaskStarLine
 
 N = 12
 ops = st.lists(

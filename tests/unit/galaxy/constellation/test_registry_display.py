@@ -8,15 +8,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from starweave.errors import ConstellationError, UnknownCommandError
 from starweave.galaxy.constellation import (
     DISPLAY_MODES,
     ConstellationEditor,
-    ConstellationError,
     TaskConfiguration,
     TaskConstellationSchema,
     TaskPriority,
     TaskStar,
-    UnknownCommandError,
     render_constellation,
 )
 from starweave.galaxy.constellation import schema as schema_module

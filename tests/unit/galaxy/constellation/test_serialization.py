@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from starweave.errors import ConstellationError
 from starweave.galaxy.constellation import (
-    ConstellationError,
     DependencyType,
     TaskConstellation,
     TaskConstellationSchema,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from starweave.galaxy.constellation import ConstellationError, DependencyType, TaskStarLine, TaskStatus
+from starweave.errors import ConstellationError
+from starweave.galaxy.constellation import DependencyType, TaskStarLine, TaskStatus
 
 OUTCOMES = [
     (TaskStatus.COMPLETED, "r"),

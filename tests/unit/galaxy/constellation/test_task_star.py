@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from starweave.galaxy.constellation import (
-    ConstellationError,
-    InvalidTransitionError,
-    ModificationError,
-    TaskPriority,
-    TaskStar,
-    TaskStatus,
-)
+from starweave.errors import ConstellationError, InvalidTransitionError, ModificationError
+from starweave.galaxy.constellation import TaskPriority, TaskStar, TaskStatus
 
 
 def test_defaults() -> None:

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from starweave.errors import InvalidDeviceTransition, UnknownDevice
 from starweave.galaxy.devices.profile import DeviceStatus
-from starweave.galaxy.devices.registry import (
-    ALLOWED_TRANSITIONS,
-    DeviceRegistry,
-    InvalidDeviceTransition,
-    UnknownDevice,
-)
+from starweave.galaxy.devices.registry import ALLOWED_TRANSITIONS, DeviceRegistry
 
 S = DeviceStatus
 

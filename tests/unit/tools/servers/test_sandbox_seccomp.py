@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from starweave.errors import SeccompUnsupported
 from starweave.tools.servers.shell import seccomp
 from starweave.tools.servers.shell.seccomp import (
     AUDIT_ARCH,
@@ -16,7 +17,6 @@ from starweave.tools.servers.shell.seccomp import (
     RET_ERRNO,
     RET_KILL_PROCESS,
     SYSCALLS,
-    SeccompUnsupported,
     build_filter,
     machine_arch,
     rules,
