@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 
 _FIND_EXEC = re.compile(r"\bfind\b.*\s-(exec|execdir|ok)\b")
-# find DIR ... -name PATTERN ... -exec CMD {}: the glob that does the same in one folder.
+# find DIR ... -name PATTERN ... -exec CMD {} REST: the glob that does the same in one folder.
 _FIND_PARTS = re.compile(
     r"\bfind\s+(?P<dir>[^\s-][^\s]*)?.*?-i?name\s+(?P<q>['\"]?)(?P<pat>[^'\"\s]+)(?P=q)"
-    r".*?-(?:exec|execdir|ok)\s+(?P<cmd>[\w.-]+(?:\s+-[\w-]+)*)"
+    r".*?-(?:exec|execdir|ok)\s+(?P<cmd>[\w.-]+(?:\s+-[\w-]+)*)(?:\s+\{\}(?P<rest>[^\\;+]*))?"
 )
 # The placeholder example when the command does not show its parts: copied as is, it fails clearly.
 _GENERIC_GLOB = "like CMD DIR/*.EXT"
@@ -72,7 +72,12 @@ def glob_example(command: str) -> str:
         return _GENERIC_GLOB
     folder = (found["dir"] or ".").rstrip("/")
     path = found["pat"] if folder == "." else f"{folder}/{found['pat']}"
-    return f"like {found['cmd']} {path}"
+    rest = " ".join((found["rest"] or "").split())
+    example = f"like {found['cmd']} {path}" + (f" {rest}" if rest else "")
+    if found["cmd"].split()[0] == "rm":
+        # find's own -delete is allowed in the workspace and also reaches subfolders.
+        example += f", or find {folder} -name '{found['pat']}' -delete"
+    return example
 
 
 def failure_hint(command: str, output: str) -> str:

@@ -38,8 +38,12 @@ def test_only_a_failed_call_gets_a_hint() -> None:
 def test_the_find_exec_hint_shows_the_glob_of_the_failed_command() -> None:
     blocked = "Error: Blocked: find -exec runs commands the policy cannot check"
     hint = failure_hint("find cache -name '*.tmp' -exec rm {} \\;", blocked)
-    assert "(like rm cache/*.tmp)" in hint
-    assert "(like rm -f *.log)" in failure_hint('find . -type f -name "*.log" -exec rm -f {} +', blocked)
-    assert "(like mv inbox/*.png)" in failure_hint("find inbox/ -iname *.png -exec mv {} images \\;", blocked)
+    assert "(like rm cache/*.tmp, or find cache -name '*.tmp' -delete)" in hint
+    assert "(like rm -f *.log, or find . -name '*.log' -delete)" in failure_hint(
+        'find . -type f -name "*.log" -exec rm -f {} +', blocked
+    )
+    assert "(like mv inbox/*.png images)" in failure_hint(
+        "find inbox/ -iname *.png -exec mv {} images \\;", blocked
+    )
     # Without a name pattern there is nothing to copy: a placeholder, never another task's names.
     assert "(like CMD DIR/*.EXT)" in failure_hint("find . -type f -exec wc -l {} \\;", blocked)
