@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -112,11 +112,8 @@ def window_texts(controls: list[Control], title: str = "", every_name: bool = Fa
     return texts
 
 
-def action_texts(actions: Iterable[dict[str, Any]], every_argument: bool = False) -> list[str]:
-    """The arguments and results of the successful actions (``ActionCommandInfo`` dicts), echoes left
-    out, and the controls' ids and names unless ``every_argument`` (they say which control was used,
-    not what the application holds)."""
-    texts: list[str] = []
+def _succeeded(actions: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The successful actions that are not echoes, each with its tool's own result payload."""
     for action in actions:
         result = action.get("result") or {}
         payload = result.get("result")
@@ -124,6 +121,15 @@ def action_texts(actions: Iterable[dict[str, Any]], every_argument: bool = False
             continue
         if isinstance(payload, dict) and payload.get("success") is False:
             continue
+        yield action, payload
+
+
+def action_texts(actions: Iterable[dict[str, Any]], every_argument: bool = False) -> list[str]:
+    """The arguments and results of the successful actions (``ActionCommandInfo`` dicts), echoes left
+    out, and the controls' ids and names unless ``every_argument`` (they say which control was used,
+    not what the application holds)."""
+    texts: list[str] = []
+    for action, payload in _succeeded(actions):
         arguments = action.get("arguments") or {}
         texts.extend(
             str(v)
@@ -202,13 +208,7 @@ def file_evidence(title: str, actions: Iterable[dict[str, Any]]) -> Evidence:
     successful actions say of files: their arguments other than the text they typed or wrote, and
     the results of API tools (a GUI tool's result repeats the typed text)."""
     texts: list[str] = []
-    for action in actions:
-        result = action.get("result") or {}
-        payload = result.get("result")
-        if str(result.get("status")) != "success" or action.get("function") in ECHO_TOOLS:
-            continue
-        if isinstance(payload, dict) and payload.get("success") is False:
-            continue
+    for action, payload in _succeeded(actions):
         arguments = action.get("arguments") or {}
         texts.extend(str(v) for k, v in arguments.items() if k not in _TYPED and isinstance(v, str))
         if isinstance(payload, dict):
