@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from starweave.aip.dispatch import DispatchTable
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES, frame_size
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
@@ -50,9 +51,6 @@ __all__ = [
 log = logging.getLogger("starweave.aip.endpoints")
 
 API_KEY_HEADER = "X-API-Key"
-# The agent server's frame limit (ServerSettings.max_message_bytes): a larger TASK would be
-# answered with an ERROR the server cannot tie to the task, so it is refused here instead.
-DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
 
 
 class MessageProcessor(Protocol):
@@ -373,7 +371,9 @@ class ConstellationEndpoint:
             target_id=device_id,
             metadata={"constellation_id": self.constellation_id},
         )
-        size = len(message.model_dump_json(exclude_none=True).encode("utf-8"))
+        # A TASK over the server's frame limit would be answered with an ERROR the server cannot tie
+        # to the task, so it is refused here instead.
+        size = frame_size(message)
         if size > self.max_frame_bytes:
             reason = (
                 f"the task is a {size}-byte message, over the server's frame limit of "

@@ -39,6 +39,7 @@ __all__ = [
     "ProtocolMiddleware",
     "RegistrationProtocol",
     "TaskExecutionProtocol",
+    "registration_message",
     "task_request_message",
 ]
 
@@ -129,16 +130,7 @@ class RegistrationProtocol(AIPProtocol):
 
         ``platform`` is added to the metadata (the server reads ``metadata.platform``).
         """
-        meta = dict(metadata or {})
-        meta.setdefault("platform", platform or _platform.system().lower())
-        message = ClientMessage(
-            type=ClientMessageType.REGISTER,
-            client_type=ClientType.DEVICE,
-            client_id=device_id,
-            metadata=meta,
-            timestamp=utc_now(),
-        )
-        await self.send_message(message)
+        await self.send_message(registration_message(device_id, metadata, platform))
         return await self._await_confirmation(timeout)
 
     async def register_as_constellation(
@@ -362,6 +354,24 @@ class DeviceInfoProtocol(AIPProtocol):
     ) -> None:
         """Answer a device-info request (status error when ``error`` is given)."""
         await self.send_message(builders.device_info_response(device_info, request_id, error))
+
+
+def registration_message(
+    device_id: str, metadata: dict[str, Any] | None = None, platform: str | None = None
+) -> ClientMessage:
+    """A device's REGISTER; ``platform`` (this machine's by default) goes into the metadata.
+
+    The server reads ``metadata.platform`` to route the device, so it is always there.
+    """
+    meta = dict(metadata or {})
+    meta.setdefault("platform", platform or _platform.system().lower())
+    return ClientMessage(
+        type=ClientMessageType.REGISTER,
+        client_type=ClientType.DEVICE,
+        client_id=device_id,
+        metadata=meta,
+        timestamp=utc_now(),
+    )
 
 
 def task_request_message(

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-from starweave.aip.dispatch import DispatchTable
+from starweave.aip.device_state import DeviceConnectionState, DeviceStep
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.aip.messages import (
     DEVICE_TOKEN_FIELD,
     REQUEST_DEVICE_TOKEN,
@@ -21,9 +22,7 @@ from starweave.aip.messages import (
     Result,
     ResultStatus,
     ServerMessage,
-    ServerMessageType,
     TaskStatus,
-    new_id,
     utc_now,
 )
 from starweave.aip.protocols import (
@@ -31,13 +30,12 @@ from starweave.aip.protocols import (
     HeartbeatProtocol,
     RegistrationProtocol,
     TaskExecutionProtocol,
-    task_request_message,
+    registration_message,
 )
 from starweave.aip.resilience import HeartbeatManager, Sleep
 from starweave.aip.transport import Transport
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
-from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results, frame_size
 from starweave.errors import AIPError, RegistrationRefused, TransportClosed
 
 __all__ = [
@@ -78,6 +76,8 @@ class DeviceProtocol(RegistrationProtocol, HeartbeatProtocol, TaskExecutionProto
 class DeviceConnection:
     """Registers a device on an open transport, then serves it until the connection closes.
 
+    The rules live in the sans-I/O core (:class:`~starweave.aip.device_state.DeviceConnectionState`):
+    this class reads frames, feeds them to it, sends what it answers and runs the work it names.
     One task at a time: a TASK while another runs is ignored with a warning (and an ERROR telling
     the server); an ERROR or TASK_END about the running session ends it. Nothing the server sends
     can leave the device believing it has a task for ever: a TASK whose echo would exceed the
@@ -104,6 +104,7 @@ class DeviceConnection:
     ) -> None:
         self.transport = transport
         self.device_client = device_client
+        self.state = DeviceConnectionState(device_client.client_id, device_client.platform, max_frame_bytes)
         self.protocol = DeviceProtocol(transport)
         self.heartbeats = HeartbeatManager(self.protocol, heartbeat_interval, sleep)
         self.heartbeat_interval = heartbeat_interval
@@ -111,23 +112,44 @@ class DeviceConnection:
         self.registration_timeout = registration_timeout
         self._clock = clock
         self._sleep = sleep
-        self.max_frame_bytes = max_frame_bytes
         self.task_start_timeout = task_start_timeout
         # A token of its own the server issued at this registration (the caller stores it).
         self.issued_token: str | None = None
-        self._start_confirmed = asyncio.Event()
+        # Set once the running task's start is settled (confirmed, ended or dropped): ends its watch.
+        self._start_settled = asyncio.Event()
         self._start_watch: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.last_server_message: float | None = None
         self.dead_reason: str | None = None
-        self.current_session_id: str | None = None
-        self.registered = False
-        self.heartbeat_acks = 0
         self.last_heartbeat_ack: float | None = None
-        self.ignored_tasks: list[str] = []
-        self.server_errors: list[str] = []
         self._starter: asyncio.Task[None] | None = None
         self._commands: dict[str | None, set[asyncio.Task[None]]] = {}
+
+    # ---- the core's view, for callers and tests ------------------------------------------
+    @property
+    def registered(self) -> bool:
+        """True while the server serves this device."""
+        return self.state.registered
+
+    @property
+    def current_session_id(self) -> str | None:
+        """The session of the running task, if any."""
+        return self.state.current_session_id
+
+    @property
+    def heartbeat_acks(self) -> int:
+        """How many heartbeat acks the server sent on this connection."""
+        return self.state.heartbeat_acks
+
+    @property
+    def ignored_tasks(self) -> list[str]:
+        """Sessions of the TASKs refused because another task was running."""
+        return self.state.ignored_tasks
+
+    @property
+    def server_errors(self) -> list[str]:
+        """The ERROR messages the server sent once registered."""
+        return self.state.server_errors
 
     @property
     def client_id(self) -> str:
@@ -159,10 +181,12 @@ class DeviceConnection:
         """Send REGISTER and wait for the answer; RegistrationRefused with the server's reason if refused."""
         metadata = await self.registration_metadata()
         log.info("[WS] [AIP] Attempting to register as %s", self.client_id)
+        self.state.registration_sent()
         try:
-            accepted = await self.protocol.register_as_device(
-                self.client_id, metadata, self.device_client.platform, timeout=self.registration_timeout
+            await self.protocol.send_message(
+                registration_message(self.client_id, metadata, self.device_client.platform)
             )
+            answer = await self._registration_answer()
         except TransportClosed as exc:
             if exc.code in AUTH_CLOSE_CODES:
                 why = f": {exc.reason}" if exc.reason else ""
@@ -172,17 +196,34 @@ class DeviceConnection:
                     fatal=True,
                 ) from None
             raise
-        if not accepted:
-            reason = self.protocol.last_error or "the server refused the registration"
+        if answer.registered is None:
+            reason = answer.refused or "the server refused the registration"
             raise RegistrationRefused(
                 f"registration of {self.client_id!r} refused: {reason}", is_auth_refusal(reason)
             )
-        self.registered = True
-        confirmation = self.protocol.last_confirmation
-        token = (confirmation.model_extra or {}).get(DEVICE_TOKEN_FIELD) if confirmation else None
+        token = (answer.registered.model_extra or {}).get(DEVICE_TOKEN_FIELD)
         if isinstance(token, str) and token:
             self.issued_token = token
         log.info("[WS] [AIP] ✅ Successfully registered as %s", self.client_id)
+
+    async def _registration_answer(self) -> DeviceStep:
+        """Feed the core until it has the registration's answer (a refusal when none comes in time)."""
+        try:
+            async with asyncio.timeout(self.registration_timeout):
+                while True:
+                    try:
+                        message = await self.protocol.receive_message(ServerMessage)
+                    except AIPError as exc:
+                        log.warning("Ignoring a malformed frame while registering: %s", exc)
+                        continue
+                    step = self.state.receive(message)
+                    if step.registered is not None or step.refused is not None:
+                        return step
+                    log.warning("%s", step.problem)
+        except TimeoutError:
+            return DeviceStep(
+                refused=f"the server did not answer the registration within {self.registration_timeout:g}s"
+            )
 
     async def serve(self) -> None:
         """Read and handle messages and send heartbeats until the connection closes."""
@@ -197,6 +238,7 @@ class DeviceConnection:
             await asyncio.gather(watchdog, return_exceptions=True)
             self.heartbeats.stop_all()
             await self.cancel_all("disconnected")
+            self.state.closed()
 
     async def _watch_server(self) -> None:
         """Close the transport once the server has been silent for DEAD_SERVER_INTERVALS intervals."""
@@ -225,7 +267,7 @@ class DeviceConnection:
                 message = await self.protocol.receive_message(ServerMessage)
             except AIPError as exc:
                 self.last_server_message = self._clock()  # malformed, but the server is alive
-                log.warning("[WS] Dropping a malformed message: %s", exc)
+                log.warning("[WS] %s", self.state.malformed(str(exc)).problem)
                 continue
             except ConnectionError as exc:
                 log.info("[WS] Connection closed: %s", exc)
@@ -234,103 +276,69 @@ class DeviceConnection:
             await self.handle_message(message)
 
     async def handle_message(self, message: ServerMessage) -> None:
-        """Route one server message through the device side's dispatch table."""
-        handler = DEVICE_HANDLERS.handler_for(message.type)
-        if handler is None:
-            log.warning("[WS] Ignoring unexpected %s message", message.type.value)
-            return
-        await handler(self, message)
+        """Feed one server message to the core, then do what it says."""
+        await self._apply(self.state.receive(message))
 
-    async def _heartbeat_ack(self, message: ServerMessage) -> None:
-        if message.session_id is not None and message.session_id == self.current_session_id:
-            self._start_confirmed.set()  # the server started the session of our TASK echo
-        self.heartbeat_acks += 1
-        self.last_heartbeat_ack = self._clock()
-        log.debug("[WS] Heartbeat acknowledged (%s)", message.response_id)
+    async def _apply(self, step: DeviceStep) -> None:
+        """Carry out one step of the core: send its messages, start or cancel the work it names."""
+        if step.problem:
+            log.warning("[WS] %s", step.problem)
+        for reply in step.send:
+            await self._send(reply)
+        if step.heartbeat_ack:
+            self.last_heartbeat_ack = self._clock()
+        if step.ended is not None:
+            ended = step.ended
+            self._log_task_end(ended.session_id, ended.status, ended.result, ended.error)
+        if step.cancel is not None:
+            await self._cancel_session(step.cancel, "ended")
+        if step.start is not None:
+            self._start_settled = asyncio.Event()
+            self._starter = asyncio.create_task(self._begin_task(step.start))
+        if step.run is not None:
+            task = asyncio.create_task(self._run_command(step.run))
+            running = self._commands.setdefault(step.run.session_id, set())
+            running.add(task)
+            task.add_done_callback(running.discard)
+        if step.info_request is not None:
+            self._spawn(self._answer_device_info(step.info_request))
+        if self.state.start_confirmed or self.state.current_session_id is None:
+            self._start_settled.set()
 
-    async def _server_error(self, message: ServerMessage) -> None:
-        """Log an ERROR; one about the running session (e.g. its TASK echo was refused) ends that task."""
-        self.server_errors.append(message.error or "")
-        log.error("[WS] Server error: %s", message.error)
-        session_id = message.session_id
-        if session_id is not None and session_id == self.current_session_id:
-            log.warning("[WS] The server refused task %s; the device is free for the next task", session_id)
-            await self._cancel_session(session_id, "refused by the server")
-            self._clear_task(session_id)
-
-    async def start_task(self, message: ServerMessage) -> None:
-        """Accept a dispatched TASK (unless one runs) and confirm it with a ClientMessage TASK.
-
-        Returns at once: the confirmation runs in its own task, so heartbeats keep being read.
-        """
-        session_id = message.session_id or new_id()
-        if self.current_session_id is not None:
-            log.warning(
-                "[WS] Task %s is still running, ignoring new task %s", self.current_session_id, session_id
-            )
-            self.ignored_tasks.append(session_id)
-            busy = (
-                f"the device is busy with task {self.current_session_id}; task {session_id} was not started"
-            )
-            self._spawn(self._send_error(busy, session_id))
-            return
-        self.current_session_id = session_id
-        self._start_confirmed = asyncio.Event()
-        task_name = message.task_name or new_id()
-        self._starter = asyncio.create_task(
-            self._begin_task(message.user_request or "", task_name, session_id)
-        )
-
-    async def _begin_task(self, request: str, task_name: str, session_id: str) -> None:
-        echo = task_request_message(
-            request, task_name, session_id, self.client_id, metadata={"platform": self.device_client.platform}
-        )
-        size = frame_size(echo)
-        if size > self.max_frame_bytes:
-            reason = (
-                f"task {task_name} not started: its request makes a {size}-byte message, over the "
-                f"server's frame limit of {self.max_frame_bytes} bytes; send a shorter request"
-            )
-            log.error("[WS] %s", reason)
-            self._clear_task(session_id)
-            await self._send_error(reason, session_id)
-            return
+    async def _begin_task(self, echo: ClientMessage) -> None:
+        """Reset the device for the task, then confirm it to the server with the TASK echo."""
+        session_id = str(echo.session_id)
         try:
             async with self.device_client.task_lock:
                 await self.device_client.reset()
                 self.device_client.session_id = session_id
                 await self.protocol.send_message(echo)
-            log.info("[WS] Started task %s (%s)", task_name, session_id)
+            log.info("[WS] Started task %s (%s)", echo.task_name, session_id)
         except ConnectionError as exc:
             log.warning("[WS] Could not confirm task %s: %s", session_id, exc)
         except (OSError, AIPError, RuntimeError) as exc:
-            log.error("[WS] Could not start task %s: %s", session_id, exc)
-            self._clear_task(session_id)
-            await self._send_error(f"could not start task {task_name}: {exc}", session_id)
+            await self._apply(
+                self.state.start_failed(session_id, f"could not start task {echo.task_name}: {exc}")
+            )
             return
-        if self.current_session_id == session_id:
-            self._start_watch = asyncio.create_task(self._watch_start(session_id, task_name))
+        if self.state.current_session_id == session_id:
+            self._start_watch = asyncio.create_task(self._watch_start(session_id, str(echo.task_name)))
 
     async def _watch_start(self, session_id: str, task_name: str) -> None:
         """Drop the task if the server never confirms it (its answer to the echo may have been lost)."""
-        confirmed = asyncio.create_task(self._start_confirmed.wait())
+        settled = asyncio.create_task(self._start_settled.wait())
         timer = asyncio.create_task(self._pause(self.task_start_timeout))
         try:
-            await asyncio.wait({confirmed, timer}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({settled, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for waiter in (confirmed, timer):
+            for waiter in (settled, timer):
                 waiter.cancel()
-            await asyncio.gather(confirmed, timer, return_exceptions=True)
-        if self._start_confirmed.is_set() or self.current_session_id != session_id:
-            return
+            await asyncio.gather(settled, timer, return_exceptions=True)
         reason = (
             f"the server did not confirm task {task_name} within {self.task_start_timeout:g}s; "
             "the device dropped it and is free for the next task"
         )
-        log.warning("[WS] %s", reason)
-        await self._cancel_session(session_id, "not confirmed")
-        self.current_session_id = None
-        await self._send_error(reason, session_id)
+        await self._apply(self.state.start_timed_out(session_id, reason))
 
     async def _pause(self, seconds: float) -> None:
         await self._sleep(seconds)
@@ -339,15 +347,6 @@ class DeviceConnection:
         task = asyncio.create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    async def start_command(self, message: ServerMessage) -> None:
-        """Run a COMMAND in its own asyncio task (returns at once)."""
-        if message.session_id is not None and message.session_id == self.current_session_id:
-            self._start_confirmed.set()
-        task = asyncio.create_task(self._run_command(message))
-        running = self._commands.setdefault(message.session_id, set())
-        running.add(task)
-        task.add_done_callback(running.discard)
 
     async def _run_command(self, message: ServerMessage) -> None:
         async with self.device_client.task_lock:
@@ -363,31 +362,7 @@ class DeviceConnection:
                     Result(status=ResultStatus.FAILURE, error=error, call_id=action.call_id)
                     for action in message.actions or []
                 ]
-        envelope = ClientMessage(
-            type=ClientMessageType.COMMAND_RESULTS,
-            status=message.status,
-            session_id=message.session_id,
-            client_id=self.client_id,
-            prev_response_id=message.response_id or "",
-            request_id=new_id(),
-        )
-        results = fit_results(envelope, results, self.max_frame_bytes)
-        try:
-            await self.protocol.send_command_results(
-                results, message.session_id, self.client_id, message.response_id or "", message.status
-            )
-        except ConnectionError as exc:
-            log.warning("[WS] Could not send the results of %s: %s", message.response_id, exc)
-            return
-        if message.status in (TaskStatus.COMPLETED, TaskStatus.FAILED):
-            self._log_task_end(message.session_id, message.status, message.result, message.error)
-            self._clear_task(message.session_id)
-
-    async def end_task(self, message: ServerMessage) -> None:
-        """TASK_END: log the outcome and cancel what still runs for that session."""
-        self._log_task_end(message.session_id, message.status, message.result, message.error)
-        await self._cancel_session(message.session_id, "task ended")
-        self._clear_task(message.session_id)
+        await self._apply(self.state.results_ready(message, results))
 
     @staticmethod
     def _log_task_end(session_id: str | None, status: TaskStatus, result: Any, error: str | None) -> None:
@@ -395,11 +370,6 @@ class DeviceConnection:
             log.warning("[WS] Task %s failed, with error: %s", session_id, error or "(no reason given)")
         else:
             log.info("[WS] Task %s completed, result: %s", session_id, result)
-
-    def _clear_task(self, session_id: str | None) -> None:
-        if session_id is not None and session_id == self.current_session_id:
-            self.current_session_id = None
-            self._start_confirmed.set()  # ends the start watch
 
     async def _cancel_session(self, session_id: str | None, reason: str) -> None:
         running = [t for t in self._commands.pop(session_id, set()) if not t.done()]
@@ -417,7 +387,7 @@ class DeviceConnection:
                 await asyncio.gather(task, return_exceptions=True)
         for session_id in list(self._commands):
             await self._cancel_session(session_id, reason)
-        self.current_session_id = None
+        self.state.closed()
 
     async def wait_idle(self) -> None:
         """Wait until the task start and every command have finished (for tests and shutdown)."""
@@ -427,35 +397,19 @@ class DeviceConnection:
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _send_error(self, error: str, session_id: str | None) -> None:
+    async def _send(self, message: ClientMessage) -> None:
         try:
-            await self.protocol.send_client_error(error, self.client_id, session_id)
+            await self.protocol.send_message(message)
         except ConnectionError as exc:
-            log.warning("[WS] Could not report an error to the server: %s", exc)
+            log.warning("[WS] Could not send a %s message to the server: %s", message.type.value, exc)
 
     async def _answer_device_info(self, message: ServerMessage) -> None:
         info = await asyncio.to_thread(self.info_provider.collect_system_info, self.client_id)
-        reply = ClientMessage(
-            type=ClientMessageType.DEVICE_INFO_RESPONSE,
-            client_id=self.client_id,
-            request_id=message.request_id,
-            result=info.to_dict(),
+        await self._send(
+            ClientMessage(
+                type=ClientMessageType.DEVICE_INFO_RESPONSE,
+                client_id=self.client_id,
+                request_id=message.request_id,
+                result=info.to_dict(),
+            )
         )
-        try:
-            await self.protocol.send_message(reply)
-        except ConnectionError as exc:
-            log.warning("[WS] Could not answer the device info request: %s", exc)
-
-
-# The device side's dispatch table: what the server may send a device, and who handles it.
-DeviceHandler = Callable[[DeviceConnection, ServerMessage], Awaitable[None]]
-DEVICE_HANDLERS: DispatchTable[ServerMessageType, DeviceHandler] = DispatchTable(
-    {
-        ServerMessageType.TASK: DeviceConnection.start_task,
-        ServerMessageType.COMMAND: DeviceConnection.start_command,
-        ServerMessageType.TASK_END: DeviceConnection.end_task,
-        ServerMessageType.HEARTBEAT: DeviceConnection._heartbeat_ack,
-        ServerMessageType.ERROR: DeviceConnection._server_error,
-        ServerMessageType.DEVICE_INFO_REQUEST: DeviceConnection._answer_device_info,
-    }
-)

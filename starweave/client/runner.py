@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.aip.resilience import ReconnectionStrategy
 from starweave.client.connection import DEFAULT_TASK_START_TIMEOUT
 from starweave.client.credentials import TokenStore
 from starweave.client.device_client import DeviceClient
-from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.client.websocket import DeviceWebSocketClient
 from starweave.config import load_config
 from starweave.errors import ConfigError, ToolError

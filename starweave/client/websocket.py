@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.aip.messages import DEVICE_TOKEN_HEADER
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy, Sleep
 from starweave.aip.transport import Transport, WebSocketTransport
@@ -27,7 +28,6 @@ from starweave.client.connection import DEFAULT_TASK_START_TIMEOUT, DeviceConnec
 from starweave.client.credentials import TokenStore, server_key
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
-from starweave.client.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.errors import HandshakeRejected, RegistrationRefused
 
 __all__ = [

@@ -8,15 +8,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, model_validator
 
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.errors import ConfigError
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
-# 1 MiB: AIP frames are JSON commands and their (text) results; a shell output or a UI tree fits
-# easily. The bound keeps one peer from making the server buffer and parse huge JSON documents
-# (upstream allowed 100 MB). Raise it if devices send screenshots inline.
-DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+# The one AIP frame-limit default (1 MiB, see aip.frame_limit), which the clients assume too.
+DEFAULT_MAX_MESSAGE_BYTES = DEFAULT_MAX_FRAME_BYTES
 DEFAULT_MAX_BAD_FRAMES = 100
 # Clients send a heartbeat every 30 s (spec D §6); three missed beats mean the peer is gone.
 DEFAULT_HEARTBEAT_TIMEOUT = 3 * 30.0

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from starweave.aip.device_state import DEVICE_HANDLERS
 from starweave.aip.dispatch import DispatchTable
 from starweave.aip.endpoints import CONSTELLATION_HANDLERS
 from starweave.aip.messages import ClientMessageType, ServerMessageType
-from starweave.client.connection import DEVICE_HANDLERS
 
 
 def test_a_table_names_its_handlers_and_what_it_lacks() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from unit.client.virtual_time import REAL_WAIT, VirtualTime, until
 
+from starweave.aip.frame_limit import fit_results, frame_size
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
@@ -24,7 +25,6 @@ from starweave.aip.transport import MemoryTransport, memory_transport_pair
 from starweave.client.connection import DeviceConnection, is_duplicate_refusal
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider, SystemProbe
-from starweave.client.frame_limit import fit_results, frame_size
 
 WAIT = 10.0
 PROBE = DeviceInfoProvider(SystemProbe(route_ip=lambda: "10.0.0.7", resolved_ip=lambda: "10.0.0.7"))

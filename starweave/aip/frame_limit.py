@@ -1,12 +1,16 @@
-"""Keeping COMMAND_RESULTS frames under the server's frame limit.
+"""The AIP frame limit: its one default, the size of a message on the wire, and fitting results under it.
 
-The server drops a frame over its limit (1 MiB by default) and its session would then wait forever
-for the answer; so the largest results are replaced by FAILURE results that say why, until it fits.
+The agent server refuses a frame over its limit (:data:`DEFAULT_MAX_FRAME_BYTES` unless configured),
+so both client sides check their TASK messages against it before sending; and a device replaces the
+largest of its COMMAND_RESULTS by FAILURE results that say why, until the frame fits (otherwise the
+server's session would wait forever for the answer).
 """
 
 from __future__ import annotations
 
 import logging
+
+from pydantic import BaseModel
 
 from starweave.aip.messages import ClientMessage, Result, ResultStatus
 
@@ -14,12 +18,20 @@ __all__ = ["DEFAULT_MAX_FRAME_BYTES", "fit_results", "frame_size"]
 
 log = logging.getLogger("starweave.client")
 
+# The agent server's default frame limit (ServerSettings.max_message_bytes), and what clients assume.
+# 1 MiB: AIP frames are JSON commands and their (text) results; a shell output or a UI tree fits
+# easily. The bound keeps one peer from making the server buffer and parse huge JSON documents
+# (upstream allowed 100 MB). Raise it if devices send screenshots inline.
 DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
 
 
 def frame_size(message: ClientMessage) -> int:
     """Bytes of ``message`` on the wire."""
-    return len(message.model_dump_json(exclude_none=True).encode("utf-8"))
+    return _wire_size(message)
+
+
+def _wire_size(model: BaseModel) -> int:
+    return len(model.model_dump_json(exclude_none=True).encode("utf-8"))
 
 
 def _too_large(result: Result, size: int, max_frame_bytes: int) -> Result:
@@ -62,7 +74,7 @@ def fit_results(envelope: ClientMessage, results: list[Result], max_frame_bytes:
 
 
 def _size(result: Result) -> int:
-    return len(result.model_dump_json(exclude_none=True).encode("utf-8"))
+    return _wire_size(result)
 
 
 def _fits(envelope: ClientMessage, results: list[Result], max_frame_bytes: int) -> bool:
