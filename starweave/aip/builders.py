@@ -8,34 +8,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from starweave.aip.messages import (
-    CommandMessage,
-    ServerDeviceInfoResponse,
-    ServerError,
-    ServerHeartbeat,
-    ServerTaskEnd,
-    TaskAssignment,
-    TaskStatus,
-    new_id,
-)
+from starweave.aip.messages import ServerMessage, ServerMessageType, TaskStatus, new_id, server_message
 from starweave.aip.tool_calls import Command
 
 
-def heartbeat_ack(response_id: str | None = None, **extra: Any) -> ServerHeartbeat:
+def heartbeat_ack(response_id: str | None = None, **extra: Any) -> ServerMessage:
     """HEARTBEAT ok: a heartbeat's acknowledgement, and the registration confirmation."""
-    return ServerHeartbeat(status=TaskStatus.OK, response_id=response_id or new_id(), **extra)
+    return server_message(
+        ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=response_id or new_id(), **extra
+    )
 
 
-def error_message(error: str, **extra: Any) -> ServerError:
+def error_message(error: str, **extra: Any) -> ServerMessage:
     """ERROR with a reason (``session_id`` etc. may ride along)."""
-    return ServerError(status=TaskStatus.ERROR, error=error, response_id=new_id(), **extra)
+    return server_message(
+        ServerMessageType.ERROR, status=TaskStatus.ERROR, error=error, response_id=new_id(), **extra
+    )
 
 
 def task_assignment(
     user_request: str, task_name: str, session_id: str, response_id: str | None = None, **extra: Any
-) -> TaskAssignment:
+) -> ServerMessage:
     """TASK for a device (what /api/dispatch sends)."""
-    return TaskAssignment(
+    return server_message(
+        ServerMessageType.TASK,
         status=TaskStatus.CONTINUE,
         user_request=user_request,
         task_name=task_name,
@@ -51,27 +47,39 @@ def command_message(
     response_id: str | None = None,
     status: TaskStatus = TaskStatus.CONTINUE,
     **extra: Any,
-) -> CommandMessage:
+) -> ServerMessage:
     """COMMAND carrying tool calls (call ids set by the caller)."""
-    return CommandMessage(
-        status=status, actions=actions, session_id=session_id, response_id=response_id or new_id(), **extra
+    return server_message(
+        ServerMessageType.COMMAND,
+        status=status,
+        actions=actions,
+        session_id=session_id,
+        response_id=response_id or new_id(),
+        **extra,
     )
 
 
 def task_end(
     session_id: str, status: TaskStatus, result: Any = None, error: str | None = None, **extra: Any
-) -> ServerTaskEnd:
+) -> ServerMessage:
     """TASK_END: the session finished (completed) or not (failed)."""
-    return ServerTaskEnd(
-        status=status, session_id=session_id, result=result, error=error, response_id=new_id(), **extra
+    return server_message(
+        ServerMessageType.TASK_END,
+        status=status,
+        session_id=session_id,
+        result=result,
+        error=error,
+        response_id=new_id(),
+        **extra,
     )
 
 
 def device_info_response(
     device_info: Any, request_id: str, error: str | None = None, **extra: Any
-) -> ServerDeviceInfoResponse:
+) -> ServerMessage:
     """DEVICE_INFO_RESPONSE answering ``request_id``."""
-    return ServerDeviceInfoResponse(
+    return server_message(
+        ServerMessageType.DEVICE_INFO_RESPONSE,
         status=TaskStatus.ERROR if error else TaskStatus.OK,
         result=device_info,
         request_id=request_id,

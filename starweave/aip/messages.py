@@ -4,26 +4,30 @@ Field for field the reference's ``aip.messages`` (spec A §1): pydantic models s
 JSON with lowercase enum values. Unknown fields are kept (``extra="allow"``) so a peer's additions
 survive a round trip. ``parse_client_message`` / ``parse_server_message`` validate a frame and check
 the fields its type requires, raising :class:`AIPError` with a clear reason. Frames are parsed
-through pydantic discriminated unions (``ClientFrame``, ``ServerFrame``): one model per message
-type, chosen by ``type``, each a subclass of ClientMessage / ServerMessage.
+through pydantic discriminated unions: one model per message type (built from the type's row in
+``CLIENT_REQUIRES`` / ``SERVER_REQUIRES``), chosen by ``type``, each a subclass of ClientMessage /
+ServerMessage.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from starweave.aip.tool_calls import Command, Result, ResultStatus
 from starweave.errors import AIPError
 
 __all__ = [
+    "CLIENT_REQUIRES",
     "DEVICE_TOKEN_FIELD",
     "DEVICE_TOKEN_HEADER",
     "REQUEST_DEVICE_TOKEN",
+    "SERVER_REQUIRES",
     "ClientMessage",
     "ClientMessageType",
     "ClientType",
@@ -38,9 +42,11 @@ __all__ = [
     "ServerMessageType",
     "TaskStatus",
     "WindowInfo",
+    "client_message",
     "new_id",
     "parse_client_message",
     "parse_server_message",
+    "server_message",
     "utc_now",
 ]
 
@@ -200,173 +206,71 @@ class ServerMessage(_Model):
     result: Any = None
 
 
-# One model per message type, discriminated by ``type``: the parser picks the right one and
-# pydantic enforces the fields that type requires. Each is still a ClientMessage / ServerMessage.
-
-
-class RegisterMessage(ClientMessage):
-    """REGISTER: a client announces itself (metadata: platform, system_info, ...)."""
-
-    type: Literal[ClientMessageType.REGISTER] = ClientMessageType.REGISTER
-    client_id: str
-
-
-class ClientHeartbeat(ClientMessage):
-    """HEARTBEAT from a client."""
-
-    type: Literal[ClientMessageType.HEARTBEAT] = ClientMessageType.HEARTBEAT
-    client_id: str
-
-
-class TaskRequest(ClientMessage):
-    """TASK from a client: run ``request`` (on ``target_id`` for a constellation)."""
-
-    type: Literal[ClientMessageType.TASK] = ClientMessageType.TASK
-    request: str
-    client_id: str
-
-
-class ClientTaskEnd(ClientMessage):
-    """TASK_END from a client."""
-
-    type: Literal[ClientMessageType.TASK_END] = ClientMessageType.TASK_END
-    session_id: str
-
-
-class CommandResults(ClientMessage):
-    """COMMAND_RESULTS: one Result per command of the COMMAND named by ``prev_response_id``."""
-
-    type: Literal[ClientMessageType.COMMAND_RESULTS] = ClientMessageType.COMMAND_RESULTS
-    action_results: list[Result]
-    prev_response_id: str
-
-
-class ClientDeviceInfoRequest(ClientMessage):
-    """DEVICE_INFO_REQUEST from a (constellation) client."""
-
-    type: Literal[ClientMessageType.DEVICE_INFO_REQUEST] = ClientMessageType.DEVICE_INFO_REQUEST
-    request_id: str
-
-
-class ClientDeviceInfoResponse(ClientMessage):
-    """DEVICE_INFO_RESPONSE from a device."""
-
-    type: Literal[ClientMessageType.DEVICE_INFO_RESPONSE] = ClientMessageType.DEVICE_INFO_RESPONSE
-
-
-class ClientError(ClientMessage):
-    """ERROR from a client."""
-
-    type: Literal[ClientMessageType.ERROR] = ClientMessageType.ERROR
-    error: str
-
-
-class TaskAssignment(ServerMessage):
-    """TASK from the server: a dispatched request for a device."""
-
-    type: Literal[ServerMessageType.TASK] = ServerMessageType.TASK
-    user_request: str
-    task_name: str
-    session_id: str
-
-
-class CommandMessage(ServerMessage):
-    """COMMAND: tool calls for the device; answered by COMMAND_RESULTS."""
-
-    type: Literal[ServerMessageType.COMMAND] = ServerMessageType.COMMAND
-    actions: list[Command]
-    response_id: str
-    session_id: str
-
-
-class ServerTaskEnd(ServerMessage):
-    """TASK_END from the server: the session ended (status completed or failed)."""
-
-    type: Literal[ServerMessageType.TASK_END] = ServerMessageType.TASK_END
-    session_id: str
-
-
-class ServerHeartbeat(ServerMessage):
-    """HEARTBEAT from the server: a heartbeat ack, or the registration confirmation."""
-
-    type: Literal[ServerMessageType.HEARTBEAT] = ServerMessageType.HEARTBEAT
-    response_id: str
-
-
-class ServerDeviceInfoRequest(ServerMessage):
-    """DEVICE_INFO_REQUEST from the server."""
-
-    type: Literal[ServerMessageType.DEVICE_INFO_REQUEST] = ServerMessageType.DEVICE_INFO_REQUEST
-    request_id: str
-
-
-class ServerDeviceInfoResponse(ServerMessage):
-    """DEVICE_INFO_RESPONSE from the server."""
-
-    type: Literal[ServerMessageType.DEVICE_INFO_RESPONSE] = ServerMessageType.DEVICE_INFO_RESPONSE
-
-
-class ServerError(ServerMessage):
-    """ERROR from the server."""
-
-    type: Literal[ServerMessageType.ERROR] = ServerMessageType.ERROR
-    error: str
-
-
-ClientFrame = Annotated[
-    RegisterMessage
-    | ClientHeartbeat
-    | TaskRequest
-    | ClientTaskEnd
-    | CommandResults
-    | ClientDeviceInfoRequest
-    | ClientDeviceInfoResponse
-    | ClientError,
-    Field(discriminator="type"),
-]
-ServerFrame = Annotated[
-    TaskAssignment
-    | CommandMessage
-    | ServerTaskEnd
-    | ServerHeartbeat
-    | ServerDeviceInfoRequest
-    | ServerDeviceInfoResponse
-    | ServerError,
-    Field(discriminator="type"),
-]
-_CLIENT_FRAME: TypeAdapter[ClientMessage] = TypeAdapter(ClientFrame)
-_SERVER_FRAME: TypeAdapter[ServerMessage] = TypeAdapter(ServerFrame)
-
-
-def _required_fields(model: type[BaseModel]) -> tuple[str, ...]:
-    return tuple(name for name, info in model.model_fields.items() if info.is_required())
-
-
-_CLIENT_REQUIRED: dict[ClientMessageType, tuple[str, ...]] = {
-    ClientMessageType(m.model_fields["type"].default): _required_fields(m)
-    for m in (
-        RegisterMessage,
-        ClientHeartbeat,
-        TaskRequest,
-        ClientTaskEnd,
-        CommandResults,
-        ClientDeviceInfoRequest,
-        ClientDeviceInfoResponse,
-        ClientError,
-    )
+# What each message type requires beyond the base model (a None or "" value counts as missing):
+# one row per type. A model per type is built from its row, and frames are parsed through a pydantic
+# discriminated union of those models, chosen by ``type``; each is still a ClientMessage /
+# ServerMessage. Adding a message type is one enum member and one row here.
+CLIENT_REQUIRES: dict[ClientMessageType, dict[str, Any]] = {
+    ClientMessageType.REGISTER: {"client_id": str},  # metadata: platform, system_info, ...
+    ClientMessageType.HEARTBEAT: {"client_id": str},
+    ClientMessageType.TASK: {"request": str, "client_id": str},  # + target_id for a constellation
+    ClientMessageType.TASK_END: {"session_id": str},
+    # One Result per command of the COMMAND named by ``prev_response_id``.
+    ClientMessageType.COMMAND_RESULTS: {"action_results": list[Result], "prev_response_id": str},
+    ClientMessageType.DEVICE_INFO_REQUEST: {"request_id": str},
+    ClientMessageType.DEVICE_INFO_RESPONSE: {},
+    ClientMessageType.ERROR: {"error": str},
 }
-_SERVER_REQUIRED: dict[ServerMessageType, tuple[str, ...]] = {
-    ServerMessageType(m.model_fields["type"].default): _required_fields(m)
-    for m in (
-        TaskAssignment,
-        CommandMessage,
-        ServerTaskEnd,
-        ServerHeartbeat,
-        ServerDeviceInfoRequest,
-        ServerDeviceInfoResponse,
-        ServerError,
-    )
+SERVER_REQUIRES: dict[ServerMessageType, dict[str, Any]] = {
+    ServerMessageType.TASK: {"user_request": str, "task_name": str, "session_id": str},
+    ServerMessageType.COMMAND: {"actions": list[Command], "response_id": str, "session_id": str},
+    ServerMessageType.TASK_END: {"session_id": str},  # status completed or failed
+    # A heartbeat ack, or (status ok) the registration confirmation.
+    ServerMessageType.HEARTBEAT: {"response_id": str},
+    ServerMessageType.DEVICE_INFO_REQUEST: {"request_id": str},
+    ServerMessageType.DEVICE_INFO_RESPONSE: {},
+    ServerMessageType.ERROR: {"error": str},
 }
+
+M = TypeVar("M", ClientMessage, ServerMessage)
+K = TypeVar("K", ClientMessageType, ServerMessageType)
+
+
+def _type_models(base: type[M], requires: Mapping[K, dict[str, Any]]) -> dict[K, type[M]]:
+    models: dict[K, type[M]] = {}
+    for kind, fields in requires.items():
+        name = f"{base.__name__}_{kind.value}"
+        models[kind] = create_model(  # type: ignore[call-overload]
+            name,
+            __base__=base,
+            __doc__=f"{kind.value.upper()} {base.__name__}",
+            type=(Literal[kind], kind),
+            **{field_name: (annotation, ...) for field_name, annotation in fields.items()},
+        )
+    return models
+
+
+_CLIENT_MODELS = _type_models(ClientMessage, CLIENT_REQUIRES)
+_SERVER_MODELS = _type_models(ServerMessage, SERVER_REQUIRES)
+
+
+def _frame_adapter(models: Iterable[type[BaseModel]]) -> TypeAdapter[Any]:
+    union: Any = Union[tuple(models)]  # noqa: UP007 (a union built at run time from the table)
+    return TypeAdapter(Annotated[union, Field(discriminator="type")])
+
+
+_CLIENT_FRAME = _frame_adapter(_CLIENT_MODELS.values())
+_SERVER_FRAME = _frame_adapter(_SERVER_MODELS.values())
+
+
+def server_message(kind: ServerMessageType, **fields: Any) -> ServerMessage:
+    """A server message of type ``kind``; pydantic enforces the fields that type requires."""
+    return _SERVER_MODELS[kind](**fields)
+
+
+def client_message(kind: ClientMessageType, **fields: Any) -> ClientMessage:
+    """A client message of type ``kind``; pydantic enforces the fields that type requires."""
+    return _CLIENT_MODELS[kind](**fields)
 
 
 def _missing(message: BaseModel, required: tuple[str, ...]) -> list[str]:
@@ -380,11 +284,11 @@ class MessageValidator:
     def problems(message: ClientMessage | ServerMessage) -> list[str]:
         """The required fields ``message`` lacks for its type."""
         if isinstance(message, ClientMessage):
-            missing = _missing(message, _CLIENT_REQUIRED.get(message.type, ()))
+            missing = _missing(message, tuple(CLIENT_REQUIRES.get(message.type, ())))
             if message.type == ClientMessageType.TASK and message.client_type == ClientType.CONSTELLATION:
                 missing += _missing(message, ("target_id",))
             return missing
-        return _missing(message, _SERVER_REQUIRED.get(message.type, ()))
+        return _missing(message, tuple(SERVER_REQUIRES.get(message.type, ())))
 
     @staticmethod
     def validate_registration(message: ClientMessage) -> bool:

@@ -7,6 +7,8 @@ import json
 import pytest
 
 from starweave.aip.messages import (
+    CLIENT_REQUIRES,
+    SERVER_REQUIRES,
     ClientMessage,
     ClientMessageType,
     ClientType,
@@ -14,8 +16,10 @@ from starweave.aip.messages import (
     ServerMessage,
     ServerMessageType,
     TaskStatus,
+    client_message,
     parse_client_message,
     parse_server_message,
+    server_message,
 )
 from starweave.commands import Command, Result, ResultStatus
 from starweave.errors import AIPError
@@ -143,3 +147,40 @@ def test_commands_and_results_keep_their_ids() -> None:
     )
     parsed = parse_client_message(reply.model_dump_json())
     assert parsed.action_results is not None and parsed.action_results[0].status == ResultStatus.SKIPPED
+
+
+def test_each_message_type_is_one_enum_member_and_one_row_of_its_table() -> None:
+    # A new type needs nothing more in messages.py: parsing, the per-type model and the required
+    # fields all come from the row (and the receiving side's dispatch table names its handler).
+    assert set(CLIENT_REQUIRES) == set(ClientMessageType)
+    assert set(SERVER_REQUIRES) == set(ServerMessageType)
+
+
+def _filled(annotation: object) -> object:
+    return "x" if annotation is str else []
+
+
+@pytest.mark.parametrize("kind", list(ServerMessageType))
+def test_a_server_type_is_parsed_and_checked_by_its_row_alone(kind: ServerMessageType) -> None:
+    required = SERVER_REQUIRES[kind]
+    fields = {name: _filled(annotation) for name, annotation in required.items()}
+    parsed = parse_server_message(json.dumps({"type": kind.value, **fields}))
+    assert parsed.type == kind and all(getattr(parsed, name) == value for name, value in fields.items())
+    built = server_message(kind, **fields)
+    assert built.model_dump(exclude={"timestamp"}) == parsed.model_dump(exclude={"timestamp"})
+    for name in required:
+        partial = {key: value for key, value in fields.items() if key != name}
+        with pytest.raises(AIPError, match=f"lacks {name}"):
+            parse_server_message(json.dumps({"type": kind.value, **partial}))
+
+
+@pytest.mark.parametrize("kind", list(ClientMessageType))
+def test_a_client_type_is_parsed_and_checked_by_its_row_alone(kind: ClientMessageType) -> None:
+    required = CLIENT_REQUIRES[kind]
+    fields = {name: _filled(annotation) for name, annotation in required.items()}
+    parsed = parse_client_message(json.dumps({"type": kind.value, **fields}))
+    assert parsed.type == kind and isinstance(client_message(kind, **fields), ClientMessage)
+    for name in required:
+        partial = {key: value for key, value in fields.items() if key != name}
+        with pytest.raises(AIPError, match=f"lacks {name}"):
+            parse_client_message(json.dumps({"type": kind.value, **partial}))

@@ -6,13 +6,8 @@ from pathlib import Path
 
 from starweave.aip.messages import (
     Command,
-    CommandMessage,
-    ServerDeviceInfoResponse,
-    ServerError,
-    ServerHeartbeat,
     ServerMessage,
-    ServerTaskEnd,
-    TaskAssignment,
+    ServerMessageType,
     TaskStatus,
     parse_server_message,
 )
@@ -49,16 +44,17 @@ async def test_protocol_server_helpers_send_builder_messages() -> None:
     await tasks.send_error("bad", response_id="x1")
 
     received: list[ServerMessage] = [parse_server_message(await client_end.receive()) for _ in range(7)]
-    expected: list[type] = [
-        ServerHeartbeat,
-        ServerHeartbeat,
-        TaskAssignment,
-        CommandMessage,
-        ServerTaskEnd,
-        ServerDeviceInfoResponse,
-        ServerError,
+    expected = [
+        ServerMessageType.HEARTBEAT,
+        ServerMessageType.HEARTBEAT,
+        ServerMessageType.TASK,
+        ServerMessageType.COMMAND,
+        ServerMessageType.TASK_END,
+        ServerMessageType.DEVICE_INFO_RESPONSE,
+        ServerMessageType.ERROR,
     ]
-    assert [type(m) for m in received] == expected
+    # The parser picked each message's model by its type, so each carried what its type requires.
+    assert [m.type for m in received] == expected
     confirm, ack, task, command, end, info, error = received
     assert confirm.response_id == "r1" and ack.status == TaskStatus.OK and ack.response_id
     assert task.task_name == "t1" and task.agent_name == "LinuxAgent" and task.status == TaskStatus.CONTINUE
