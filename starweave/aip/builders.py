@@ -8,22 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from starweave.aip.messages import ServerMessage, ServerMessageType, TaskStatus, new_id, server_message
+from starweave.aip.messages import ServerMessage, ServerMessageType, TaskStatus, server_message
 from starweave.aip.tool_calls import Command
 
 
 def heartbeat_ack(response_id: str | None = None, **extra: Any) -> ServerMessage:
     """HEARTBEAT ok: a heartbeat's acknowledgement, and the registration confirmation."""
-    return server_message(
-        ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=response_id or new_id(), **extra
-    )
+    return server_message(ServerMessageType.HEARTBEAT, status=TaskStatus.OK, response_id=response_id, **extra)
 
 
 def error_message(error: str, **extra: Any) -> ServerMessage:
     """ERROR with a reason (``session_id`` etc. may ride along)."""
-    return server_message(
-        ServerMessageType.ERROR, status=TaskStatus.ERROR, error=error, response_id=new_id(), **extra
-    )
+    return server_message(ServerMessageType.ERROR, status=TaskStatus.ERROR, error=error, **extra)
 
 
 def task_assignment(
@@ -36,7 +32,7 @@ def task_assignment(
         user_request=user_request,
         task_name=task_name,
         session_id=session_id,
-        response_id=response_id or new_id(),
+        response_id=response_id,
         **extra,
     )
 
@@ -54,7 +50,7 @@ def command_message(
         status=status,
         actions=actions,
         session_id=session_id,
-        response_id=response_id or new_id(),
+        response_id=response_id,
         **extra,
     )
 
@@ -64,13 +60,7 @@ def task_end(
 ) -> ServerMessage:
     """TASK_END: the session finished (completed) or not (failed)."""
     return server_message(
-        ServerMessageType.TASK_END,
-        status=status,
-        session_id=session_id,
-        result=result,
-        error=error,
-        response_id=new_id(),
-        **extra,
+        ServerMessageType.TASK_END, status=status, session_id=session_id, result=result, error=error, **extra
     )
 
 
@@ -84,6 +74,5 @@ def device_info_response(
         result=device_info,
         request_id=request_id,
         error=error,
-        response_id=new_id(),
         **extra,
     )

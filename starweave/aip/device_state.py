@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from starweave.aip.dispatch import DispatchTable
-from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results, frame_size
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES, fit_results, over_limit
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
@@ -52,23 +52,25 @@ class DevicePhase(StrEnum):
 class DeviceStep:
     """What one input produced: messages to send (in order), and what the I/O side must do.
 
-    ``registered`` is the HEARTBEAT ok that accepted the registration, ``refused`` the server's
-    reason for refusing it. ``start`` is the TASK echo to send once the device is reset for the
-    task; ``run`` a COMMAND to execute; ``cancel`` a session whose running commands must stop;
-    ``info_request`` a DEVICE_INFO_REQUEST to answer; ``ended`` the TASK_END or terminal COMMAND
-    that ended the running task. ``problem`` says why a message was refused or ignored.
+    The I/O side sends ``send`` first, then does the work. ``registered`` is the HEARTBEAT ok that
+    accepted the registration, ``refused`` the server's reason for refusing it. ``start`` is the
+    TASK echo to send once the device is reset for the task; ``run`` a COMMAND to execute;
+    ``cancel`` a session whose running commands must stop; ``info_request`` a DEVICE_INFO_REQUEST
+    to answer; ``ended`` the TASK_END or terminal COMMAND that ended the running task.
+    ``problem`` says why a message was refused or ignored.
     """
 
-    send: list[ClientMessage] = field(default_factory=list)
+    # The registration's answer.
     registered: ServerMessage | None = None
     refused: str | None = None
+    problem: str | None = None
+    send: list[ClientMessage] = field(default_factory=list)
+    # The work the I/O side must start or stop.
     start: ClientMessage | None = None
     run: ServerMessage | None = None
     cancel: str | None = None
     info_request: ServerMessage | None = None
     ended: ServerMessage | None = None
-    heartbeat_ack: bool = False
-    problem: str | None = None
 
 
 class DeviceConnectionState:
@@ -181,12 +183,9 @@ class DeviceConnectionState:
             self.client_id,
             metadata={"platform": self.platform},
         )
-        size = frame_size(echo)
-        if size > self.max_frame_bytes:
-            reason = (
-                f"task {task_name} not started: its request makes a {size}-byte message, over the "
-                f"server's frame limit of {self.max_frame_bytes} bytes; send a shorter request"
-            )
+        too_large = over_limit(echo, self.max_frame_bytes)
+        if too_large:
+            reason = f"task {task_name} not started: its request makes {too_large}; send a shorter request"
             return DeviceStep(send=[self._error(reason, session_id)], problem=reason)
         self.current_session_id = session_id
         self.start_confirmed = False
@@ -207,7 +206,7 @@ class DeviceConnectionState:
     def _heartbeat(self, message: ServerMessage) -> DeviceStep:
         self._confirm(message.session_id)  # the server started the session of our TASK echo
         self.heartbeat_acks += 1
-        return DeviceStep(heartbeat_ack=True)
+        return DeviceStep()
 
     def _server_error(self, message: ServerMessage) -> DeviceStep:
         self.server_errors.append(message.error or "")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from starweave.aip.dispatch import DispatchTable
-from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES, frame_size
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES, over_limit
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
@@ -373,12 +373,9 @@ class ConstellationEndpoint:
         )
         # A TASK over the server's frame limit would be answered with an ERROR the server cannot tie
         # to the task, so it is refused here instead.
-        size = frame_size(message)
-        if size > self.max_frame_bytes:
-            reason = (
-                f"the task is a {size}-byte message, over the server's frame limit of "
-                f"{self.max_frame_bytes} bytes; shorten the request"
-            )
+        too_large = over_limit(message, self.max_frame_bytes)
+        if too_large:
+            reason = f"the task is {too_large}; shorten the request"
             self._errors[device_id] = reason
             raise TaskRejected(device_id, session_id, reason)
         future: asyncio.Future[ServerMessage] = asyncio.get_running_loop().create_future()

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from starweave.aip.messages import ClientMessage, Result, ResultStatus
 
-__all__ = ["DEFAULT_MAX_FRAME_BYTES", "fit_results", "frame_size"]
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "fit_results", "frame_size", "over_limit"]
 
 log = logging.getLogger("starweave.client")
 
@@ -28,6 +28,17 @@ DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
 def frame_size(message: ClientMessage) -> int:
     """Bytes of ``message`` on the wire."""
     return _wire_size(message)
+
+
+def over_limit(message: ClientMessage, max_frame_bytes: int) -> str | None:
+    """Why ``message`` cannot be sent ("a N-byte message, over the server's frame limit of M bytes").
+
+    None when it fits.
+    """
+    size = frame_size(message)
+    if size <= max_frame_bytes:
+        return None
+    return f"a {size}-byte message, over the server's frame limit of {max_frame_bytes} bytes"
 
 
 def _wire_size(model: BaseModel) -> int:

@@ -264,8 +264,12 @@ _SERVER_FRAME = _frame_adapter(_SERVER_MODELS.values())
 
 
 def server_message(kind: ServerMessageType, **fields: Any) -> ServerMessage:
-    """A server message of type ``kind``; pydantic enforces the fields that type requires."""
-    return _SERVER_MODELS[kind](**fields)
+    """A server message of type ``kind``; pydantic enforces the fields that type requires.
+
+    Every server message carries a ``response_id`` (what a client's ``prev_response_id`` points
+    back to): a fresh one unless ``fields`` give one.
+    """
+    return _SERVER_MODELS[kind](**{**fields, "response_id": fields.get("response_id") or new_id()})
 
 
 def client_message(kind: ClientMessageType, **fields: Any) -> ClientMessage:

@@ -121,35 +121,8 @@ class DeviceConnection:
         self._background: set[asyncio.Task[None]] = set()
         self.last_server_message: float | None = None
         self.dead_reason: str | None = None
-        self.last_heartbeat_ack: float | None = None
         self._starter: asyncio.Task[None] | None = None
         self._commands: dict[str | None, set[asyncio.Task[None]]] = {}
-
-    # ---- the core's view, for callers and tests ------------------------------------------
-    @property
-    def registered(self) -> bool:
-        """True while the server serves this device."""
-        return self.state.registered
-
-    @property
-    def current_session_id(self) -> str | None:
-        """The session of the running task, if any."""
-        return self.state.current_session_id
-
-    @property
-    def heartbeat_acks(self) -> int:
-        """How many heartbeat acks the server sent on this connection."""
-        return self.state.heartbeat_acks
-
-    @property
-    def ignored_tasks(self) -> list[str]:
-        """Sessions of the TASKs refused because another task was running."""
-        return self.state.ignored_tasks
-
-    @property
-    def server_errors(self) -> list[str]:
-        """The ERROR messages the server sent once registered."""
-        return self.state.server_errors
 
     @property
     def client_id(self) -> str:
@@ -285,8 +258,6 @@ class DeviceConnection:
             log.warning("[WS] %s", step.problem)
         for reply in step.send:
             await self._send(reply)
-        if step.heartbeat_ack:
-            self.last_heartbeat_ack = self._clock()
         if step.ended is not None:
             ended = step.ended
             self._log_task_end(ended.session_id, ended.status, ended.result, ended.error)

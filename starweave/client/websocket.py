@@ -119,7 +119,7 @@ class DeviceWebSocketClient:
     def is_connected(self) -> bool:
         """True while registered on an open connection."""
         conn = self.connection
-        return conn is not None and conn.registered and conn.transport.is_connected
+        return conn is not None and conn.state.registered and conn.transport.is_connected
 
     async def stop(self) -> None:
         """Stop reconnecting and close the current connection."""

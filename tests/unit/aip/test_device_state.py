@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from starweave.aip import messages as aip
 from starweave.aip.device_state import DeviceConnectionState, DevicePhase
-from starweave.aip.messages import (
-    ClientMessageType,
-    Command,
-    Result,
-    ResultStatus,
-    ServerMessage,
-    ServerMessageType,
-    TaskStatus,
-)
+from starweave.aip.messages import Result, ServerMessage, ServerMessageType, TaskStatus
+
+ClientMessageType = aip.ClientMessageType
 
 
 def _server(kind: ServerMessageType, **fields: object) -> ServerMessage:
@@ -29,7 +24,9 @@ def _task(session_id: str, request: str = "list files") -> ServerMessage:
 def _command(
     session_id: str, status: TaskStatus = TaskStatus.CONTINUE, response_id: str = "r1"
 ) -> ServerMessage:
-    action = Command(tool_name="run_shell", parameters={"command": "ls"}, tool_type="action", call_id="c1")
+    action = aip.Command(
+        tool_name="run_shell", parameters={"command": "ls"}, tool_type="action", call_id="c1"
+    )
     return _server(
         ServerMessageType.COMMAND,
         actions=[action],
@@ -121,7 +118,7 @@ def test_a_heartbeat_or_command_for_the_running_session_confirms_its_start() -> 
     state = _registered()
     state.receive(_task("s1"))
     step = state.receive(_server(ServerMessageType.HEARTBEAT, response_id="a", session_id="other"))
-    assert step.heartbeat_ack and not state.start_confirmed and state.heartbeat_acks == 1
+    assert step.send == [] and not state.start_confirmed and state.heartbeat_acks == 1
     state.receive(_server(ServerMessageType.HEARTBEAT, response_id="b", session_id="s1"))
     assert state.start_confirmed
     fresh = _registered()
@@ -135,14 +132,14 @@ def test_command_results_answer_the_command_and_a_terminal_status_ends_the_task(
     command = _command("s1", response_id="r1")
     state.receive(command)
     assert state.pending_commands == {"r1"}
-    step = state.results_ready(command, [Result(status=ResultStatus.SUCCESS, result="a b", call_id="c1")])
+    step = state.results_ready(command, [Result(status=aip.ResultStatus.SUCCESS, result="a b", call_id="c1")])
     [results] = step.send
     assert results.type == ClientMessageType.COMMAND_RESULTS and results.prev_response_id == "r1"
     assert results.status == TaskStatus.CONTINUE and results.action_results is not None
     assert step.ended is None and state.phase == DevicePhase.EXECUTING and state.pending_commands == set()
     last = _command("s1", TaskStatus.COMPLETED, response_id="r2")
     state.receive(last)
-    step = state.results_ready(last, [Result(status=ResultStatus.SUCCESS, call_id="c1")])
+    step = state.results_ready(last, [Result(status=aip.ResultStatus.SUCCESS, call_id="c1")])
     assert step.ended is last and state.phase == DevicePhase.IDLE and state.current_session_id is None
 
 
@@ -150,10 +147,10 @@ def test_results_over_the_frame_limit_become_failures() -> None:
     state = _registered(max_frame_bytes=4096)
     command = _command("s1")
     step = state.results_ready(
-        command, [Result(status=ResultStatus.SUCCESS, result="y" * 10_000, call_id="c1")]
+        command, [Result(status=aip.ResultStatus.SUCCESS, result="y" * 10_000, call_id="c1")]
     )
     [result] = step.send[0].action_results or []
-    assert result.status == ResultStatus.FAILURE and result.call_id == "c1"
+    assert result.status == aip.ResultStatus.FAILURE and result.call_id == "c1"
     assert "too large to send" in str(result.error)
 
 

@@ -119,7 +119,7 @@ async def test_register_sends_platform_system_info_and_time(device: DeviceClient
     registering = asyncio.create_task(connection.register())
     request = await server.confirm_registration()
     await registering
-    assert connection.registered
+    assert connection.state.registered
     assert request.type == ClientMessageType.REGISTER and request.client_id == "dev-1"
     meta = request.metadata or {}
     assert meta["platform"] == "linux" and meta["registration_time"]
@@ -155,7 +155,7 @@ async def test_refused_registration_says_what_the_server_said(
         await registering
     assert error in info.value.reason and "dev-1" in info.value.reason
     assert info.value.fatal is fatal
-    assert not connection.registered
+    assert not connection.state.registered
 
 
 async def test_close_1008_during_registration_is_a_fatal_refusal(device: DeviceClient) -> None:
@@ -197,7 +197,7 @@ async def test_task_is_confirmed_with_a_client_task_message(
         "dev-1",
     )
     assert confirm.metadata == {"platform": "linux"}
-    assert connection.current_session_id == "s1" and connection.device_client.session_id == "s1"
+    assert connection.state.current_session_id == "s1" and connection.device_client.session_id == "s1"
 
 
 async def test_a_second_task_while_one_runs_is_ignored(
@@ -208,8 +208,8 @@ async def test_a_second_task_while_one_runs_is_ignored(
     await server.next_of(ClientMessageType.TASK)
     await server.send(task_message("s2"))
     await server.send(ServerMessage(type=ServerMessageType.HEARTBEAT, response_id="probe"))
-    await _until(lambda: connection.heartbeat_acks == 1)
-    assert connection.ignored_tasks == ["s2"] and connection.current_session_id == "s1"
+    await _until(lambda: connection.state.heartbeat_acks == 1)
+    assert connection.state.ignored_tasks == ["s2"] and connection.state.current_session_id == "s1"
     assert [m.type for m in _sent(connection)].count(ClientMessageType.TASK) == 1
     # The server is told, so a dispatch it thought delivered does not stay pending (issue 11).
     busy = await server.next_of(ClientMessageType.ERROR)
@@ -240,7 +240,7 @@ async def test_command_results_echo_status_and_response_id(
     final = await server.next_of(ClientMessageType.COMMAND_RESULTS)
     assert final.status == TaskStatus.COMPLETED and final.prev_response_id == "resp-2"
     assert (final.action_results or [])[0].result["stdout"] == "hi\n"
-    await _until(lambda: connection.current_session_id is None)
+    await _until(lambda: connection.state.current_session_id is None)
 
 
 async def test_malformed_and_unexpected_messages_are_dropped(
@@ -253,9 +253,8 @@ async def test_malformed_and_unexpected_messages_are_dropped(
     await server.send(ServerMessage(type=ServerMessageType.ERROR, error="you were rude"))
     await server.send(ServerMessage(type=ServerMessageType.DEVICE_INFO_RESPONSE, request_id="x"))
     await server.send(ServerMessage(type=ServerMessageType.HEARTBEAT, response_id="ack"))
-    await _until(lambda: connection.heartbeat_acks == 1)
-    assert not serving.done() and connection.server_errors == ["you were rude"]
-    assert connection.last_heartbeat_ack is not None
+    await _until(lambda: connection.state.heartbeat_acks == 1)
+    assert not serving.done() and connection.state.server_errors == ["you were rude"]
 
 
 async def test_device_info_request_is_answered(
@@ -305,10 +304,12 @@ async def test_task_end_cancels_the_running_command(
     )
     # The command is cancelled (the lock is released) just before the task is cleared: wait for both.
     await _until(
-        lambda: not connection.device_client.task_lock.locked() and connection.current_session_id is None
+        lambda: (
+            not connection.device_client.task_lock.locked() and connection.state.current_session_id is None
+        )
     )
     assert time.monotonic() - started < 10
-    assert connection.current_session_id is None
+    assert connection.state.current_session_id is None
     assert ClientMessageType.COMMAND_RESULTS not in [m.type for m in _sent(connection)]
 
 
@@ -326,7 +327,7 @@ async def test_disconnect_cancels_commands_and_clears_the_task(device: DeviceCli
     await _until(lambda: device.task_lock.locked())
     await server_end.close(1001, "server restarting")
     await asyncio.wait_for(serving, 10)
-    assert connection.current_session_id is None and not device.task_lock.locked()
+    assert connection.state.current_session_id is None and not device.task_lock.locked()
 
 
 def _sent(connection: DeviceConnection) -> list[ClientMessage]:

@@ -83,15 +83,15 @@ async def test_an_error_about_the_running_task_frees_the_device(
     # An error about another session leaves the running task alone.
     await server.send(ServerMessage(type=ServerMessageType.ERROR, error="other", session_id="zz"))
     await server.send(ServerMessage(type=ServerMessageType.HEARTBEAT, response_id="probe"))
-    await until(lambda: connection.heartbeat_acks == 1)
-    assert connection.current_session_id == "s1"
+    await until(lambda: connection.state.heartbeat_acks == 1)
+    assert connection.state.current_session_id == "s1"
     await server.send(
         ServerMessage(type=ServerMessageType.ERROR, error="Session 's1' is already running", session_id="s1")
     )
-    await until(lambda: connection.current_session_id is None)
+    await until(lambda: connection.state.current_session_id is None)
     await server.send(task("s2"))
     assert (await server.next_of(ClientMessageType.TASK)).session_id == "s2"
-    assert connection.ignored_tasks == []
+    assert connection.state.ignored_tasks == []
 
 
 async def test_a_failed_task_end_frees_the_device(served: tuple[DeviceConnection, FakeServer]) -> None:
@@ -103,7 +103,7 @@ async def test_a_failed_task_end_frees_the_device(served: tuple[DeviceConnection
     )
     await server.send(task("s2"))
     assert (await server.next_of(ClientMessageType.TASK)).session_id == "s2"
-    assert connection.ignored_tasks == []
+    assert connection.state.ignored_tasks == []
 
 
 async def test_a_silent_server_is_detected_and_the_transport_closed(device: DeviceClient) -> None:
@@ -130,7 +130,7 @@ async def test_an_answering_server_keeps_the_connection(device: DeviceClient) ->
         await clock.advance(30.0)
         await server.next_of(ClientMessageType.HEARTBEAT)
         await server.send(ServerMessage(type=ServerMessageType.HEARTBEAT, response_id="ok"))
-        await until(lambda n=beat: connection.heartbeat_acks == n, "the heartbeat ack")
+        await until(lambda n=beat: connection.state.heartbeat_acks == n, "the heartbeat ack")
     assert not serving.done() and connection.dead_reason is None
     await server.transport.close()
     await asyncio.wait_for(serving, WAIT)

@@ -52,7 +52,7 @@ async def test_a_task_too_large_to_echo_is_refused_and_the_device_stays_free(ser
     await server.send(task_message("big", request="x" * 5000))
     error = await server.next_of(ClientMessageType.ERROR)
     assert error.session_id == "big" and "over the server's frame limit of 4096 bytes" in (error.error or "")
-    assert connection.current_session_id is None
+    assert connection.state.current_session_id is None
     await server.send(task_message("next", request="small"))
     assert (await server.next_of(ClientMessageType.TASK)).session_id == "next"
 
@@ -63,11 +63,11 @@ async def test_a_task_the_server_never_confirms_is_dropped(served: Served) -> No
     await server.next_of(ClientMessageType.TASK)  # the echo; its answer never comes
     await until(lambda: connection._start_watch is not None, "the start watch")
     await clock.advance(59.0)
-    assert connection.current_session_id == "s1"
+    assert connection.state.current_session_id == "s1"
     await clock.advance(2.0)
     error = await server.next_of(ClientMessageType.ERROR)
     assert error.session_id == "s1" and "did not confirm task t1 within 60s" in (error.error or "")
-    assert connection.current_session_id is None
+    assert connection.state.current_session_id is None
     await server.send(task_message("s2"))
     assert (await server.next_of(ClientMessageType.TASK)).session_id == "s2"
 
@@ -95,7 +95,7 @@ async def test_a_confirmed_task_is_kept(served: Served, confirmation: str) -> No
         await server.next_of(ClientMessageType.COMMAND_RESULTS)
     await until(lambda: connection._start_watch is not None and connection._start_watch.done(), "watch ends")
     await clock.advance(61.0)  # past the start timeout (not the 90 s dead-server limit)
-    assert connection.current_session_id == "s1" and connection.transport.is_connected
+    assert connection.state.current_session_id == "s1" and connection.transport.is_connected
 
 
 async def test_an_issued_device_token_is_taken_from_the_registration_answer(device: DeviceClient) -> None:
