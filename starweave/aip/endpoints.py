@@ -35,7 +35,6 @@ from starweave.aip.protocols import (
     DeviceInfoProtocol,
     HeartbeatProtocol,
     RegistrationProtocol,
-    TaskExecutionProtocol,
     task_request_message,
 )
 from starweave.aip.resilience import HeartbeatManager
@@ -61,9 +60,7 @@ class MessageProcessor(Protocol):
         ...
 
 
-class ConstellationProtocol(
-    RegistrationProtocol, HeartbeatProtocol, TaskExecutionProtocol, DeviceInfoProtocol
-):
+class ConstellationProtocol(RegistrationProtocol, HeartbeatProtocol, DeviceInfoProtocol):
     """Every flow a constellation client speaks, over one transport (and one send lock)."""
 
     async def send_heartbeat(self, client_id: str, metadata: dict[str, Any] | None = None) -> None:

@@ -206,66 +206,11 @@ class HeartbeatProtocol(AIPProtocol):
 
 
 class TaskExecutionProtocol(AIPProtocol):
-    """TASK → COMMAND → COMMAND_RESULTS → … → TASK_END, both sides."""
+    """The server's half of TASK → COMMAND → COMMAND_RESULTS → … → TASK_END.
 
-    async def send_task_request(
-        self,
-        request: str,
-        task_name: str,
-        session_id: str | None,
-        client_id: str,
-        client_type: ClientType = ClientType.DEVICE,
-        target_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> None:
-        """Client side: ask the server to run ``request`` (a device confirms a dispatched TASK this way)."""
-        await self.send_message(
-            task_request_message(request, task_name, session_id, client_id, client_type, target_id, metadata)
-        )
-
-    async def send_command_results(
-        self,
-        action_results: list[Result],
-        session_id: str | None,
-        client_id: str,
-        prev_response_id: str,
-        status: TaskStatus = TaskStatus.CONTINUE,
-    ) -> None:
-        """Client side: the results of one COMMAND; ``status`` echoes the COMMAND's status."""
-        await self.send_message(
-            ClientMessage(
-                type=ClientMessageType.COMMAND_RESULTS,
-                status=status,
-                session_id=session_id,
-                client_id=client_id,
-                action_results=action_results,
-                prev_response_id=prev_response_id,
-                request_id=new_id(),
-            )
-        )
-
-    async def send_task_result(
-        self,
-        session_id: str | None,
-        prev_response_id: str,
-        action_results: list[Result],
-        status: TaskStatus,
-        client_id: str,
-    ) -> None:
-        """The reference's spelling of :meth:`send_command_results`."""
-        await self.send_command_results(action_results, session_id, client_id, prev_response_id, status)
-
-    async def send_client_error(self, error: str, client_id: str, session_id: str | None = None) -> None:
-        """Client side: report a problem to the server."""
-        await self.send_message(
-            ClientMessage(
-                type=ClientMessageType.ERROR,
-                status=TaskStatus.ERROR,
-                error=error,
-                client_id=client_id,
-                session_id=session_id,
-            )
-        )
+    A device builds its half in its protocol core (``aip.device_state``), a constellation client
+    its TASK with :func:`task_request_message`.
+    """
 
     async def send_task_assignment(
         self,
@@ -287,10 +232,6 @@ class TaskExecutionProtocol(AIPProtocol):
                 process_name=process_name,
             )
         )
-
-    async def send_command(self, server_message: ServerMessage) -> None:
-        """Server side: send a ready COMMAND message."""
-        await self.send_message(server_message)
 
     async def send_commands(
         self,

@@ -25,13 +25,7 @@ from starweave.aip.messages import (
     TaskStatus,
     utc_now,
 )
-from starweave.aip.protocols import (
-    DeviceInfoProtocol,
-    HeartbeatProtocol,
-    RegistrationProtocol,
-    TaskExecutionProtocol,
-    registration_message,
-)
+from starweave.aip.protocols import HeartbeatProtocol, registration_message
 from starweave.aip.resilience import HeartbeatManager, Sleep
 from starweave.aip.transport import Transport
 from starweave.client.device_client import DeviceClient
@@ -42,7 +36,6 @@ __all__ = [
     "AUTH_CLOSE_CODES",
     "DEAD_SERVER_INTERVALS",
     "DeviceConnection",
-    "DeviceProtocol",
     "is_auth_refusal",
     "is_duplicate_refusal",
 ]
@@ -67,10 +60,6 @@ def is_auth_refusal(reason: str) -> bool:
 def is_duplicate_refusal(reason: str) -> bool:
     """True when a refusal says this client id is still connected (a stale connection on the server)."""
     return "already connected" in reason.lower()
-
-
-class DeviceProtocol(RegistrationProtocol, HeartbeatProtocol, TaskExecutionProtocol, DeviceInfoProtocol):
-    """Every flow a device speaks, over one transport (and one send lock)."""
 
 
 class DeviceConnection:
@@ -105,7 +94,9 @@ class DeviceConnection:
         self.transport = transport
         self.device_client = device_client
         self.state = DeviceConnectionState(device_client.client_id, device_client.platform, max_frame_bytes)
-        self.protocol = DeviceProtocol(transport)
+        # Typed send/receive (and the heartbeats) over one transport and one send lock; what to
+        # send is the core's.
+        self.protocol = HeartbeatProtocol(transport)
         self.heartbeats = HeartbeatManager(self.protocol, heartbeat_interval, sleep)
         self.heartbeat_interval = heartbeat_interval
         self.info_provider = info_provider or DeviceInfoProvider()

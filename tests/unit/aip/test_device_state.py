@@ -90,6 +90,7 @@ def test_a_task_starts_with_its_echo_and_the_device_is_executing() -> None:
     assert step.start is not None and step.send == []
     assert step.start.type == ClientMessageType.TASK and step.start.session_id == "s1"
     assert step.start.request == "list files" and step.start.client_id == "dev-1"
+    assert step.start.task_name == "t-s1"
     assert step.start.metadata == {"platform": "linux"}
     assert state.phase == DevicePhase.EXECUTING and state.current_session_id == "s1"
     assert not state.start_confirmed
@@ -139,7 +140,11 @@ def test_command_results_answer_the_command_and_a_terminal_status_ends_the_task(
     assert step.ended is None and state.phase == DevicePhase.EXECUTING and state.pending_commands == set()
     last = _command("s1", TaskStatus.COMPLETED, response_id="r2")
     state.receive(last)
-    step = state.results_ready(last, [Result(status=aip.ResultStatus.SUCCESS, call_id="c1")])
+    done = [Result(status=aip.ResultStatus.SUCCESS, result="ok", call_id="c1")]
+    step = state.results_ready(last, done)
+    [answer] = step.send
+    assert answer.prev_response_id == "r2" and answer.status == TaskStatus.COMPLETED
+    assert answer.action_results == done and answer.client_id == "dev-1"
     assert step.ended is last and state.phase == DevicePhase.IDLE and state.current_session_id is None
 
 

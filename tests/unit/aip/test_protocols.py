@@ -149,22 +149,6 @@ async def test_register_as_constellation_needs_a_target() -> None:
     assert request.client_type == ClientType.CONSTELLATION and request.target_id == "dev-1"
 
 
-async def test_client_task_flow_messages() -> None:
-    a, b = memory_transport_pair()
-    client, server = TaskExecutionProtocol(a), TaskExecutionProtocol(b)
-    await client.send_task_request("make a file", "t1", "s1", "dev-1", metadata={"platform": "linux"})
-    task = await server.receive_message(ClientMessage)
-    assert (task.type, task.request, task.task_name, task.session_id) == ("task", "make a file", "t1", "s1")
-    assert task.metadata == {"platform": "linux"}
-
-    results = [Result(status=ResultStatus.SUCCESS, result="ok", call_id="c1")]
-    await client.send_task_result("s1", "resp-9", results, TaskStatus.COMPLETED, "dev-1")
-    answer = await server.receive_message(ClientMessage)
-    assert answer.type == ClientMessageType.COMMAND_RESULTS
-    assert answer.prev_response_id == "resp-9" and answer.status == TaskStatus.COMPLETED
-    assert answer.action_results == results
-
-
 async def test_server_task_flow_messages() -> None:
     a, b = memory_transport_pair()
     server, client = TaskExecutionProtocol(a), TaskExecutionProtocol(b)
