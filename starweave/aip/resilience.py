@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
-from starweave.errors import InvalidArgumentError
+from starweave.errors import AIPError, InvalidArgumentError
 
 __all__ = [
     "HeartbeatManager",
@@ -195,9 +195,10 @@ class HeartbeatManager:
                 try:
                     await self.protocol.send_heartbeat(client_id)
                     self.sent += 1
-                # Any failure of one heartbeat is logged and the next one is tried: the manager
-                # must not die on a transient error, and disconnects are detected elsewhere.
-                except Exception as exc:
+                # A failed send (the transport's OSError/ConnectionError, or a middleware's
+                # AIPError) is logged and the next heartbeat tried: the manager must not die on a
+                # transient error, and disconnects are detected elsewhere.
+                except (OSError, AIPError) as exc:
                     self.failures += 1
                     log.warning("Heartbeat for %s failed: %s", client_id, exc or type(exc).__name__)
         except asyncio.CancelledError:
