@@ -18,7 +18,6 @@ from starweave.aip.messages import (
 )
 from starweave.aip.protocols import (
     AIPProtocol,
-    CommandProtocol,
     DeviceInfoProtocol,
     HeartbeatProtocol,
     ProtocolMiddleware,
@@ -44,7 +43,6 @@ __all__ = [
     "ClientMessage",
     "ClientMessageType",
     "ClientType",
-    "CommandProtocol",
     "ConstellationEndpoint",
     "ConstellationProtocol",
     "DeviceInfoProtocol",

@@ -17,8 +17,6 @@ from starweave.aip.messages import (
     ClientMessageType,
     ClientType,
     Command,
-    Result,
-    ResultStatus,
     ServerMessage,
     ServerMessageType,
     TaskStatus,
@@ -32,7 +30,6 @@ from starweave.errors import AIPError, InvalidArgumentError
 
 __all__ = [
     "AIPProtocol",
-    "CommandProtocol",
     "DeviceInfoProtocol",
     "HeartbeatProtocol",
     "Message",
@@ -337,32 +334,3 @@ def task_request_message(
         metadata=metadata,
         request_id=new_id(),
     )
-
-
-_TOOL_TYPES = frozenset({"action", "data_collection"})
-
-
-class CommandProtocol:
-    """Static checks on Commands and Results before they are sent or used."""
-
-    @staticmethod
-    def validate_command(command: Command) -> bool:
-        """A command names a tool and has a known tool type."""
-        return bool(command.tool_name) and command.tool_type in _TOOL_TYPES
-
-    @staticmethod
-    def validate_commands(commands: list[Command]) -> bool:
-        """Every command is valid (an empty list is valid)."""
-        return all(CommandProtocol.validate_command(c) for c in commands)
-
-    @staticmethod
-    def validate_result(result: Result) -> bool:
-        """A result has a known status, and a failure says why."""
-        if result.status not in set(ResultStatus):
-            return False
-        return result.status != ResultStatus.FAILURE or bool(result.error)
-
-    @staticmethod
-    def validate_results(results: list[Result]) -> bool:
-        """Every result is valid."""
-        return all(CommandProtocol.validate_result(r) for r in results)

@@ -34,7 +34,6 @@ __all__ = [
     "EXIT_GAVE_UP",
     "EXIT_OK",
     "EXIT_REFUSED",
-    "DeviceClientEndpoint",
     "DeviceWebSocketClient",
     "with_token",
 ]
@@ -309,6 +308,3 @@ def _without_query(url: str) -> str:
 
 def _reason(transport: Transport) -> str:
     return f": {transport.close_reason}" if transport.close_reason else ""
-
-
-DeviceClientEndpoint = DeviceWebSocketClient

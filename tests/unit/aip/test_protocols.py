@@ -12,15 +12,12 @@ from starweave.aip.messages import (
     ClientMessageType,
     ClientType,
     Command,
-    Result,
-    ResultStatus,
     ServerMessage,
     ServerMessageType,
     TaskStatus,
 )
 from starweave.aip.protocols import (
     AIPProtocol,
-    CommandProtocol,
     DeviceInfoProtocol,
     HeartbeatProtocol,
     Message,
@@ -174,21 +171,6 @@ async def test_device_info_request_and_response() -> None:
     await server.send_device_info_response(None, request_id, error="unknown device")
     failed = await constellation.receive_message(ServerMessage)
     assert failed.status == TaskStatus.ERROR and failed.error == "unknown device"
-
-
-def test_command_protocol_validators() -> None:
-    good = Command(tool_name="read_file", tool_type="data_collection")
-    nameless = Command(tool_name="", tool_type="action")
-    assert CommandProtocol.validate_command(good)
-    assert not CommandProtocol.validate_command(nameless)
-    assert CommandProtocol.validate_commands([good]) and not CommandProtocol.validate_commands(
-        [good, nameless]
-    )
-    ok = Result(status=ResultStatus.SUCCESS)
-    silent_failure = Result(status=ResultStatus.FAILURE)
-    assert CommandProtocol.validate_result(ok)
-    assert not CommandProtocol.validate_result(silent_failure)
-    assert CommandProtocol.validate_results([ok, Result(status=ResultStatus.FAILURE, error="why")])
 
 
 async def test_send_error_and_is_connected() -> None:
