@@ -22,8 +22,6 @@ from typing import Any, Protocol
 from starweave.aip.dispatch import DispatchTable
 from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES, over_limit
 from starweave.aip.messages import (
-    ClientMessage,
-    ClientMessageType,
     ClientType,
     ServerMessage,
     ServerMessageType,
@@ -63,18 +61,8 @@ class MessageProcessor(Protocol):
 class ConstellationProtocol(RegistrationProtocol, HeartbeatProtocol, DeviceInfoProtocol):
     """Every flow a constellation client speaks, over one transport (and one send lock)."""
 
-    async def send_heartbeat(self, client_id: str, metadata: dict[str, Any] | None = None) -> None:
-        """A heartbeat tagged as constellation: the server rejects messages whose type differs."""
-        await self.send_message(
-            ClientMessage(
-                type=ClientMessageType.HEARTBEAT,
-                status=TaskStatus.OK,
-                client_type=ClientType.CONSTELLATION,
-                client_id=client_id,
-                metadata=metadata,
-                timestamp=utc_now(),
-            )
-        )
+    # Its heartbeats are tagged as constellation: the server rejects messages whose type differs.
+    client_type = ClientType.CONSTELLATION
 
 
 @dataclass

@@ -185,15 +185,15 @@ class RegistrationProtocol(AIPProtocol):
 class HeartbeatProtocol(AIPProtocol):
     """HEARTBEAT from the client and its acknowledgement from the server."""
 
+    # What the client sending the heartbeats is (a constellation client's protocol says so).
+    client_type = ClientType.DEVICE
+
     async def send_heartbeat(self, client_id: str, metadata: dict[str, Any] | None = None) -> None:
-        """Client side: one heartbeat (status ok)."""
+        """Client side: one heartbeat (status ok, the default; timestamped now)."""
+        heartbeat = ClientMessageType.HEARTBEAT
         await self.send_message(
             ClientMessage(
-                type=ClientMessageType.HEARTBEAT,
-                status=TaskStatus.OK,
-                client_id=client_id,
-                metadata=metadata,
-                timestamp=utc_now(),
+                type=heartbeat, client_type=self.client_type, client_id=client_id, metadata=metadata
             )
         )
 

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any
 
 from starweave.aip.device_state import DeviceConnectionState, DeviceStep
@@ -35,6 +36,7 @@ from starweave.errors import AIPError, RegistrationRefused, TransportClosed
 __all__ = [
     "AUTH_CLOSE_CODES",
     "DEAD_SERVER_INTERVALS",
+    "ConnectionSettings",
     "DeviceConnection",
     "is_auth_refusal",
     "is_duplicate_refusal",
@@ -62,6 +64,20 @@ def is_duplicate_refusal(reason: str) -> bool:
     return "already connected" in reason.lower()
 
 
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """How a device's connections time themselves and what they report (one set per client)."""
+
+    heartbeat_interval: float = 30.0
+    registration_timeout: float = 30.0
+    task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    info_provider: DeviceInfoProvider = field(default_factory=DeviceInfoProvider)
+    # The connection's time (heartbeats, dead-server watchdog, task-start watch); tests inject theirs.
+    sleep: Sleep = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic
+
+
 class DeviceConnection:
     """Registers a device on an open transport, then serves it until the connection closes.
 
@@ -79,31 +95,21 @@ class DeviceConnection:
     """
 
     def __init__(
-        self,
-        transport: Transport,
-        device_client: DeviceClient,
-        *,
-        heartbeat_interval: float = 30.0,
-        info_provider: DeviceInfoProvider | None = None,
-        registration_timeout: float = 30.0,
-        sleep: Sleep = asyncio.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-        task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT,
+        self, transport: Transport, device_client: DeviceClient, settings: ConnectionSettings | None = None
     ) -> None:
         self.transport = transport
         self.device_client = device_client
-        self.state = DeviceConnectionState(device_client.client_id, device_client.platform, max_frame_bytes)
+        self.settings = settings = settings or ConnectionSettings()
+        self.state = DeviceConnectionState(
+            device_client.client_id, device_client.platform, settings.max_frame_bytes
+        )
         # Typed send/receive (and the heartbeats) over one transport and one send lock; what to
         # send is the core's.
         self.protocol = HeartbeatProtocol(transport)
-        self.heartbeats = HeartbeatManager(self.protocol, heartbeat_interval, sleep)
-        self.heartbeat_interval = heartbeat_interval
-        self.info_provider = info_provider or DeviceInfoProvider()
-        self.registration_timeout = registration_timeout
-        self._clock = clock
-        self._sleep = sleep
-        self.task_start_timeout = task_start_timeout
+        self.heartbeats = HeartbeatManager(self.protocol, settings.heartbeat_interval, settings.sleep)
+        self.heartbeat_interval = settings.heartbeat_interval
+        self._clock = settings.clock
+        self._sleep = settings.sleep
         # A token of its own the server issued at this registration (the caller stores it).
         self.issued_token: str | None = None
         # Set once the running task's start is settled (confirmed, ended or dropped): ends its watch.
@@ -123,7 +129,7 @@ class DeviceConnection:
     async def registration_metadata(self) -> dict[str, Any]:
         """REGISTER metadata: platform, system_info and registration_time (only the time if info fails)."""
         try:
-            info = await asyncio.to_thread(self.info_provider.collect_system_info, self.client_id)
+            info = await asyncio.to_thread(self.settings.info_provider.collect_system_info, self.client_id)
         except (OSError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
             log.warning("[WS] [AIP] Device info collection failed (%s); registering without it", exc)
             return {"registration_time": utc_now(), REQUEST_DEVICE_TOKEN: True}
@@ -172,8 +178,9 @@ class DeviceConnection:
 
     async def _registration_answer(self) -> DeviceStep:
         """Feed the core until it has the registration's answer (a refusal when none comes in time)."""
+        timeout = self.settings.registration_timeout
         try:
-            async with asyncio.timeout(self.registration_timeout):
+            async with asyncio.timeout(timeout):
                 while True:
                     try:
                         message = await self.protocol.receive_message(ServerMessage)
@@ -185,9 +192,7 @@ class DeviceConnection:
                         return step
                     log.warning("%s", step.problem)
         except TimeoutError:
-            return DeviceStep(
-                refused=f"the server did not answer the registration within {self.registration_timeout:g}s"
-            )
+            return DeviceStep(refused=f"the server did not answer the registration within {timeout:g}s")
 
     async def serve(self) -> None:
         """Read and handle messages and send heartbeats until the connection closes."""
@@ -289,7 +294,7 @@ class DeviceConnection:
     async def _watch_start(self, session_id: str, task_name: str) -> None:
         """Drop the task if the server never confirms it (its answer to the echo may have been lost)."""
         settled = asyncio.create_task(self._start_settled.wait())
-        timer = asyncio.create_task(self._pause(self.task_start_timeout))
+        timer = asyncio.create_task(self._pause(self.settings.task_start_timeout))
         try:
             await asyncio.wait({settled, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -297,7 +302,7 @@ class DeviceConnection:
                 waiter.cancel()
             await asyncio.gather(settled, timer, return_exceptions=True)
         reason = (
-            f"the server did not confirm task {task_name} within {self.task_start_timeout:g}s; "
+            f"the server did not confirm task {task_name} within {self.settings.task_start_timeout:g}s; "
             "the device dropped it and is free for the next task"
         )
         await self._apply(self.state.start_timed_out(session_id, reason))
@@ -366,7 +371,7 @@ class DeviceConnection:
             log.warning("[WS] Could not send a %s message to the server: %s", message.type.value, exc)
 
     async def _answer_device_info(self, message: ServerMessage) -> None:
-        info = await asyncio.to_thread(self.info_provider.collect_system_info, self.client_id)
+        info = await asyncio.to_thread(self.settings.info_provider.collect_system_info, self.client_id)
         await self._send(
             ClientMessage(
                 type=ClientMessageType.DEVICE_INFO_RESPONSE,

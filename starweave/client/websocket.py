@@ -24,7 +24,12 @@ from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.aip.messages import DEVICE_TOKEN_HEADER
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy, Sleep
 from starweave.aip.transport import Transport, WebSocketTransport
-from starweave.client.connection import DEFAULT_TASK_START_TIMEOUT, DeviceConnection, is_duplicate_refusal
+from starweave.client.connection import (
+    DEFAULT_TASK_START_TIMEOUT,
+    ConnectionSettings,
+    DeviceConnection,
+    is_duplicate_refusal,
+)
 from starweave.client.credentials import TokenStore, server_key
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
@@ -86,18 +91,22 @@ class DeviceWebSocketClient:
         self.device_client = device_client
         self.api_key = api_key
         self.strategy = reconnection_strategy or ReconnectionStrategy(max_retries=max_retries)
-        self.heartbeat_interval = heartbeat_interval
-        self.info_provider = info_provider or DeviceInfoProvider()
-        self.registration_timeout = registration_timeout
+        # Every connection this client opens runs with these.
+        self.settings = ConnectionSettings(
+            heartbeat_interval=heartbeat_interval,
+            registration_timeout=registration_timeout,
+            task_start_timeout=task_start_timeout,
+            max_frame_bytes=max_frame_bytes,
+            info_provider=info_provider or DeviceInfoProvider(),
+            sleep=sleep,
+            clock=clock,
+        )
         self.transport_factory = transport_factory
         self.duplicate_wait = duplicate_wait
-        self.max_frame_bytes = max_frame_bytes
-        self.task_start_timeout = task_start_timeout
         self.token_store = token_store if token_store is not None else TokenStore()
-        # Time of the connection (heartbeats, dead-server watchdog, task-start watch) and of the
-        # duplicate-id wait; injected by tests. The backoff sleeps are the strategy's.
+        # The connection's time also measures the duplicate-id wait. The backoff sleeps are the
+        # strategy's.
         self._clock = clock
-        self._sleep = sleep
         self._duplicate_since: float | None = None  # first "id already connected" refusal in a row
         self.last_error: str | None = None
         self.registrations = 0
@@ -247,17 +256,7 @@ class DeviceWebSocketClient:
             await transport.connect(with_token(self.ws_url, self.api_key), headers=headers)
             if self._stop.is_set():  # stop() came while connecting: nothing was open to close then
                 return
-            connection = DeviceConnection(
-                transport,
-                self.device_client,
-                heartbeat_interval=self.heartbeat_interval,
-                info_provider=self.info_provider,
-                registration_timeout=self.registration_timeout,
-                max_frame_bytes=self.max_frame_bytes,
-                task_start_timeout=self.task_start_timeout,
-                sleep=self._sleep,
-                clock=self._clock,
-            )
+            connection = DeviceConnection(transport, self.device_client, self.settings)
             self.connection = connection
             await connection.register()
             self.registrations += 1

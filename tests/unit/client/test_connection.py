@@ -22,7 +22,7 @@ from starweave.aip.messages import (
 )
 from starweave.aip.protocols import AIPProtocol, RegistrationProtocol, TaskExecutionProtocol
 from starweave.aip.transport import MemoryTransport, memory_transport_pair
-from starweave.client.connection import DeviceConnection, is_auth_refusal
+from starweave.client.connection import ConnectionSettings, DeviceConnection, is_auth_refusal
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider, DeviceSystemInfo, SystemProbe
 from starweave.errors import RegistrationRefused
@@ -70,7 +70,7 @@ class FakeServer:
 def make_connection(device: DeviceClient, transport: MemoryTransport, **kwargs: Any) -> DeviceConnection:
     kwargs.setdefault("info_provider", DeviceInfoProvider(FAST_PROBE))
     kwargs.setdefault("heartbeat_interval", 30.0)
-    return DeviceConnection(transport, device, **kwargs)
+    return DeviceConnection(transport, device, ConnectionSettings(**kwargs))
 
 
 @pytest.fixture

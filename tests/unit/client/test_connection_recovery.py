@@ -22,7 +22,7 @@ from starweave.aip.messages import (
 )
 from starweave.aip.protocols import RegistrationProtocol, TaskExecutionProtocol
 from starweave.aip.transport import MemoryTransport, memory_transport_pair
-from starweave.client.connection import DeviceConnection, is_duplicate_refusal
+from starweave.client.connection import ConnectionSettings, DeviceConnection, is_duplicate_refusal
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider, SystemProbe
 
@@ -54,7 +54,7 @@ async def start(
     client_end, server_end = memory_transport_pair()
     server = FakeServer(server_end)
     kwargs.setdefault("heartbeat_interval", 30.0)
-    connection = DeviceConnection(client_end, device, info_provider=PROBE, **kwargs)
+    connection = DeviceConnection(client_end, device, ConnectionSettings(info_provider=PROBE, **kwargs))
     registering = asyncio.create_task(connection.register())
     await asyncio.wait_for(server.protocol.receive_message(ClientMessage), WAIT)
     await RegistrationProtocol(server_end).send_registration_confirmation()
