@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import platform as _platform
+from typing import overload
 
 from starweave.aip.messages import Command, Result, ResultStatus, ServerMessage
 from starweave.errors import InvalidArgumentError
@@ -15,10 +16,34 @@ __all__ = ["DeviceClient"]
 log = logging.getLogger("starweave.client")
 
 
-def _checked(value: str | None, what: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise InvalidArgumentError(f"{what} must be a string or None.")
-    return value
+class _ContextName:
+    """A piece of the task's context: a string or None, checked and logged on every change."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _ContextName: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> str | None: ...
+    def __get__(self, obj: object | None, owner: type) -> _ContextName | str | None:
+        if obj is None:
+            return self
+        value: str | None = getattr(obj, self.slot, None)
+        return value
+
+    def __set__(self, obj: object, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise InvalidArgumentError(f"{self.label} must be a string or None.")
+        setattr(obj, self.slot, value)
+        log.info("%s set to: %s", self.label, value)
+
+
+_CONTEXT = ("session_id", "agent_name", "process_name", "root_name")
 
 
 class DeviceClient:
@@ -27,6 +52,15 @@ class DeviceClient:
     ``task_lock`` serialises task starts and command execution: one task at a time, and the
     commands of a session in order.
     """
+
+    # The session of the running task.
+    session_id = _ContextName("Session ID")
+    # The agent whose commands run now (selects the Computer).
+    agent_name = _ContextName("Agent name")
+    # The application process the commands target.
+    process_name = _ContextName("Process name")
+    # The root (default) context name.
+    root_name = _ContextName("Root name")
 
     def __init__(
         self,
@@ -41,51 +75,7 @@ class DeviceClient:
         self.client_id = client_id
         self.platform = platform or _platform.system().lower() or "unknown"
         self.task_lock = asyncio.Lock()
-        self._session_id: str | None = None
-        self._agent_name: str | None = None
-        self._process_name: str | None = None
-        self._root_name: str | None = None
         log.info("Device client initialized for platform: %s", self.platform)
-
-    @property
-    def session_id(self) -> str | None:
-        """The session of the running task."""
-        return self._session_id
-
-    @session_id.setter
-    def session_id(self, value: str | None) -> None:
-        self._session_id = _checked(value, "Session ID")
-        log.info("Session ID set to: %s", value)
-
-    @property
-    def agent_name(self) -> str | None:
-        """The agent whose commands run now (selects the Computer)."""
-        return self._agent_name
-
-    @agent_name.setter
-    def agent_name(self, value: str | None) -> None:
-        self._agent_name = _checked(value, "Agent name")
-        log.info("Agent name set to: %s", value)
-
-    @property
-    def process_name(self) -> str | None:
-        """The application process the commands target."""
-        return self._process_name
-
-    @process_name.setter
-    def process_name(self, value: str | None) -> None:
-        self._process_name = _checked(value, "Process name")
-        log.info("Process name set to: %s", value)
-
-    @property
-    def root_name(self) -> str | None:
-        """The root (default) context name."""
-        return self._root_name
-
-    @root_name.setter
-    def root_name(self, value: str | None) -> None:
-        self._root_name = _checked(value, "Root name")
-        log.info("Root name set to: %s", value)
 
     async def execute_step(self, server_message: ServerMessage) -> list[Result]:
         """Take the context from a COMMAND message and run its actions; one Result per action."""
@@ -99,20 +89,17 @@ class DeviceClient:
         if not commands:
             return []
         log.info("Executing %d actions in total", len(commands))
-        if self._agent_name is None:
+        agent_name = self.agent_name
+        if agent_name is None:
             # The router needs an agent to pick the tool set; a COMMAND without one is the server's bug.
             error = "the COMMAND message names no agent_name, so no tool set can be chosen"
             return [Result(status=ResultStatus.FAILURE, error=error, call_id=c.call_id) for c in commands]
-        return await self.command_router.execute(
-            self._agent_name, self._process_name, self._root_name, commands
-        )
+        return await self.command_router.execute(agent_name, self.process_name, self.root_name, commands)
 
     async def reset(self) -> None:
         """Forget the task context and reset the tool stack (servers marked ``reset`` restart)."""
-        self._session_id = None
-        self._agent_name = None
-        self._process_name = None
-        self._root_name = None
+        for name in _CONTEXT:
+            setattr(self, f"_{name}", None)  # the slots themselves: a reset is not a change to log
         await self.computer_manager.reset()
         await self.mcp_server_manager.reset()
         log.info("Client state has been reset.")
