@@ -22,7 +22,6 @@ from starweave.aip.protocols import (
     HeartbeatProtocol,
     ProtocolMiddleware,
     RegistrationProtocol,
-    TaskExecutionProtocol,
 )
 from starweave.aip.resilience import (
     HeartbeatManager,
@@ -57,7 +56,6 @@ __all__ = [
     "RegistrationProtocol",
     "ServerMessage",
     "ServerMessageType",
-    "TaskExecutionProtocol",
     "TaskStatus",
     "TimeoutManager",
     "Transport",

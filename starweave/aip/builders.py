@@ -1,7 +1,8 @@
 """Builders of the server's AIP messages, so every sender writes the same wire format.
 
-Used by the agent server's handler and API, the session manager, the command dispatcher and the
-server-side helpers of ``aip.protocols``.
+Used by the agent server's handler and API, the session manager and the command dispatcher: the
+server sends what these build with ``AIPProtocol.send_message`` (the protocols hold only the
+clients' flows).
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""AIP protocol layer (spec A §3): typed send/receive over any Transport, plus the per-flow helpers.
+"""AIP protocol layer (spec A §3): typed send/receive over any Transport, plus the clients' flows.
 
 Each protocol only builds, sends and reads messages; none of them owns a socket, so all of them run
-unchanged over ``memory_transport_pair()`` in tests.
+unchanged over ``memory_transport_pair()`` in tests. The server's messages come from
+``aip.builders`` (sent with :meth:`AIPProtocol.send_message`); a device's answers from its protocol
+core, ``aip.device_state``.
 """
 
 from __future__ import annotations
@@ -11,12 +13,10 @@ import logging
 import platform as _platform
 from typing import Any, TypeVar
 
-from starweave.aip import builders
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
     ClientType,
-    Command,
     ServerMessage,
     ServerMessageType,
     TaskStatus,
@@ -35,7 +35,6 @@ __all__ = [
     "Message",
     "ProtocolMiddleware",
     "RegistrationProtocol",
-    "TaskExecutionProtocol",
     "registration_message",
     "task_request_message",
 ]
@@ -98,13 +97,6 @@ class AIPProtocol:
         if not isinstance(parsed, message_type):
             raise AIPError(f"middleware turned a {message_type.__name__} into a {type(parsed).__name__}")
         return parsed
-
-    async def send_error(self, error: str, response_id: str | None = None) -> None:
-        """Send a server ERROR message (status error)."""
-        message = builders.error_message(error)
-        if response_id:
-            message.response_id = response_id
-        await self.send_message(message)
 
 
 class RegistrationProtocol(AIPProtocol):
@@ -173,14 +165,6 @@ class RegistrationProtocol(AIPProtocol):
             self.last_error = f"the server did not answer the registration within {timeout:g}s"
             return False
 
-    async def send_registration_confirmation(self, response_id: str | None = None) -> None:
-        """Server side: accept a registration (HEARTBEAT, status ok)."""
-        await self.send_message(builders.heartbeat_ack(response_id))
-
-    async def send_registration_error(self, error: str) -> None:
-        """Server side: refuse a registration with a reason."""
-        await self.send_error(error)
-
 
 class HeartbeatProtocol(AIPProtocol):
     """HEARTBEAT from the client and its acknowledgement from the server."""
@@ -196,76 +180,6 @@ class HeartbeatProtocol(AIPProtocol):
                 type=heartbeat, client_type=self.client_type, client_id=client_id, metadata=metadata
             )
         )
-
-    async def send_heartbeat_ack(self, response_id: str | None = None) -> None:
-        """Server side: acknowledge a heartbeat."""
-        await self.send_message(builders.heartbeat_ack(response_id))
-
-
-class TaskExecutionProtocol(AIPProtocol):
-    """The server's half of TASK → COMMAND → COMMAND_RESULTS → … → TASK_END.
-
-    A device builds its half in its protocol core (``aip.device_state``), a constellation client
-    its TASK with :func:`task_request_message`.
-    """
-
-    async def send_task_assignment(
-        self,
-        user_request: str,
-        task_name: str,
-        session_id: str,
-        response_id: str | None = None,
-        agent_name: str | None = None,
-        process_name: str | None = None,
-    ) -> None:
-        """Server side: hand a task to a device."""
-        await self.send_message(
-            builders.task_assignment(
-                user_request,
-                task_name,
-                session_id,
-                response_id,
-                agent_name=agent_name,
-                process_name=process_name,
-            )
-        )
-
-    async def send_commands(
-        self,
-        actions: list[Command],
-        session_id: str,
-        response_id: str | None = None,
-        status: TaskStatus = TaskStatus.CONTINUE,
-        agent_name: str | None = None,
-        process_name: str | None = None,
-        root_name: str | None = None,
-    ) -> str:
-        """Server side: send ``actions`` as one COMMAND; returns its response_id (the results echo it)."""
-        message = builders.command_message(
-            actions,
-            session_id,
-            response_id,
-            status,
-            agent_name=agent_name,
-            process_name=process_name,
-            root_name=root_name,
-        )
-        await self.send_message(message)
-        return str(message.response_id)
-
-    async def send_task_end(
-        self,
-        session_id: str,
-        status: TaskStatus,
-        result: Any = None,
-        error: str | None = None,
-        response_id: str | None = None,
-    ) -> None:
-        """Server side: the task finished (completed or failed)."""
-        message = builders.task_end(session_id, status, result, error)
-        if response_id:
-            message.response_id = response_id
-        await self.send_message(message)
 
 
 class DeviceInfoProtocol(AIPProtocol):
@@ -286,12 +200,6 @@ class DeviceInfoProtocol(AIPProtocol):
             )
         )
         return request_id
-
-    async def send_device_info_response(
-        self, device_info: dict[str, Any] | None, request_id: str, error: str | None = None
-    ) -> None:
-        """Answer a device-info request (status error when ``error`` is given)."""
-        await self.send_message(builders.device_info_response(device_info, request_id, error))
 
 
 def registration_message(

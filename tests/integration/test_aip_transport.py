@@ -10,6 +10,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from starweave.aip import builders
 from starweave.aip.messages import ClientMessage, ServerMessage, ServerMessageType
 from starweave.aip.protocols import HeartbeatProtocol, RegistrationProtocol
 from starweave.aip.transport import TransportState, WebSocketTransport
@@ -86,9 +87,9 @@ async def test_registration_over_a_real_socket() -> None:
         server = RegistrationProtocol(WebSocketTransport(ws))
         request = await server.receive_message(ClientMessage)
         assert request.client_id == "dev-1"
-        await server.send_registration_confirmation("reg-1")
+        await server.send_message(builders.heartbeat_ack("reg-1"))
         beat = await server.receive_message(ClientMessage)
-        await HeartbeatProtocol(server.transport).send_heartbeat_ack(beat.request_id)
+        await server.send_message(builders.heartbeat_ack(beat.request_id))
         await ws.wait_closed()
 
     async with serve(registrar, "127.0.0.1", 0) as srv:

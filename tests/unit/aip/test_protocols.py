@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from starweave.aip import builders
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
@@ -23,7 +24,6 @@ from starweave.aip.protocols import (
     Message,
     ProtocolMiddleware,
     RegistrationProtocol,
-    TaskExecutionProtocol,
 )
 from starweave.aip.transport import memory_transport_pair
 from starweave.errors import AIPError
@@ -93,7 +93,7 @@ async def test_register_as_device_succeeds_on_heartbeat_ok() -> None:
 
     async def serve() -> ClientMessage:
         request = await server.receive_message(ClientMessage)
-        await server.send_registration_confirmation()
+        await server.send_message(builders.heartbeat_ack())
         return request
 
     serving = asyncio.create_task(serve())
@@ -112,7 +112,7 @@ async def test_register_as_device_fails_on_error_with_the_reason() -> None:
 
     async def serve() -> None:
         await server.receive_message(ClientMessage)
-        await server.send_registration_error("Client ID already exists")
+        await server.send_message(builders.error_message("Client ID already exists"))
 
     serving = asyncio.create_task(serve())
     assert await client.register_as_device("dev-1", {}, platform="linux") is False
@@ -124,7 +124,7 @@ async def test_registration_skips_noise_then_times_out_with_a_reason() -> None:
     a, b = memory_transport_pair()
     client = RegistrationProtocol(a)
     await b.send(b"garbage")
-    await TaskExecutionProtocol(b).send_task_end("s0", TaskStatus.COMPLETED)
+    await AIPProtocol(b).send_message(builders.task_end("s0", TaskStatus.COMPLETED))
     assert await client.register_as_device("dev-1", timeout=0.2) is False
     assert "did not answer" in (client.last_error or "")
 
@@ -137,7 +137,7 @@ async def test_register_as_constellation_needs_a_target() -> None:
 
     async def serve() -> ClientMessage:
         request = await server.receive_message(ClientMessage)
-        await server.send_registration_confirmation("r1")
+        await server.send_message(builders.heartbeat_ack("r1"))
         return request
 
     serving = asyncio.create_task(serve())
@@ -148,13 +148,15 @@ async def test_register_as_constellation_needs_a_target() -> None:
 
 async def test_server_task_flow_messages() -> None:
     a, b = memory_transport_pair()
-    server, client = TaskExecutionProtocol(a), TaskExecutionProtocol(b)
+    server, client = AIPProtocol(a), AIPProtocol(b)
     actions = [Command(tool_name="execute_command", parameters={"command": "ls"}, tool_type="action")]
-    response_id = await server.send_commands(actions, "s1", agent_name="LinuxAgent")
+    sent = builders.command_message(actions, "s1", agent_name="LinuxAgent")
+    await server.send_message(sent)
+    response_id = sent.response_id
     command = await client.receive_message(ServerMessage)
     assert command.type == ServerMessageType.COMMAND and command.response_id == response_id
     assert command.status == TaskStatus.CONTINUE and command.actions == actions
-    await server.send_task_end("s1", TaskStatus.FAILED, error="boom")
+    await server.send_message(builders.task_end("s1", TaskStatus.FAILED, error="boom"))
     end = await client.receive_message(ServerMessage)
     assert (end.type, end.status, end.error) == ("task_end", "failed", "boom")
 
@@ -165,19 +167,19 @@ async def test_device_info_request_and_response() -> None:
     request_id = await constellation.request_device_info("c1", "dev-1")
     request = await server.receive_message(ClientMessage)
     assert request.request_id == request_id and request.target_id == "dev-1"
-    await server.send_device_info_response({"os": "linux"}, request_id)
+    await server.send_message(builders.device_info_response({"os": "linux"}, request_id))
     response = await constellation.receive_message(ServerMessage)
     assert response.result == {"os": "linux"} and response.status == TaskStatus.OK
-    await server.send_device_info_response(None, request_id, error="unknown device")
+    await server.send_message(builders.device_info_response(None, request_id, error="unknown device"))
     failed = await constellation.receive_message(ServerMessage)
     assert failed.status == TaskStatus.ERROR and failed.error == "unknown device"
 
 
-async def test_send_error_and_is_connected() -> None:
+async def test_an_error_message_and_is_connected() -> None:
     a, b = memory_transport_pair()
     protocol = AIPProtocol(a)
     assert protocol.is_connected()
-    await protocol.send_error("bad message", response_id="r1")
+    await protocol.send_message(builders.error_message("bad message", response_id="r1"))
     error = await AIPProtocol(b).receive_message(ServerMessage)
     assert (
         error.type == ServerMessageType.ERROR and error.error == "bad message" and error.response_id == "r1"
@@ -185,4 +187,4 @@ async def test_send_error_and_is_connected() -> None:
     await a.close()
     assert not protocol.is_connected()
     with pytest.raises(ConnectionError):
-        await protocol.send_error("late")
+        await protocol.send_message(builders.error_message("late"))

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from unit.client.virtual_time import VirtualTime
 
+from starweave.aip import builders
 from starweave.aip.messages import (
     ClientMessage,
     ClientMessageType,
@@ -20,7 +21,7 @@ from starweave.aip.messages import (
     ServerMessageType,
     TaskStatus,
 )
-from starweave.aip.protocols import AIPProtocol, RegistrationProtocol, TaskExecutionProtocol
+from starweave.aip.protocols import AIPProtocol
 from starweave.aip.transport import MemoryTransport, memory_transport_pair
 from starweave.client.connection import ConnectionSettings, DeviceConnection, is_auth_refusal
 from starweave.client.device_client import DeviceClient
@@ -45,7 +46,7 @@ class FakeServer:
 
     def __init__(self, transport: MemoryTransport) -> None:
         self.transport = transport
-        self.protocol = TaskExecutionProtocol(transport)
+        self.protocol = AIPProtocol(transport)
 
     async def next(self) -> ClientMessage:
         return await asyncio.wait_for(self.protocol.receive_message(ClientMessage), WAIT)
@@ -63,7 +64,7 @@ class FakeServer:
 
     async def confirm_registration(self) -> ClientMessage:
         request = await self.next()
-        await RegistrationProtocol(self.transport).send_registration_confirmation()
+        await self.protocol.send_message(builders.heartbeat_ack())
         return request
 
 
@@ -150,7 +151,7 @@ async def test_refused_registration_says_what_the_server_said(
     registering = asyncio.create_task(connection.register())
     server = FakeServer(server_end)
     await server.next()
-    await RegistrationProtocol(server_end).send_registration_error(error)
+    await AIPProtocol(server_end).send_message(builders.error_message(error))
     with pytest.raises(RegistrationRefused) as info:
         await registering
     assert error in info.value.reason and "dev-1" in info.value.reason

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from unit.client.virtual_time import REAL_WAIT, VirtualTime, until
 
+from starweave.aip import builders
 from starweave.aip.frame_limit import fit_results, frame_size
 from starweave.aip.messages import (
     ClientMessage,
@@ -20,7 +21,7 @@ from starweave.aip.messages import (
     ServerMessageType,
     TaskStatus,
 )
-from starweave.aip.protocols import RegistrationProtocol, TaskExecutionProtocol
+from starweave.aip.protocols import AIPProtocol
 from starweave.aip.transport import MemoryTransport, memory_transport_pair
 from starweave.client.connection import ConnectionSettings, DeviceConnection, is_duplicate_refusal
 from starweave.client.device_client import DeviceClient
@@ -35,7 +36,7 @@ class FakeServer:
 
     def __init__(self, transport: MemoryTransport) -> None:
         self.transport = transport
-        self.protocol = TaskExecutionProtocol(transport)
+        self.protocol = AIPProtocol(transport)
 
     async def next_of(self, kind: ClientMessageType) -> ClientMessage:
         while True:
@@ -57,7 +58,7 @@ async def start(
     connection = DeviceConnection(client_end, device, ConnectionSettings(info_provider=PROBE, **kwargs))
     registering = asyncio.create_task(connection.register())
     await asyncio.wait_for(server.protocol.receive_message(ClientMessage), WAIT)
-    await RegistrationProtocol(server_end).send_registration_confirmation()
+    await AIPProtocol(server_end).send_message(builders.heartbeat_ack())
     await registering
     return connection, server, asyncio.create_task(connection.serve())
 

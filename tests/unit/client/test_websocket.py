@@ -7,6 +7,7 @@ from typing import Any
 
 from unit.client.virtual_time import VirtualTime
 
+from starweave.aip import builders
 from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, ServerMessageType
 from starweave.aip.protocols import AIPProtocol, RegistrationProtocol
 from starweave.aip.resilience import ReconnectionPolicy, ReconnectionStrategy
@@ -159,7 +160,7 @@ async def refuse_as_duplicate(dialer: Dialer) -> None:
     server_end = await asyncio.wait_for(dialer.accepted.get(), 10)
     protocol = RegistrationProtocol(server_end)
     await asyncio.wait_for(protocol.receive_message(ClientMessage), 10)
-    await protocol.send_registration_error(DUPLICATE)
+    await protocol.send_message(builders.error_message(DUPLICATE))
     await server_end.close(1000, "duplicate")
 
 
@@ -211,7 +212,7 @@ async def test_other_refusals_still_stop_at_max_retries(device: DeviceClient) ->
         server_end = await asyncio.wait_for(dialer.accepted.get(), 10)
         protocol = RegistrationProtocol(server_end)
         await protocol.receive_message(ClientMessage)
-        await protocol.send_registration_error("Platform mismatch")
+        await protocol.send_message(builders.error_message("Platform mismatch"))
     assert await asyncio.wait_for(running, 10) == EXIT_GAVE_UP
     assert "gave up after 3 failed connection attempt(s)" in (client.last_error or "")
 
