@@ -356,14 +356,6 @@ class DeviceConnection:
             await self._cancel_session(session_id, reason)
         self.state.closed()
 
-    async def wait_idle(self) -> None:
-        """Wait until the task start and every command have finished (for tests and shutdown)."""
-        pending: list[asyncio.Task[None]] = [t for group in self._commands.values() for t in group]
-        if self._starter is not None:
-            pending.append(self._starter)
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
-
     async def _send(self, message: ClientMessage) -> None:
         try:
             await self.protocol.send_message(message)

@@ -134,7 +134,7 @@ async def test_register_without_device_info_sends_the_time_only(device: DeviceCl
     registering = asyncio.create_task(connection.register())
     request = await server.confirm_registration()
     await registering
-    # register_as_device always adds the platform, which the server needs to route the device.
+    # The REGISTER always carries the platform, which the server needs to route the device.
     # (request_device_token: issue 11's per-device credentials, ignored by reference servers.)
     assert set((request.metadata or {}).keys()) == {"registration_time", "platform", "request_device_token"}
 
