@@ -17,6 +17,7 @@ from starweave.agent.processing import (
     ProcessingContext,
     ProcessingPhase,
     ProcessingResult,
+    present,
 )
 from starweave.agent.processor import ProcessorTemplate
 from starweave.agent.prompter import BasicPrompter, tool_to_llm_prompt, tools_to_llm_prompt
@@ -73,6 +74,7 @@ __all__ = [
     "depends_on",
     "llm_result",
     "log_request",
+    "present",
     "provides",
     "record_failure",
     "record_step",

@@ -15,6 +15,7 @@ from starweave.agent.status import AgentStatus, status_key
 from starweave.errors import AgentError, JSONExtractionError, LLMResponseError
 
 if TYPE_CHECKING:
+    from starweave.agent.processing import ProcessingResult
     from starweave.agent.processor import ProcessorTemplate
     from starweave.agent.prompter import BasicPrompter
 
@@ -170,8 +171,9 @@ class BasicAgent(ABC):
         """Let the current state do its work."""
         await self.state.handle(self, context)
 
-    async def process(self, context: Context | None) -> None:
-        """Build this step's processor (``processor_cls(agent, context)``) and run it.
+    async def process(self, context: Context | None) -> ProcessingResult:
+        """Build this step's processor (``processor_cls(agent, context)``), run it and return the
+        step's record (its ``status`` and typed ``local`` fields).
 
         Without a context (a state called with none) the step runs on a fresh, empty Context.
         """
@@ -183,7 +185,7 @@ class BasicAgent(ABC):
                 f"@AgentRegistry.register(agent_name=..., processor_cls=...) or set the attribute"
             )
         self.processor = self.processor_cls(self, context)
-        await self.processor.process()
+        return await self.processor.process()
 
     async def context_provision(self, *args: Any, **kwargs: Any) -> None:
         """Prepare what the agent needs before its first step (tools, retrievers); default: nothing."""

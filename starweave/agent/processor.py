@@ -113,6 +113,12 @@ class ProcessorTemplate(ABC):
             else:
                 valid[phase] = strategy
         problems.extend(self.dependency_validator.validate_chain(valid, external=self._is_external))
+        context_class = self.processor_context_class
+        problems.extend(
+            self.dependency_validator.validate_declared(
+                valid.values(), context_class.field_names(), context_class.__name__, self._is_external
+            )
+        )
         if problems:
             header = f"Strategy chain validation failed for {type(self).__name__}:"
             message = header + "\n- " + "\n- ".join(problems)
@@ -156,6 +162,7 @@ class ProcessorTemplate(ABC):
                 phase=last_phase,
                 execution_time=time.perf_counter() - start,
                 status=status,
+                local=ctx.local_context,
             )
             for middleware in reversed(self.middleware_chain):
                 await middleware.after_process(self, overall)
@@ -238,6 +245,6 @@ class ProcessorTemplate(ABC):
 
     def _finalize_processing_context(self) -> None:
         """Promote local results to the global context; default: ``action_success``."""
-        action_success = self.processing_context.get_local("action_success")
+        action_success = self.processing_context.local_context.action_success
         if action_success is not None:
             self.global_context.set(ContextNames.LAST_ACTION_SUCCESS, action_success)

@@ -65,6 +65,13 @@ def _children_of(strategy: Any) -> list[Any] | None:
     return list(children) if isinstance(children, list) else None
 
 
+def _leaves(strategy: Any) -> list[Any]:
+    children = _children_of(strategy)
+    if children is None:
+        return [strategy]
+    return [leaf for child in children for leaf in _leaves(child)]
+
+
 class StrategyDependencyValidator:
     """Checks, before anything runs, that every required input of every strategy has a source."""
 
@@ -126,3 +133,29 @@ class StrategyDependencyValidator:
                 f"or list it in the processor's external_fields"
             )
         provided.update(_provides_of(strategy))
+
+    def validate_declared(
+        self,
+        strategies: Iterable[Any],
+        fields: frozenset[str],
+        context_name: str,
+        is_external: Callable[[str], bool],
+    ) -> list[str]:
+        """Return one message per ``@provides`` name that is not a declared local field and per
+        ``@depends_on`` name that is neither a declared field nor external (the global context)."""
+        errors: list[str] = []
+        for strategy in (leaf for s in strategies for leaf in _leaves(s)):
+            name = getattr(strategy, "name", type(strategy).__name__)
+            for provided in _provides_of(strategy):
+                if provided not in fields:
+                    errors.append(
+                        f"Strategy {name} provides '{provided}', which {context_name} does not declare; "
+                        f"add the field to the processor's processor_context_class"
+                    )
+            for dep in _dependencies_of(strategy):
+                if dep.field_name not in fields and not is_external(dep.field_name):
+                    errors.append(
+                        f"Strategy {name} depends on '{dep.field_name}', which is neither a field of "
+                        f"{context_name} nor in the global context"
+                    )
+        return errors

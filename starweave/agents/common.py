@@ -82,9 +82,8 @@ def argument_schema(
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
-def noted_output(context: ProcessingContext, output: str) -> str:
+def noted_output(note: str | None, output: str) -> str:
     """A step's output with this step's ``note`` (if any) on the line before it."""
-    note = str(context.get_local("note") or "")
     return f"{note}\n{output}" if note else output
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from starweave.agent import ContextNames, ProcessingResult, ProcessorMiddleware
 from starweave.agent.middleware import phase_times, step_identity
+from starweave.agents.app.local import WindowStepContext
 
 if TYPE_CHECKING:
     from starweave.agent import ProcessingContext, ProcessorTemplate
@@ -51,16 +52,17 @@ def _jsonable(value: Any) -> Any:
 def step_record(processor: ProcessorTemplate, agent_type: str, total_time: float) -> dict[str, Any]:
     """The response-log line of one step."""
     ctx: ProcessingContext = processor.processing_context
-    record: dict[str, Any] = {
-        key: _jsonable(ctx.get_local(key)) for key in RECORD_KEYS if ctx.get_local(key) is not None
-    }
+    local = ctx.local(WindowStepContext)
+    # The AppAgent's and the HostAgent's contexts each declare some of these keys.
+    values = {key: getattr(local, key, None) for key in RECORD_KEYS}
+    record: dict[str, Any] = {key: _jsonable(value) for key, value in values.items() if value is not None}
     record.setdefault("status", processor.agent.status)
     record.update(
         {
             **step_identity(processor, agent_type),
-            "action": _jsonable(ctx.get_local("action")),
-            "cost": ctx.get_local("llm_cost") or 0.0,
-            "tokens": ctx.get_local("tokens") or 0,
+            "action": _jsonable(getattr(local, "action", None)),
+            "cost": local.llm_cost or 0.0,
+            "tokens": local.tokens or 0,
             "total_time": total_time,
             "time_cost": phase_times(ctx),
         }

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from starweave.agent import ComposedStrategy, ProcessingPhase, ProcessorTemplate
 from starweave.agents.app.data_strategies import AppControlInfoStrategy, AppScreenshotCaptureStrategy
+from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
 from starweave.agents.app.response import AppAgentStatus
 from starweave.agents.app.strategies import (
@@ -20,6 +21,7 @@ from starweave.agents.app.strategies import (
 class AppAgentProcessor(ProcessorTemplate):
     """The AppAgent's step: data collection and the model are fail-fast, action and memory are not."""
 
+    processor_context_class = AppProcessorContext
     #: A crash while running the actions is the step's ERROR.
     failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
         {ProcessingPhase.ACTION_EXECUTION: AppAgentStatus.ERROR.value}

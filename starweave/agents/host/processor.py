@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from starweave.agent import ProcessingPhase, ProcessorTemplate
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
+from starweave.agents.host.local import HostProcessorContext
 from starweave.agents.host.response import HostAgentStatus
 from starweave.agents.host.strategies import (
     DesktopDataCollectionStrategy,
@@ -20,6 +21,7 @@ from starweave.agents.host.strategies import (
 class HostAgentProcessor(ProcessorTemplate):
     """The HostAgent's step: data collection and the model are fail-fast, action and memory are not."""
 
+    processor_context_class = HostProcessorContext
     #: A crash while running the actions is the step's ERROR.
     failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
         {ProcessingPhase.ACTION_EXECUTION: HostAgentStatus.ERROR.value}

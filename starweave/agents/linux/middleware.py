@@ -14,6 +14,7 @@ from starweave.agent import (
     ProcessorMiddleware,
 )
 from starweave.agent.middleware import phase_times, step_identity
+from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.commands import Result
 
 if TYPE_CHECKING:
@@ -27,16 +28,16 @@ RESPONSE_KEYS = ("observation", "thought", "action", "call", "status", "result",
 def step_record(processor: ProcessorTemplate, total_time: float) -> dict[str, Any]:
     """The response-log line of one step: the answer, the outcome and the step metadata."""
     ctx = processor.processing_context
-    results: list[Result] = ctx.get_local("results") or []
-    record: dict[str, Any] = {key: ctx.get_local(key) for key in RESPONSE_KEYS}
+    local = ctx.local(LinuxProcessorContext)
+    record: dict[str, Any] = {key: getattr(local, key) for key in RESPONSE_KEYS}
     record["status"] = record["status"] or processor.agent.status
     record.update(
         {
             **step_identity(processor, "LinuxAgent"),
-            "results": [r.model_dump(mode="json") if isinstance(r, Result) else r for r in results],
-            "cost": ctx.get_local("llm_cost") or 0.0,
-            "tokens": ctx.get_local("tokens") or 0,
-            "llm_time": ctx.get_local("llm_time") or 0.0,
+            "results": [r.model_dump(mode="json") if isinstance(r, Result) else r for r in local.results],
+            "cost": local.llm_cost or 0.0,
+            "tokens": local.tokens or 0,
+            "llm_time": local.llm_time or 0.0,
             "total_time": total_time,
             "time_cost": phase_times(ctx),
         }

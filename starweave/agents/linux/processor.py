@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from starweave.agent import ContextNames, ProcessingPhase, ProcessorTemplate
+from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.agents.linux.middleware import LinuxLoggingMiddleware
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.strategies import (
@@ -19,6 +20,7 @@ from starweave.agents.linux.strategies import (
 class LinuxAgentProcessor(ProcessorTemplate):
     """The LinuxAgent's step: the model is fail-fast, action and memory are not (spec C §4.3)."""
 
+    processor_context_class = LinuxProcessorContext
     #: A crash while running the tool call ends the task.
     failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
         {ProcessingPhase.ACTION_EXECUTION: LinuxAgentStatus.FAIL.value}
@@ -35,6 +37,6 @@ class LinuxAgentProcessor(ProcessorTemplate):
     def _finalize_processing_context(self) -> None:
         """Promote the step's final answer to the round result."""
         super()._finalize_processing_context()
-        result = self.processing_context.get_local("result")
+        result = self.processing_context.local(LinuxProcessorContext).result
         if result:
             self.global_context.set(ContextNames.ROUND_RESULT, result)
