@@ -174,14 +174,3 @@ class ProcessingContext:
     def update_local(self, data: dict[str, Any]) -> None:
         """Merge a strategy's output into the local context."""
         self.local_context.update_from_dict(data)
-
-    def require_local(self, field_name: str, expected_type: type | None = None) -> Any:
-        """Return a local value that must be present (and of ``expected_type`` if given)."""
-        value = self.get_local(field_name)
-        if value is None:
-            raise ProcessingException(f"Required field '{field_name}' not found in local context")
-        if expected_type is not None and not isinstance(value, expected_type):
-            raise ProcessingException(
-                f"Field '{field_name}' has type {type(value).__name__}, expected {expected_type.__name__}"
-            )
-        return value

@@ -116,7 +116,7 @@ class ProcessorTemplate(ABC):
         context_class = self.processor_context_class
         problems.extend(
             self.dependency_validator.validate_declared(
-                valid.values(), context_class.field_names(), context_class.__name__, self._is_external
+                valid.values(), context_class.field_names(), context_class.__name__
             )
         )
         if problems:

@@ -139,10 +139,10 @@ class StrategyDependencyValidator:
         strategies: Iterable[Any],
         fields: frozenset[str],
         context_name: str,
-        is_external: Callable[[str], bool],
     ) -> list[str]:
-        """Return one message per ``@provides`` name that is not a declared local field and per
-        ``@depends_on`` name that is neither a declared field nor external (the global context)."""
+        """Return one message per ``@provides`` name that is not a declared field of the local
+        context. (A ``@depends_on`` name is then a declared field or external: :meth:`validate_chain`
+        already refuses one that no earlier strategy provides and that does not come from outside.)"""
         errors: list[str] = []
         for strategy in (leaf for s in strategies for leaf in _leaves(s)):
             name = getattr(strategy, "name", type(strategy).__name__)
@@ -151,11 +151,5 @@ class StrategyDependencyValidator:
                     errors.append(
                         f"Strategy {name} provides '{provided}', which {context_name} does not declare; "
                         f"add the field to the processor's processor_context_class"
-                    )
-            for dep in _dependencies_of(strategy):
-                if dep.field_name not in fields and not is_external(dep.field_name):
-                    errors.append(
-                        f"Strategy {name} depends on '{dep.field_name}', which is neither a field of "
-                        f"{context_name} nor in the global context"
                     )
         return errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -52,6 +53,19 @@ class Recorder(BaseProcessingStrategy):
         return ProcessingResult(success=True, data=self.data)
 
 
+@dataclass
+class ToyContext(BasicProcessorContext):
+    """The local fields these tests' strategies provide."""
+
+    screenshot: str | None = None
+    seen: str | None = None
+    plan: str | None = None
+    got: tuple[Any, Any] | None = None
+    a: int | None = None
+    b: int | None = None
+    memory_written: bool | None = None
+
+
 class Toy:
     """A minimal agent: processors only need ``step`` and somewhere to record calls."""
 
@@ -67,6 +81,8 @@ def make_processor(
     agent: Toy | None = None,
 ) -> ProcessorTemplate:
     class Proc(ProcessorTemplate):
+        processor_context_class = ToyContext
+
         def _setup_strategies(self) -> None:
             self.strategies.update(strategies)
 
@@ -314,14 +330,28 @@ async def test_custom_context_class_is_used() -> None:
         processor_context_class = MyContext
 
         def _setup_strategies(self) -> None:
-            self.strategies[P.DATA_COLLECTION] = Recorder("dc", {"screenshot": "x.png", "other": 1})
+            self.strategies[P.DATA_COLLECTION] = Recorder("dc", {"screenshot": "x.png"})
 
     proc = Proc(Toy(), Context())
-    await proc.process()
+    result = await proc.process()
     local = proc.processing_context.local_context
-    assert isinstance(local, MyContext)
-    assert local.screenshot == "x.png"
-    assert local.extras == {"other": 1}
+    assert isinstance(local, MyContext) and result.local is local
+    assert proc.processing_context.local(MyContext).screenshot == "x.png"
+
+
+async def test_data_of_an_undeclared_field_is_refused() -> None:
+    proc = make_processor({P.DATA_COLLECTION: Recorder("dc", {"other": 1})})
+    with pytest.raises(ProcessingException, match="ToyContext declares no field 'other'"):
+        await proc.process()
+
+
+def test_a_provided_name_the_context_does_not_declare_is_refused_at_construction() -> None:
+    @provides("nowhere")
+    class Provider(Recorder):
+        pass
+
+    with pytest.raises(ProcessingException, match="Strategy p provides 'nowhere', which ToyContext does not"):
+        make_processor({P.DATA_COLLECTION: Provider("p")})
 
 
 class Spy(ProcessorMiddleware):
