@@ -171,20 +171,23 @@ class BasicAgent(ABC):
         """Let the current state do its work."""
         await self.state.handle(self, context)
 
-    async def process(self, context: Context | None) -> ProcessingResult:
-        """Build this step's processor (``processor_cls(agent, context)``), run it and return the
-        step's record (its ``status`` and typed ``local`` fields).
+    async def process(
+        self, context: Context | None, processor_cls: type[ProcessorTemplate] | None = None
+    ) -> ProcessingResult:
+        """Build this step's processor (``processor_cls(agent, context)``, by default the agent's),
+        run it and return the step's record (its ``status`` and typed ``local`` fields).
 
         Without a context (a state called with none) the step runs on a fresh, empty Context.
         """
         if context is None:
             context = Context()
-        if self.processor_cls is None:
+        processor_cls = processor_cls or self.processor_cls
+        if processor_cls is None:
             raise AgentError(
                 f"{type(self).__name__} has no processor_cls; register it with "
                 f"@AgentRegistry.register(agent_name=..., processor_cls=...) or set the attribute"
             )
-        self.processor = self.processor_cls(self, context)
+        self.processor = processor_cls(self, context)
         return await self.processor.process()
 
     async def context_provision(self, *args: Any, **kwargs: Any) -> None:
