@@ -28,6 +28,7 @@ from starweave.agent.state import (
     SelfContainedAgentState,
     TerminalAgentState,
     record_failure,
+    run_step,
 )
 from starweave.agent.status import AgentStatus
 from starweave.agent.steps import add_usage, count_llm_call, llm_result, log_request, record_step
@@ -78,6 +79,7 @@ __all__ = [
     "provides",
     "record_failure",
     "record_step",
+    "run_step",
     "tool_to_llm_prompt",
     "tools_to_llm_prompt",
 ]

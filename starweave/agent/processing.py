@@ -96,6 +96,8 @@ class BasicProcessorContext:
     status: str | None = None
     action_success: bool | None = None
     memory_item: Any = None
+    # A confirmation step's changes to the memory record of the step that asked for it.
+    amended_memory: dict[str, Any] | None = None
 
     @classmethod
     def field_names(cls) -> frozenset[str]:

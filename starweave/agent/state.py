@@ -8,6 +8,7 @@ register a ``"CONTINUE"`` state without clashing.
 
 from __future__ import annotations
 
+import logging
 import threading
 from abc import ABC, ABCMeta, abstractmethod
 from enum import Enum
@@ -15,11 +16,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from starweave.agent.context import ContextNames
 from starweave.agent.status import status_key
+from starweave.errors import StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent.basic import BasicAgent
     from starweave.agent.context import Context
+    from starweave.agent.processor import ProcessorTemplate
 
+logger = logging.getLogger(__name__)
 StateT = TypeVar("StateT", bound="type[AgentState]")
 
 
@@ -177,6 +181,22 @@ class TerminalAgentState(SelfContainedAgentState):
     def is_subtask_end(self) -> bool:
         """The subtask ends."""
         return True
+
+
+async def run_step(
+    agent: BasicAgent,
+    context: Context | None,
+    error_status: str,
+    processor_cls: type[ProcessorTemplate] | None = None,
+) -> None:
+    """Run one step of ``agent``'s processor (or of ``processor_cls``); the processor applies the
+    status the step settled. A kernel, model or tool error (StarweaveError) sets ``error_status``
+    and puts its message in the context (see :func:`record_failure`)."""
+    try:
+        await agent.process(context, processor_cls)
+    except StarweaveError as exc:
+        logger.info("%s step failed: %s", type(agent).__name__, exc)
+        record_failure(agent, context, error_status, str(exc))
 
 
 def record_failure(agent: BasicAgent, context: Context | None, status: str, message: str) -> None:

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator
 
-from starweave.agent import BasicAgent, ProcessingContext, count_llm_call
+from starweave.agent import (
+    BaseProcessingStrategy,
+    BasicAgent,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    count_llm_call,
+)
 
 if TYPE_CHECKING:
     from starweave.llm.base import Completion
@@ -99,3 +106,20 @@ async def complete_counted(
     agent.llm_calls += completion.attempts
     count_llm_call(context.global_context, completion.attempts)
     return completion
+
+
+class AmendMemoryStrategy(BaseProcessingStrategy):
+    """MEMORY_UPDATE of a confirmation step: the memory record of the step that asked takes the
+    ``amended_memory`` values (the confirmed call's output and status), so the model's next prompt
+    shows what really happened instead of "waiting for confirmation"."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="amend_memory", fail_fast=fail_fast)
+
+    async def execute(self, agent: BasicAgent, context: ProcessingContext) -> ProcessingResult:
+        """Update the latest memory item."""
+        latest = agent.memory.get_latest_item()
+        for key, value in (context.local_context.amended_memory or {}).items():
+            if latest is not None:
+                latest.set_value(key, value)
+        return ProcessingResult(success=True, phase=ProcessingPhase.MEMORY_UPDATE)

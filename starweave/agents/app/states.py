@@ -13,9 +13,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, record_failure
+from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, run_step
 from starweave.agents.app.response import AppAgentStatus
-from starweave.errors import StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent import BasicAgent, Context
@@ -46,13 +45,9 @@ class AppAgentState(SelfContainedAgentState):
 
 
 async def process_step(agent: BasicAgent, context: Context | None, error_status: str) -> None:
-    """One pass of the agent's processor (HostAgent and AppAgent alike); a kernel, model or tool
-    error sets ``error_status`` and puts its message in the context."""
-    try:
-        await agent.process(context)
-    except StarweaveError as exc:
-        logger.info("%s step failed: %s", type(agent).__name__, exc)
-        record_failure(agent, context, error_status, str(exc))
+    """One counted pass of the agent's processor (HostAgent and AppAgent alike); a kernel, model or
+    tool error sets ``error_status`` and puts its message in the context."""
+    await run_step(agent, context, error_status)
     agent.step += 1
 
 
@@ -169,13 +164,10 @@ class ConfirmAppAgentState(AppAgentState):
     """Sensitive actions wait: approved, they run (checked against the window first); refused, FAIL."""
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask the user, then run or stop."""
-        from starweave.agents.app.agent import AppAgent
+        """Ask the user, then run or stop: a step of the same pipeline (AppConfirmProcessor)."""
+        from starweave.agents.app.confirm import AppConfirmProcessor
 
-        if not isinstance(agent, AppAgent) or context is None:
-            agent.status = AppAgentStatus.FAIL.value
-            return
-        await agent.resume_confirmation(context)
+        await run_step(agent, context, AppAgentStatus.ERROR.value, AppConfirmProcessor)
 
     @classmethod
     def name(cls) -> str:

@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from starweave.agent import AgentFactory, AgentRegistry, BasicAgent, Context, ContextNames
-from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.agent import AppAgent, Asker
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
 from starweave.agents.app.prompter import blackboard_text
-from starweave.agents.app.safety import Confirmer, ask_confirmation
+from starweave.agents.app.safety import Confirmer
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
@@ -301,46 +300,3 @@ class HostAgent(BasicAgent):
     def hold_for_confirmation(self, response: HostAgentResponse, reason: str) -> None:
         """Keep a sensitive action until the user decides."""
         self.held = HeldAction(response, reason)
-
-    async def resume_confirmation(self, context: Context) -> None:
-        """Ask about the held action; run it if approved, else FAIL."""
-        held, self.held = self.held, None
-        if held is None:
-            self.status = HostAgentStatus.CONTINUE.value
-            return
-        call = held.response.call_string()
-        approved = await ask_confirmation(
-            self.confirmer, self.auto_approve, self.safe_guard, call, held.reason
-        )
-        if approved:
-            result = await run_one(
-                self.dispatcher(context), held.response.function, held.response.arguments, "action"
-            )
-            wanted = held.response.status
-            self.status = wanted if wanted not in ("CONFIRM", "ASSIGN") else HostAgentStatus.CONTINUE.value
-            info = ActionCommandInfo(
-                function=held.response.function, arguments=held.response.arguments, result=result
-            )
-            # The outcome in full (a launched program's pid and window), as a CONTINUE step shows it.
-            note = f"Approved by the user: {info.to_representation()}"
-        else:
-            self.status = HostAgentStatus.FAIL.value
-            note = f"Stopped: the user did not allow {call} ({held.reason})."
-            context.set(ContextNames.ROUND_RESULT, note)
-        latest = self.memory.get_latest_item()
-        if latest is not None:
-            latest.set_value("output", note)
-            latest.set_value("status", self.status)
-            if approved:
-                latest.set_value("action", [info.model_dump(mode="json")])
-        writer = context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(
-                {
-                    "step": context.get(ContextNames.SESSION_STEP),
-                    "agent_type": "HostAgent",
-                    "agent_name": self.name,
-                    "status": self.status,
-                    "note": note,
-                }
-            )

@@ -19,6 +19,7 @@ from starweave.agent import (
     SelfContainedAgentState,
     TerminalAgentState,
     record_failure,
+    run_step,
 )
 from starweave.agents.app.states import process_step
 from starweave.agents.host.response import HostAgentStatus
@@ -155,13 +156,10 @@ class ConfirmHostAgentState(HostAgentState):
     """A sensitive host action waits for the user: approved, it runs; refused, FAIL."""
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask, then run or stop."""
-        from starweave.agents.host.agent import HostAgent
+        """Ask, then run or stop: a step of the same pipeline (HostConfirmProcessor)."""
+        from starweave.agents.host.confirm import HostConfirmProcessor
 
-        if not isinstance(agent, HostAgent) or context is None:
-            agent.status = HostAgentStatus.FAIL.value
-            return
-        await agent.resume_confirmation(context)
+        await run_step(agent, context, HostAgentStatus.ERROR.value, HostConfirmProcessor)
 
     @classmethod
     def name(cls) -> str:

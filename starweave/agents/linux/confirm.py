@@ -18,8 +18,8 @@ from starweave.agent import (
     ProcessingResult,
     provides,
 )
+from starweave.agents.common import AmendMemoryStrategy
 from starweave.agents.linux.feedback import step_output
-from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.strategies import run_action, settle
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 FAIL = LinuxAgentStatus.FAIL.value
 
 
-@provides("results", "status", "note", "call", "result", "output")
+@provides("results", "status", "note", "call", "result", "output", "amended_memory")
 class LinuxConfirmedActionStrategy(BaseProcessingStrategy):
     """Ask the user about the pending call; approved, it runs and the guards settle the status the
     model gave with it; refused (or nothing pending), the task ends as FAIL."""
@@ -64,6 +64,13 @@ class LinuxConfirmedActionStrategy(BaseProcessingStrategy):
             "note": note,
             "result": result,
             "output": output,
+            # The asking step's memory record takes the confirmed call's outcome.
+            "amended_memory": {
+                "output": output,
+                "status": status,
+                "results": [r.model_dump(mode="json") for r in results],
+                "failed": bool(results) and not all(r.ok for r in results),
+            },
         }
         return self._result(status, data)
 
@@ -77,29 +84,10 @@ class LinuxConfirmedActionStrategy(BaseProcessingStrategy):
         )
 
 
-class LinuxConfirmedMemoryStrategy(BaseProcessingStrategy):
-    """Amend the memory record of the step that asked: its output, status and results become the
-    confirmed call's (the model's next prompt must not say "waiting for confirmation")."""
-
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="linux_confirmed_memory", fail_fast=fail_fast)
-
-    async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
-        """Update the latest memory item."""
-        local = context.local(LinuxProcessorContext)
-        latest = agent.memory.get_latest_item()
-        if latest is not None:
-            latest.set_value("output", local.output or "")
-            latest.set_value("status", local.status or agent.status)
-            latest.set_value("results", [r.model_dump(mode="json") for r in local.results])
-            latest.set_value("failed", bool(local.results) and not all(r.ok for r in local.results))
-        return ProcessingResult(success=True, phase=ProcessingPhase.MEMORY_UPDATE)
-
-
 class LinuxConfirmProcessor(LinuxAgentProcessor):
     """The CONFIRM step: ACTION_EXECUTION (the user's decision) → MEMORY_UPDATE (amend the asking
     step), with the LinuxAgent's middleware and status rules."""
 
     def _setup_strategies(self) -> None:
         self.strategies[ProcessingPhase.ACTION_EXECUTION] = LinuxConfirmedActionStrategy()
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = LinuxConfirmedMemoryStrategy()
+        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AmendMemoryStrategy()

@@ -20,10 +20,9 @@ from starweave.agent import (
     AgentStateManager,
     SelfContainedAgentState,
     TerminalAgentState,
-    record_failure,
+    run_step,
 )
 from starweave.agents.linux.response import LinuxAgentStatus
-from starweave.errors import StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent import BasicAgent, Context, ProcessorTemplate
@@ -63,11 +62,7 @@ class ContinueLinuxAgentState(LinuxAgentState):
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Run the processor; a kernel or model error becomes FAIL with its message."""
-        try:
-            await agent.process(context, self.processor_cls())
-        except StarweaveError as exc:
-            logger.info("step failed: %s", exc)
-            record_failure(agent, context, LinuxAgentStatus.FAIL.value, str(exc))
+        await run_step(agent, context, LinuxAgentStatus.FAIL.value, self.processor_cls())
 
     @classmethod
     def name(cls) -> str:

@@ -1,0 +1,77 @@
+"""The HostAgent's CONFIRM step, through the same processor pipeline as any other step.
+
+Its action phase asks the user about the held sensitive action and, approved, runs it; refused,
+the round ends as FAIL. Its memory phase amends the record of the step that asked. The HostAgent's
+logging middleware writes the step's record; the processor hands the settled status to the agent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starweave.agent import (
+    BaseProcessingStrategy,
+    ContextNames,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    provides,
+)
+from starweave.agents.app.actions import ActionCommandInfo
+from starweave.agents.app.dispatch import run_one
+from starweave.agents.app.safety import ask_confirmation
+from starweave.agents.common import AmendMemoryStrategy
+from starweave.agents.host.processor import HostAgentProcessor
+from starweave.agents.host.response import HostAgentStatus
+
+if TYPE_CHECKING:
+    from starweave.agents.host.agent import HostAgent
+
+
+@provides("action_info", "status", "note", "output", "amended_memory")
+class HostConfirmedActionStrategy(BaseProcessingStrategy):
+    """Ask about the held action; run it if approved (its status is the model's, CONTINUE for
+    CONFIRM and ASSIGN), else FAIL with the refusal as the round's result."""
+
+    def __init__(self, fail_fast: bool = False) -> None:
+        super().__init__(name="host_confirmed_action", fail_fast=fail_fast)
+
+    async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
+        """Run or refuse the held action."""
+        held, agent.held = agent.held, None
+        if held is None:
+            status = HostAgentStatus.CONTINUE.value
+            return ProcessingResult(success=True, status=status, data={"status": status})
+        response = held.response
+        call = response.call_string()
+        amended: dict[str, Any] = {}
+        info: ActionCommandInfo | None = None
+        if await ask_confirmation(agent.confirmer, agent.auto_approve, agent.safe_guard, call, held.reason):
+            glob = context.global_context
+            result = await run_one(agent.dispatcher(glob), response.function, response.arguments, "action")
+            wanted = response.status
+            status = wanted if wanted not in ("CONFIRM", "ASSIGN") else HostAgentStatus.CONTINUE.value
+            info = ActionCommandInfo(function=response.function, arguments=response.arguments, result=result)
+            # The outcome in full (a launched program's pid and window), as a CONTINUE step shows it.
+            note = f"Approved by the user: {info.to_representation()}"
+            amended["action"] = [info.model_dump(mode="json")]
+        else:
+            status = HostAgentStatus.FAIL.value
+            note = f"Stopped: the user did not allow {call} ({held.reason})."
+            context.global_context.set(ContextNames.ROUND_RESULT, note)
+        amended = {"output": note, "status": status, **amended}
+        data: dict[str, Any] = {"status": status, "note": note, "output": note, "amended_memory": amended}
+        if info is not None:
+            data["action_info"] = info
+        return ProcessingResult(
+            success=True, phase=ProcessingPhase.ACTION_EXECUTION, status=status, data=data
+        )
+
+
+class HostConfirmProcessor(HostAgentProcessor):
+    """The CONFIRM step: ACTION_EXECUTION (the user's decision) → MEMORY_UPDATE (amend the asking
+    step), with the HostAgent's middleware and status rules."""
+
+    def _setup_strategies(self) -> None:
+        self.strategies[ProcessingPhase.ACTION_EXECUTION] = HostConfirmedActionStrategy()
+        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AmendMemoryStrategy()
