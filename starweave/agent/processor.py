@@ -25,7 +25,7 @@ from starweave.agent.processing import (
     ProcessingPhase,
     ProcessingResult,
 )
-from starweave.agent.strategy import ProcessingStrategy
+from starweave.agent.strategy import ProcessingStrategy, run_isolated
 from starweave.agent.strategy_dependency import StrategyDependencyValidator
 from starweave.errors import ProcessingException
 
@@ -186,28 +186,25 @@ class ProcessorTemplate(ABC):
             await middleware.before_phase(self, phase, ctx)
         self.logger.info("Executing phase %s with strategy %s", phase.value, strategy.name)
         start = time.perf_counter()
-        try:
-            result = await strategy.execute(self.agent, ctx)
-        except Exception as exc:
-            # The one place a strategy's crash is handled: log it, settle the step's status, then
-            # abort the run (fail_fast) or go on with a failed result.
-            self.logger.debug("Traceback of %s", strategy.name, exc_info=exc)
+        result, crash = await run_isolated(strategy, self.agent, ctx, phase)
+        if crash is not None:
+            # A strategy's crash: log it, settle the step's status, then abort the run (fail_fast)
+            # or go on with the failed result.
+            self.logger.debug("Traceback of %s", strategy.name, exc_info=crash)
             if strategy.fail_fast:
                 self._apply_status(self.failure_status.get(phase))
-                if isinstance(exc, ProcessingException):
-                    if exc.phase is None:
-                        exc.phase = phase
-                    raise
+                if isinstance(crash, ProcessingException):
+                    if crash.phase is None:
+                        crash.phase = phase
+                    raise crash
                 raise ProcessingException(
-                    f"Strategy {strategy.name} failed in phase {phase.value}: {exc}",
+                    f"Strategy {strategy.name} failed in phase {phase.value}: {crash}",
                     phase=phase,
                     context_data={"strategy": strategy.name},
-                    original_exception=exc,
-                ) from exc
-            self.logger.warning("Strategy %s raised %r; it is not fail_fast, continuing", strategy.name, exc)
-            result = ProcessingResult(
-                success=False, error=str(exc), phase=phase, status=self.failure_status.get(phase)
-            )
+                    original_exception=crash,
+                ) from crash
+            self.logger.warning("Strategy %s raised %r; not fail_fast, continuing", strategy.name, crash)
+            result = dataclasses.replace(result, status=self.failure_status.get(phase))
         elapsed = time.perf_counter() - start
         result = dataclasses.replace(
             result, phase=result.phase or phase, execution_time=result.execution_time or elapsed

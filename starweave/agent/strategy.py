@@ -36,6 +36,7 @@ __all__ = [
     "StrategyDependencyValidator",
     "depends_on",
     "provides",
+    "run_isolated",
 ]
 
 
@@ -61,6 +62,20 @@ class ProcessingStrategy(Protocol):
     def validate_dependencies(self, context: ProcessingContext) -> list[str]:
         """The required inputs missing (or mistyped) in ``context``."""
         ...
+
+
+async def run_isolated(
+    strategy: ProcessingStrategy, agent: Any, context: ProcessingContext, phase: ProcessingPhase | None
+) -> tuple[ProcessingResult, Exception | None]:
+    """Run ``strategy``; a crash becomes a failed result, returned with the exception.
+
+    The one place a strategy's crash is caught: the caller (the processor, a composite) applies
+    its ``fail_fast`` rule to the exception (re-raise it) or goes on with the failed result.
+    """
+    try:
+        return await strategy.execute(agent, context), None
+    except Exception as exc:
+        return ProcessingResult(success=False, error=str(exc), phase=phase), exc
 
 
 class BaseProcessingStrategy(ABC):
@@ -198,11 +213,10 @@ class ComposedStrategy(BaseProcessingStrategy):
                 error=f"missing required dependencies: {missing}",
                 phase=self.execution_phase,
             )
-        try:
-            return await child.execute(agent, context)
-        except Exception as exc:
+        result, crash = await run_isolated(child, agent, context, self.execution_phase)
+        if crash is not None:
             if child.fail_fast and self.fail_fast:
-                raise
+                raise crash
             # Isolation is the point of a non-fail-fast component: its crash is a failed result.
-            self.logger.warning("Component %s raised %r; continuing", child.name, exc, exc_info=exc)
-            return ProcessingResult(success=False, error=str(exc), phase=self.execution_phase)
+            self.logger.warning("Component %s raised %r; continuing", child.name, crash, exc_info=crash)
+        return result

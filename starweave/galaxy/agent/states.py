@@ -10,6 +10,7 @@ crashed) while the agent waits is noticed instead of blocking forever.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
@@ -61,6 +62,28 @@ def fail(agent: ConstellationAgent, context: Context | None, message: str) -> No
     record_failure(agent, context, Status.FAIL.value, message)
 
 
+async def guarded(
+    agent: ConstellationAgent,
+    context: Context | None,
+    doing: str,
+    work: Callable[[], Awaitable[None]],
+    timeout_reason: str = "",
+) -> None:
+    """Run a state's ``work``; any error ends in FAIL with its reason (spec: an error in START or
+    CONTINUE ends the task in FAIL, never the session). ``doing`` names the work for the message;
+    ``timeout_reason``, if given, is the reason of a TimeoutError."""
+    try:
+        await work()
+    except StarweaveError as exc:
+        fail(agent, context, str(exc))
+    except Exception as exc:  # the spec's catch-all; the traceback is kept in the log
+        if timeout_reason and isinstance(exc, TimeoutError):
+            fail(agent, context, timeout_reason)
+            return
+        logger.exception("Unexpected error while %s", doing)
+        fail(agent, context, f"Unexpected error while {doing}: {exc!r}")
+
+
 @ConstellationAgentStateManager.register
 class StartConstellationAgentState(ConstellationAgentState):
     """Create the constellation if there is none, then launch its orchestration (non-blocking)."""
@@ -70,7 +93,8 @@ class StartConstellationAgentState(ConstellationAgentState):
         cagent: ConstellationAgent = agent  # type: ignore[assignment]
         if cagent.status in (Status.FINISH.value, Status.FAIL.value):
             return
-        try:
+
+        async def start() -> None:
             timing_info: dict[str, Any] = {}
             if cagent.current_constellation is None:
                 if context is not None:
@@ -83,11 +107,8 @@ class StartConstellationAgentState(ConstellationAgentState):
                 return
             cagent.launch_orchestration(timing_info)
             cagent.status = Status.CONTINUE.value
-        except StarweaveError as exc:
-            fail(cagent, context, str(exc))
-        except Exception as exc:  # spec: any error in START ends in FAIL; keep the traceback
-            logger.exception("Unexpected error in the START state")
-            fail(cagent, context, f"Unexpected error while creating the constellation: {exc!r}")
+
+        await guarded(cagent, context, "creating the constellation", start)
 
     @classmethod
     def name(cls) -> str:
@@ -104,7 +125,8 @@ class ContinueConstellationAgentState(ConstellationAgentState):
         cagent: ConstellationAgent = agent  # type: ignore[assignment]
         if context is not None:
             context.set(ContextNames.WEAVING_MODE, WeavingMode.EDITING.value)
-        try:
+
+        async def review() -> None:
             events = await cagent.wait_for_completion_events()
             if not events:
                 handle_no_events(cagent, context)
@@ -112,19 +134,13 @@ class ContinueConstellationAgentState(ConstellationAgentState):
             task_ids = [str(getattr(e, "task_id", "")) for e in events]
             logger.info("Reviewing the constellation after %s", task_ids)
             await cagent.process_editing(context, task_ids=task_ids)
-        except TimeoutError:
-            fail(
-                cagent,
-                context,
-                f"No task finished within {cagent.continue_timeout:g} s while the constellation was "
-                "running; the devices or the orchestration may be stuck. Check the devices, or raise "
-                "the ConstellationAgent's continue_timeout for long tasks.",
-            )
-        except StarweaveError as exc:
-            fail(cagent, context, str(exc))
-        except Exception as exc:  # spec: any error in CONTINUE ends in FAIL; keep the traceback
-            logger.exception("Unexpected error in the CONTINUE state")
-            fail(cagent, context, f"Unexpected error while editing the constellation: {exc!r}")
+
+        stuck = (
+            f"No task finished within {cagent.continue_timeout:g} s while the constellation was "
+            "running; the devices or the orchestration may be stuck. Check the devices, or raise "
+            "the ConstellationAgent's continue_timeout for long tasks."
+        )
+        await guarded(cagent, context, "editing the constellation", review, stuck)
 
     @classmethod
     def name(cls) -> str:
