@@ -76,7 +76,8 @@ class HostAgent(BasicAgent):
     ``third_party_agents`` (registered agent names, e.g. ``["LinuxAgent"]``) with their
     introductions, ``confirmer``/``auto_approve``/``safe_guard`` (CONFIRM safeguard, on by default),
     ``asker`` (PENDING), ``action_sequence`` (speculative multi-action for the AppAgents),
-    ``annotator`` and ``view``.
+    ``annotator`` and ``view``. What the models see is given at construction: ``is_visual`` (the
+    host's model), ``app_visual`` (the AppAgents') and ``visual`` (their screenshot options).
     """
 
     state_manager_cls: ClassVar[type[HostAgentStateManager]] = HostAgentStateManager
@@ -95,6 +96,8 @@ class HostAgent(BasicAgent):
         view: Any = None,
         confirmer: Confirmer | None = None,
         auto_approve: bool = False,
+        app_visual: bool = False,
+        visual: VisualOptions | None = None,
     ) -> None:
         super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(is_visual, main_prompt, example_prompt)
@@ -104,8 +107,8 @@ class HostAgent(BasicAgent):
         # The AppAgents' model; None: they use the host's.
         self.app_llm: Any = app_llm
         # Whether the AppAgents' model is visual (VISUAL_MODE of APP_AGENT), and what it is shown.
-        self.app_visual = False
-        self.visual = VisualOptions()
+        self.app_visual = app_visual
+        self.visual = visual or VisualOptions()
         self.view: Any = view
         self.confirmer: Confirmer | None = confirmer
         self.asker: Asker | None = None
