@@ -11,8 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,7 +37,11 @@ SEEDED_FIELDS: frozenset[str] = frozenset(
 )
 
 
-class ProcessorTemplate(ABC):
+#: A processor's strategy table: phase → a factory of the phase's strategy.
+PhaseStrategies = Mapping[ProcessingPhase, Callable[[], ProcessingStrategy]]
+
+
+class ProcessorTemplate:
     """Template method for one agent step: SETUP → DATA_COLLECTION → LLM_INTERACTION →
     ACTION_EXECUTION → MEMORY_UPDATE → CLEANUP; phases without a strategy are skipped.
 
@@ -52,6 +55,9 @@ class ProcessorTemplate(ABC):
     #: The status a step takes when the strategy of a phase raises (e.g. the action phase's crash
     #: makes the step ``FAIL`` or ``ERROR``); phases not listed leave the status alone.
     failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType({})
+    #: The strategy of each phase, as a factory (usually the strategy class, whose defaults give
+    #: its name and ``fail_fast``); the default :meth:`_setup_strategies` builds them.
+    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType({})
 
     def __init__(self, agent: BasicAgent, global_context: Context) -> None:
         self.agent = agent
@@ -66,9 +72,9 @@ class ProcessorTemplate(ABC):
         self._validate_strategy_chain()
 
     # -- configuration hooks --------------------------------------------------------------
-    @abstractmethod
     def _setup_strategies(self) -> None:
-        """Fill ``self.strategies`` (phase → strategy)."""
+        """Fill ``self.strategies`` (phase → strategy); the default builds :attr:`phase_strategies`."""
+        self.strategies.update({phase: make() for phase, make in self.phase_strategies.items()})
 
     def _setup_middleware(self) -> None:
         """Fill ``self.middleware_chain``; the default is no middleware."""

@@ -88,10 +88,14 @@ class BaseProcessingStrategy(ABC):
 
     _declared_dependencies: ClassVar[tuple[StrategyDependency, ...]] = ()
     _declared_provides: ClassVar[tuple[str, ...]] = ()
+    #: The name of instances created without one (default: the class name).
+    strategy_name: ClassVar[str] = ""
+    #: ``fail_fast`` of instances created without it: a phase that must not fail silently.
+    default_fail_fast: ClassVar[bool] = True
 
-    def __init__(self, name: str | None = None, fail_fast: bool = True) -> None:
-        self.name = name or type(self).__name__
-        self.fail_fast = fail_fast
+    def __init__(self, name: str | None = None, fail_fast: bool | None = None) -> None:
+        self.name = name or self.strategy_name or type(self).__name__
+        self.fail_fast = self.default_fail_fast if fail_fast is None else fail_fast
         self.logger = logging.getLogger(f"Strategy.{self.name}")
 
     @abstractmethod

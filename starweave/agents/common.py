@@ -8,6 +8,7 @@ tool arguments alike, and the HostAgent and the AppAgent count their model calls
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator
@@ -18,8 +19,10 @@ from starweave.agent import (
     ProcessingContext,
     ProcessingPhase,
     ProcessingResult,
+    ProcessingStrategy,
     count_llm_call,
 )
+from starweave.agent.processor import PhaseStrategies
 
 if TYPE_CHECKING:
     from starweave.llm.base import Completion
@@ -113,8 +116,8 @@ class AmendMemoryStrategy(BaseProcessingStrategy):
     ``amended_memory`` values (the confirmed call's output and status), so the model's next prompt
     shows what really happened instead of "waiting for confirmation"."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="amend_memory", fail_fast=fail_fast)
+    strategy_name = "amend_memory"
+    default_fail_fast = False
 
     async def execute(self, agent: BasicAgent, context: ProcessingContext) -> ProcessingResult:
         """Update the latest memory item."""
@@ -123,3 +126,11 @@ class AmendMemoryStrategy(BaseProcessingStrategy):
             if latest is not None:
                 latest.set_value(key, value)
         return ProcessingResult(success=True, phase=ProcessingPhase.MEMORY_UPDATE)
+
+
+def confirm_strategies(action: Callable[[], ProcessingStrategy]) -> PhaseStrategies:
+    """The phases of a confirmation step: ``action`` (the user's decision) in ACTION_EXECUTION, then
+    :class:`AmendMemoryStrategy` in MEMORY_UPDATE (no model call, no data collection)."""
+    return MappingProxyType(
+        {ProcessingPhase.ACTION_EXECUTION: action, ProcessingPhase.MEMORY_UPDATE: AmendMemoryStrategy}
+    )

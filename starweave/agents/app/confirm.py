@@ -8,7 +8,7 @@ middleware writes the step's record; the processor hands the settled status to t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from starweave.agent import (
     BaseProcessingStrategy,
@@ -17,12 +17,13 @@ from starweave.agent import (
     ProcessingResult,
     provides,
 )
+from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.actions import ListActionCommandInfo
 from starweave.agents.app.agent import PendingActions
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.processor import AppAgentProcessor
 from starweave.agents.app.response import AppAgentStatus
-from starweave.agents.common import AmendMemoryStrategy
+from starweave.agents.common import confirm_strategies
 
 if TYPE_CHECKING:
     from starweave.agents.app.agent import AppAgent
@@ -35,8 +36,8 @@ class AppConfirmedActionStrategy(BaseProcessingStrategy):
     """Ask about the held actions; run them if approved (the approval covers the first only: a
     later sensitive one is asked about in turn), else FAIL."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="app_confirmed_action", fail_fast=fail_fast)
+    strategy_name = "app_confirmed_action"
+    default_fail_fast = False
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Run or refuse the held actions."""
@@ -96,6 +97,4 @@ class AppConfirmProcessor(AppAgentProcessor):
     """The CONFIRM step: ACTION_EXECUTION (the user's decision) → MEMORY_UPDATE (amend the asking
     step), with the AppAgent's middleware and status rules."""
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = AppConfirmedActionStrategy()
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AmendMemoryStrategy()
+    phase_strategies: ClassVar[PhaseStrategies] = confirm_strategies(AppConfirmedActionStrategy)

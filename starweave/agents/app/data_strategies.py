@@ -83,8 +83,7 @@ def window_origin(context: ProcessingContext) -> dict[str, Any] | None:
 class AppScreenshotCaptureStrategy(BaseProcessingStrategy):
     """Window screenshot (and, if configured, the desktop and the UI tree), then the window's info."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="app_screenshot_capture", fail_fast=fail_fast)
+    strategy_name = "app_screenshot_capture"
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Collect the pictures and the window record."""
@@ -146,8 +145,7 @@ class AppScreenshotCaptureStrategy(BaseProcessingStrategy):
 class AppControlInfoStrategy(BaseProcessingStrategy):
     """The window's controls, keyed by label, and the set-of-mark screenshot when an annotator is set."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="app_control_info", fail_fast=fail_fast)
+    strategy_name = "app_control_info"
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Walk the controls and annotate the screenshot."""

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ComposedStrategy, ProcessingPhase, ProcessorTemplate
+from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.data_strategies import AppControlInfoStrategy, AppScreenshotCaptureStrategy
 from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
@@ -28,15 +29,18 @@ class AppAgentProcessor(ProcessorTemplate):
     )
     external_fields: ClassVar[frozenset[str]] = frozenset({"app_root", "log_path", "session_step"})
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.DATA_COLLECTION] = ComposedStrategy(
-            strategies=[AppScreenshotCaptureStrategy(), AppControlInfoStrategy()],
-            name="AppDataCollectionStrategy",
-            fail_fast=True,
-        )
-        self.strategies[ProcessingPhase.LLM_INTERACTION] = AppLLMInteractionStrategy(fail_fast=True)
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = AppActionExecutionStrategy(fail_fast=False)
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AppMemoryUpdateStrategy(fail_fast=False)
+    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType(
+        {
+            ProcessingPhase.DATA_COLLECTION: lambda: ComposedStrategy(
+                strategies=[AppScreenshotCaptureStrategy(), AppControlInfoStrategy()],
+                name="AppDataCollectionStrategy",
+                fail_fast=True,
+            ),
+            ProcessingPhase.LLM_INTERACTION: AppLLMInteractionStrategy,
+            ProcessingPhase.ACTION_EXECUTION: AppActionExecutionStrategy,
+            ProcessingPhase.MEMORY_UPDATE: AppMemoryUpdateStrategy,
+        }
+    )
 
     def _setup_middleware(self) -> None:
         self.middleware_chain = [AgentStepLoggingMiddleware("AppAgent")]

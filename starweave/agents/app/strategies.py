@@ -74,8 +74,7 @@ _END = (AppAgentStatus.FINISH.value, AppAgentStatus.FAIL.value)
 class AppLLMInteractionStrategy(BaseProcessingStrategy):
     """Build the prompt (controls as text) and get a schema-valid answer."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="app_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "app_llm_interaction"
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model for the next action(s)."""
@@ -138,8 +137,8 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
 class AppActionExecutionStrategy(BaseProcessingStrategy):
     """Run the actions, validated against the live controls, and settle the step's status."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="app_action_execution", fail_fast=fail_fast)
+    strategy_name = "app_action_execution"
+    default_fail_fast = False
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute and decide CONTINUE / FINISH / FAIL / CONFIRM / PENDING / SCREENSHOT."""
@@ -292,8 +291,8 @@ def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentRes
 class AppMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in memory, on the shared Blackboard and in the session's counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="app_memory_update", fail_fast=fail_fast)
+    strategy_name = "app_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem and the trajectory."""

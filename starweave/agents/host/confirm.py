@@ -7,7 +7,7 @@ logging middleware writes the step's record; the processor hands the settled sta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from starweave.agent import (
     BaseProcessingStrategy,
@@ -17,10 +17,11 @@ from starweave.agent import (
     ProcessingResult,
     provides,
 )
+from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import ask_confirmation
-from starweave.agents.common import AmendMemoryStrategy
+from starweave.agents.common import confirm_strategies
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.response import HostAgentStatus
 
@@ -33,8 +34,8 @@ class HostConfirmedActionStrategy(BaseProcessingStrategy):
     """Ask about the held action; run it if approved (its status is the model's, CONTINUE for
     CONFIRM and ASSIGN), else FAIL with the refusal as the round's result."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="host_confirmed_action", fail_fast=fail_fast)
+    strategy_name = "host_confirmed_action"
+    default_fail_fast = False
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Run or refuse the held action."""
@@ -72,6 +73,4 @@ class HostConfirmProcessor(HostAgentProcessor):
     """The CONFIRM step: ACTION_EXECUTION (the user's decision) → MEMORY_UPDATE (amend the asking
     step), with the HostAgent's middleware and status rules."""
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = HostConfirmedActionStrategy()
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AmendMemoryStrategy()
+    phase_strategies: ClassVar[PhaseStrategies] = confirm_strategies(HostConfirmedActionStrategy)

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ProcessingPhase, ProcessorTemplate
+from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
 from starweave.agents.host.local import HostProcessorContext
 from starweave.agents.host.response import HostAgentStatus
@@ -28,11 +29,14 @@ class HostAgentProcessor(ProcessorTemplate):
     )
     external_fields: ClassVar[frozenset[str]] = frozenset({"command_dispatcher", "log_path", "session_step"})
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.DATA_COLLECTION] = DesktopDataCollectionStrategy(fail_fast=True)
-        self.strategies[ProcessingPhase.LLM_INTERACTION] = HostLLMInteractionStrategy(fail_fast=True)
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = HostActionExecutionStrategy(fail_fast=False)
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = HostMemoryUpdateStrategy(fail_fast=False)
+    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType(
+        {
+            ProcessingPhase.DATA_COLLECTION: DesktopDataCollectionStrategy,
+            ProcessingPhase.LLM_INTERACTION: HostLLMInteractionStrategy,
+            ProcessingPhase.ACTION_EXECUTION: HostActionExecutionStrategy,
+            ProcessingPhase.MEMORY_UPDATE: HostMemoryUpdateStrategy,
+        }
+    )
 
     def _setup_middleware(self) -> None:
         self.middleware_chain = [AgentStepLoggingMiddleware("HostAgent")]

@@ -62,8 +62,7 @@ _ROUND_END = (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value)
 class DesktopDataCollectionStrategy(BaseProcessingStrategy):
     """Desktop screenshot (optional input, kept in the log) and the open windows plus third-party agents."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="desktop_data_collection", fail_fast=fail_fast)
+    strategy_name = "desktop_data_collection"
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Collect the targets."""
@@ -117,8 +116,7 @@ class DesktopDataCollectionStrategy(BaseProcessingStrategy):
 class HostLLMInteractionStrategy(BaseProcessingStrategy):
     """Ask the model which target gets the next subtask (or whether the request is done)."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="host_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "host_llm_interaction"
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Build the prompt and parse the answer."""
@@ -179,8 +177,8 @@ def _failure(message: str) -> Result:
 class HostActionExecutionStrategy(BaseProcessingStrategy):
     """Select the target (window or third-party agent) or run another host tool; settle the status."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="host_action_execution", fail_fast=fail_fast)
+    strategy_name = "host_action_execution"
+    default_fail_fast = False
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute the answer's function."""
@@ -330,8 +328,8 @@ def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentR
 class HostMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in memory, the structural logs, the Blackboard and the cost counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="host_memory_update", fail_fast=fail_fast)
+    strategy_name = "host_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem."""

@@ -8,7 +8,7 @@ the processor hands the settled status to the agent, as for any other step.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from starweave.agent import (
     BaseProcessingStrategy,
@@ -18,7 +18,8 @@ from starweave.agent import (
     ProcessingResult,
     provides,
 )
-from starweave.agents.common import AmendMemoryStrategy
+from starweave.agent.processor import PhaseStrategies
+from starweave.agents.common import confirm_strategies
 from starweave.agents.linux.feedback import step_output
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.response import LinuxAgentStatus
@@ -36,8 +37,8 @@ class LinuxConfirmedActionStrategy(BaseProcessingStrategy):
     """Ask the user about the pending call; approved, it runs and the guards settle the status the
     model gave with it; refused (or nothing pending), the task ends as FAIL."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="linux_confirmed_action", fail_fast=fail_fast)
+    strategy_name = "linux_confirmed_action"
+    default_fail_fast = False
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Run or refuse the pending call."""
@@ -88,6 +89,4 @@ class LinuxConfirmProcessor(LinuxAgentProcessor):
     """The CONFIRM step: ACTION_EXECUTION (the user's decision) → MEMORY_UPDATE (amend the asking
     step), with the LinuxAgent's middleware and status rules."""
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = LinuxConfirmedActionStrategy()
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AmendMemoryStrategy()
+    phase_strategies: ClassVar[PhaseStrategies] = confirm_strategies(LinuxConfirmedActionStrategy)

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from starweave.agent import ContextNames, ProcessingPhase, ProcessorTemplate
+from starweave.agent.processor import PhaseStrategies
 from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.agents.linux.middleware import LinuxLoggingMiddleware
 from starweave.agents.linux.response import LinuxAgentStatus
@@ -26,10 +27,13 @@ class LinuxAgentProcessor(ProcessorTemplate):
         {ProcessingPhase.ACTION_EXECUTION: LinuxAgentStatus.FAIL.value}
     )
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.LLM_INTERACTION] = LinuxLLMInteractionStrategy(fail_fast=True)
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = LinuxActionExecutionStrategy(fail_fast=False)
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = LinuxMemoryUpdateStrategy(fail_fast=False)
+    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType(
+        {
+            ProcessingPhase.LLM_INTERACTION: LinuxLLMInteractionStrategy,
+            ProcessingPhase.ACTION_EXECUTION: LinuxActionExecutionStrategy,
+            ProcessingPhase.MEMORY_UPDATE: LinuxMemoryUpdateStrategy,
+        }
+    )
 
     def _setup_middleware(self) -> None:
         self.middleware_chain = [LinuxLoggingMiddleware()]

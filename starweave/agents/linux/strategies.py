@@ -138,8 +138,7 @@ def settle(
 class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
     """Build the prompt from the request and the history, get a schema-valid answer."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="linux_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "linux_llm_interaction"
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model for the next step."""
@@ -183,8 +182,8 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
 class LinuxActionExecutionStrategy(BaseProcessingStrategy):
     """Run the chosen tool through the command dispatcher, with the repeat and danger guards."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="linux_action_execution", fail_fast=fail_fast)
+    strategy_name = "linux_action_execution"
+    default_fail_fast = False
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute the action and decide the step's status."""
@@ -278,8 +277,8 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
 class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in the agent's memory, the blackboard and the session's cost counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="linux_memory_update", fail_fast=fail_fast)
+    strategy_name = "linux_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem for this step."""

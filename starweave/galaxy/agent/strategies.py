@@ -88,8 +88,7 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
     ``json_retries``, answers that are valid JSON but not a valid ConstellationAgentResponse.
     """
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="constellation_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "constellation_llm_interaction"
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model."""
@@ -304,8 +303,8 @@ class ConstellationEditingActionExecutionStrategy(BaseConstellationActionExecuti
 class ConstellationMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in memory and add its cost and tokens to the session's counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="constellation_memory_update", fail_fast=fail_fast)
+    strategy_name = "constellation_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem for this step."""
