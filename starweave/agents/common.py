@@ -7,9 +7,10 @@ tool arguments alike, and the HostAgent and the AppAgent count their model calls
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator
 
@@ -126,6 +127,41 @@ class AmendMemoryStrategy(BaseProcessingStrategy):
             if latest is not None:
                 latest.set_value(key, value)
         return ProcessingResult(success=True, phase=ProcessingPhase.MEMORY_UPDATE)
+
+
+class ConfirmedActionStrategy(BaseProcessingStrategy):
+    """ACTION_EXECUTION of a confirmation step: the user's decision on what the agent held back.
+
+    Subclasses take the held item off the agent (:meth:`take_held`) and act on the user's answer
+    (:meth:`decide`, returning the status and the step's data); with nothing held back the step
+    settles :attr:`nothing_held` (a status and the note that explains it, if any).
+    """
+
+    default_fail_fast = False
+    nothing_held: ClassVar[tuple[str, str]] = ("CONTINUE", "")
+
+    @abstractmethod
+    def take_held(self, agent: Any) -> Any:
+        """The held item (None when there is none), removed from the agent."""
+
+    @abstractmethod
+    async def decide(self, agent: Any, context: ProcessingContext, held: Any) -> tuple[str, dict[str, Any]]:
+        """Ask the user about ``held`` and act on the answer; the step's status and data."""
+
+    async def execute(self, agent: Any, context: ProcessingContext) -> ProcessingResult:
+        """Decide about the held item (or settle :attr:`nothing_held`)."""
+        held = self.take_held(agent)
+        if held is None:
+            status, note = self.nothing_held
+            data: dict[str, Any] = {"note": note, "result": note, "output": note} if note else {}
+        else:
+            status, data = await self.decide(agent, context, held)
+        return ProcessingResult(
+            success=True,
+            data={**data, "status": status},
+            phase=ProcessingPhase.ACTION_EXECUTION,
+            status=status,
+        )
 
 
 def confirm_strategies(action: Callable[[], ProcessingStrategy]) -> PhaseStrategies:

@@ -10,20 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from starweave.agent import (
-    BaseProcessingStrategy,
-    ProcessingContext,
-    ProcessingPhase,
-    ProcessingResult,
-    provides,
-)
+from starweave.agent import ProcessingContext, provides
 from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.actions import ListActionCommandInfo
 from starweave.agents.app.agent import PendingActions
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.processor import AppAgentProcessor
 from starweave.agents.app.response import AppAgentStatus
-from starweave.agents.common import confirm_strategies
+from starweave.agents.common import ConfirmedActionStrategy, confirm_strategies
 
 if TYPE_CHECKING:
     from starweave.agents.app.agent import AppAgent
@@ -32,26 +26,28 @@ _END = ("FINISH", "FAIL")
 
 
 @provides("action_info", "action", "status", "note", "result", "output", "amended_memory")
-class AppConfirmedActionStrategy(BaseProcessingStrategy):
+class AppConfirmedActionStrategy(ConfirmedActionStrategy):
     """Ask about the held actions; run them if approved (the approval covers the first only: a
     later sensitive one is asked about in turn), else FAIL."""
 
     strategy_name = "app_confirmed_action"
-    default_fail_fast = False
 
-    async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
-        """Run or refuse the held actions."""
+    def take_held(self, agent: AppAgent) -> PendingActions | None:
+        """The held-back actions."""
         pending, agent.pending = agent.pending, None
-        if pending is None:
-            status = AppAgentStatus.CONTINUE.value
-            return ProcessingResult(success=True, status=status, data={"status": status})
-        first = pending.actions[0].call_string()
+        return pending
+
+    async def decide(
+        self, agent: AppAgent, context: ProcessingContext, held: PendingActions
+    ) -> tuple[str, dict[str, Any]]:
+        """Run or refuse the held actions."""
+        first = held.actions[0].call_string()
         info = ListActionCommandInfo()
-        if await agent.confirm(first, pending.reason):
+        if await agent.confirm(first, held.reason):
             outcome = await execute_actions(
                 agent.dispatcher(context.global_context),
-                pending.actions,
-                pending.planned,
+                held.actions,
+                held.planned,
                 planned_is_live=False,
                 hold_sensitive=agent.safe_guard and not agent.auto_approve,
                 approved=1,
@@ -59,38 +55,24 @@ class AppConfirmedActionStrategy(BaseProcessingStrategy):
             )
             info = outcome.info
             ok = not outcome.stopped and not outcome.pending
-            status = pending.status if ok else AppAgentStatus.CONTINUE.value
+            status = held.status if ok else AppAgentStatus.CONTINUE.value
             note = f"Approved by the user: {first}."
             if outcome.pending:
+                reason = outcome.pending_reason
                 agent.pending = PendingActions(
-                    list(outcome.pending),
-                    outcome.pending_reason,
-                    pending.status,
-                    pending.result,
-                    pending.planned,
+                    list(outcome.pending), reason, held.status, held.result, held.planned
                 )
                 status = AppAgentStatus.CONFIRM.value
-                note += (
-                    f" Waiting for approval of {outcome.pending[0].call_string()}: {outcome.pending_reason}."
-                )
-            result = pending.result if status in _END else ""
+                note += f" Waiting for approval of {outcome.pending[0].call_string()}: {reason}."
+            result = held.result if status in _END else ""
         else:
             status = AppAgentStatus.FAIL.value
-            note = f"Stopped: the user did not allow {first} ({pending.reason})."
+            note = f"Stopped: the user did not allow {first} ({held.reason})."
             result = note
         output = f"{note}\n{info.to_representation()}" if info.actions else note
-        data: dict[str, Any] = {
-            "action_info": info,
-            "action": info.to_list_of_dicts(),
-            "status": status,
-            "note": note,
-            "result": result,
-            "output": output,
-            "amended_memory": {"output": output, "status": status, "result": result},
-        }
-        return ProcessingResult(
-            success=True, phase=ProcessingPhase.ACTION_EXECUTION, status=status, data=data
-        )
+        data = {"action_info": info, "action": info.to_list_of_dicts(), "note": note, "result": result}
+        amended = {"output": output, "status": status, "result": result}
+        return status, {**data, "output": output, "amended_memory": amended}
 
 
 class AppConfirmProcessor(AppAgentProcessor):

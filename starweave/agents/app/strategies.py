@@ -81,7 +81,7 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
         tools = await agent.action_tools(context.global_context)
         multi = agent.multi_action_enabled
         local = context.local(AppProcessorContext)
-        controls = local.annotation_dict or {}
+        controls = local.annotation_dict
         clean = local.clean_screenshot_path or ""
         annotated = local.annotated_screenshot_path or ""
         images: list[Image] = []
@@ -146,7 +146,7 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
         agent.last_selected_screenshot = ""
         local = context.local(AppProcessorContext)
         parsed = present(local.parsed_response, "parsed_response")
-        planned = local.annotation_dict or {}
+        planned = local.annotation_dict
         stop, skip = repeat_check(agent, parsed)
         if stop or skip:
             return self._not_run(parsed, stop or skip, failed=bool(stop))
@@ -252,7 +252,7 @@ async def selected_control_screenshot(
 def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentResponse) -> MemoryItem:
     """The memory record of one step."""
     local = context.local(AppProcessorContext)
-    info = local.action_info or ListActionCommandInfo()
+    info = local.action_info
     output = noted_output(local.note, info.to_representation() if info.actions else NO_ACTION_RUN)
     status = str(local.status or parsed.status)
     item = MemoryItem()

@@ -9,44 +9,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from starweave.agent import (
-    BaseProcessingStrategy,
-    ContextNames,
-    ProcessingContext,
-    ProcessingPhase,
-    ProcessingResult,
-    provides,
-)
+from starweave.agent import ContextNames, ProcessingContext, provides
 from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import ask_confirmation
-from starweave.agents.common import confirm_strategies
+from starweave.agents.common import ConfirmedActionStrategy, confirm_strategies
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.response import HostAgentStatus
 
 if TYPE_CHECKING:
-    from starweave.agents.host.agent import HostAgent
+    from starweave.agents.host.agent import HeldAction, HostAgent
 
 
 @provides("action_info", "status", "note", "output", "amended_memory")
-class HostConfirmedActionStrategy(BaseProcessingStrategy):
+class HostConfirmedActionStrategy(ConfirmedActionStrategy):
     """Ask about the held action; run it if approved (its status is the model's, CONTINUE for
     CONFIRM and ASSIGN), else FAIL with the refusal as the round's result."""
 
     strategy_name = "host_confirmed_action"
-    default_fail_fast = False
 
-    async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
-        """Run or refuse the held action."""
+    def take_held(self, agent: HostAgent) -> HeldAction | None:
+        """The held sensitive action."""
         held, agent.held = agent.held, None
-        if held is None:
-            status = HostAgentStatus.CONTINUE.value
-            return ProcessingResult(success=True, status=status, data={"status": status})
+        return held
+
+    async def decide(
+        self, agent: HostAgent, context: ProcessingContext, held: HeldAction
+    ) -> tuple[str, dict[str, Any]]:
+        """Run or refuse the held action."""
         response = held.response
         call = response.call_string()
+        data: dict[str, Any] = {}
         amended: dict[str, Any] = {}
-        info: ActionCommandInfo | None = None
         if await ask_confirmation(agent.confirmer, agent.auto_approve, agent.safe_guard, call, held.reason):
             glob = context.global_context
             result = await run_one(agent.dispatcher(glob), response.function, response.arguments, "action")
@@ -55,18 +50,14 @@ class HostConfirmedActionStrategy(BaseProcessingStrategy):
             info = ActionCommandInfo(function=response.function, arguments=response.arguments, result=result)
             # The outcome in full (a launched program's pid and window), as a CONTINUE step shows it.
             note = f"Approved by the user: {info.to_representation()}"
+            data["action_info"] = info
             amended["action"] = [info.model_dump(mode="json")]
         else:
             status = HostAgentStatus.FAIL.value
             note = f"Stopped: the user did not allow {call} ({held.reason})."
             context.global_context.set(ContextNames.ROUND_RESULT, note)
         amended = {"output": note, "status": status, **amended}
-        data: dict[str, Any] = {"status": status, "note": note, "output": note, "amended_memory": amended}
-        if info is not None:
-            data["action_info"] = info
-        return ProcessingResult(
-            success=True, phase=ProcessingPhase.ACTION_EXECUTION, status=status, data=data
-        )
+        return status, {**data, "note": note, "output": note, "amended_memory": amended}
 
 
 class HostConfirmProcessor(HostAgentProcessor):

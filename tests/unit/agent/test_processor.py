@@ -339,19 +339,15 @@ async def test_custom_context_class_is_used() -> None:
     assert proc.processing_context.local(MyContext).screenshot == "x.png"
 
 
-async def test_data_of_an_undeclared_field_is_refused() -> None:
+async def test_undeclared_fields_are_refused_at_construction_and_at_run_time() -> None:
+    # A declared @provides name the context lacks stops the processor before anything runs ...
+    nowhere = provides("nowhere")(type("Provider", (Recorder,), {}))
+    with pytest.raises(ProcessingException, match="Strategy p provides 'nowhere', which ToyContext does not"):
+        make_processor({P.DATA_COLLECTION: nowhere("p")})
+    # ... and data a strategy returns for an undeclared field fails its phase.
     proc = make_processor({P.DATA_COLLECTION: Recorder("dc", {"other": 1})})
     with pytest.raises(ProcessingException, match="ToyContext declares no field 'other'"):
         await proc.process()
-
-
-def test_a_provided_name_the_context_does_not_declare_is_refused_at_construction() -> None:
-    @provides("nowhere")
-    class Provider(Recorder):
-        pass
-
-    with pytest.raises(ProcessingException, match="Strategy p provides 'nowhere', which ToyContext does not"):
-        make_processor({P.DATA_COLLECTION: Provider("p")})
 
 
 class Spy(ProcessorMiddleware):
