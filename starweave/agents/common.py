@@ -132,17 +132,15 @@ class AmendMemoryStrategy(BaseProcessingStrategy):
 class ConfirmedActionStrategy(BaseProcessingStrategy):
     """ACTION_EXECUTION of a confirmation step: the user's decision on what the agent held back.
 
-    Subclasses take the held item off the agent (:meth:`take_held`) and act on the user's answer
-    (:meth:`decide`, returning the status and the step's data); with nothing held back the step
-    settles :attr:`nothing_held` (a status and the note that explains it, if any).
+    The agent keeps what it held back in its attribute :attr:`held_attribute`; the step takes it
+    off and subclasses act on the user's answer (:meth:`decide`, returning the status and the
+    step's data). With nothing held back the step settles :attr:`nothing_held` (a status and the
+    note that explains it, if any).
     """
 
     default_fail_fast = False
+    held_attribute: ClassVar[str]
     nothing_held: ClassVar[tuple[str, str]] = ("CONTINUE", "")
-
-    @abstractmethod
-    def take_held(self, agent: Any) -> Any:
-        """The held item (None when there is none), removed from the agent."""
 
     @abstractmethod
     async def decide(self, agent: Any, context: ProcessingContext, held: Any) -> tuple[str, dict[str, Any]]:
@@ -150,7 +148,8 @@ class ConfirmedActionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: Any, context: ProcessingContext) -> ProcessingResult:
         """Decide about the held item (or settle :attr:`nothing_held`)."""
-        held = self.take_held(agent)
+        held = getattr(agent, self.held_attribute)
+        setattr(agent, self.held_attribute, None)  # decided once, whatever the answer
         if held is None:
             status, note = self.nothing_held
             data: dict[str, Any] = {"note": note, "result": note, "output": note} if note else {}

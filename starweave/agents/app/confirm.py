@@ -30,12 +30,8 @@ class AppConfirmedActionStrategy(ConfirmedActionStrategy):
     """Ask about the held actions; run them if approved (the approval covers the first only: a
     later sensitive one is asked about in turn), else FAIL."""
 
+    held_attribute = "pending"
     strategy_name = "app_confirmed_action"
-
-    def take_held(self, agent: AppAgent) -> PendingActions | None:
-        """The held-back actions."""
-        pending, agent.pending = agent.pending, None
-        return pending
 
     async def decide(
         self, agent: AppAgent, context: ProcessingContext, held: PendingActions

@@ -27,12 +27,8 @@ class HostConfirmedActionStrategy(ConfirmedActionStrategy):
     """Ask about the held action; run it if approved (its status is the model's, CONTINUE for
     CONFIRM and ASSIGN), else FAIL with the refusal as the round's result."""
 
+    held_attribute = "held"
     strategy_name = "host_confirmed_action"
-
-    def take_held(self, agent: HostAgent) -> HeldAction | None:
-        """The held sensitive action."""
-        held, agent.held = agent.held, None
-        return held
 
     async def decide(
         self, agent: HostAgent, context: ProcessingContext, held: HeldAction

@@ -30,13 +30,9 @@ class LinuxConfirmedActionStrategy(ConfirmedActionStrategy):
     """Ask the user about the pending call; approved, it runs and the guards settle the status the
     model gave with it; refused (or nothing pending), the task ends as FAIL."""
 
+    held_attribute = "pending_action"
     strategy_name = "linux_confirmed_action"
     nothing_held = (FAIL, "Stopped: no call was waiting for confirmation.")
-
-    def take_held(self, agent: LinuxAgent) -> PendingAction | None:
-        """The pending dangerous call."""
-        pending, agent.pending_action = agent.pending_action, None
-        return pending
 
     async def decide(
         self, agent: LinuxAgent, context: ProcessingContext, held: PendingAction
