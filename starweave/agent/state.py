@@ -138,6 +138,13 @@ class SelfContainedAgentState(AgentState):
     (which override the two ``is_*_end`` methods) end the round."""
 
     state_manager: ClassVar[type[AgentStateManager]]
+    #: The status this state handles, its registry key ("": the fallback state, never registered).
+    status: ClassVar[str | Enum] = ""
+
+    @classmethod
+    def name(cls) -> str:
+        """The registry key: :attr:`status`."""
+        return status_key(cls.status)
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Terminal states do nothing."""

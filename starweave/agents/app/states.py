@@ -55,19 +55,18 @@ async def process_step(agent: BasicAgent, context: Context | None, error_status:
 class ContinueAppAgentState(AppAgentState):
     """Active: one step of the four-phase pipeline."""
 
+    status = AppAgentStatus.CONTINUE
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
         await process_step(agent, context, AppAgentStatus.ERROR.value)
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.CONTINUE.value
 
 
 @AppAgentStateManager.register
 class ScreenshotAppAgentState(ContinueAppAgentState):
     """Look again: the same pipeline; a second SCREENSHOT in a row counts as CONTINUE."""
+
+    status = AppAgentStatus.SCREENSHOT
 
     def next_state(self, agent: BasicAgent) -> AgentState:
         """CONTINUE instead of another SCREENSHOT."""
@@ -75,15 +74,12 @@ class ScreenshotAppAgentState(ContinueAppAgentState):
             agent.status = AppAgentStatus.CONTINUE.value
         return super().next_state(agent)
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.SCREENSHOT.value
-
 
 @AppAgentStateManager.register
 class FinishAppAgentState(AppAgentState):
     """The subtask is done: archive it and return to the HostAgent's CONTINUE state."""
+
+    status = AppAgentStatus.FINISH
 
     host_status = "CONTINUE"
 
@@ -113,37 +109,28 @@ class FinishAppAgentState(AppAgentState):
         """The subtask ends."""
         return True
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.FINISH.value
-
 
 @AppAgentStateManager.register
 class FailAppAgentState(FinishAppAgentState):
     """The subtask cannot be done: archived as FAIL; the HostAgent decides what to do next."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.FAIL.value
+    status = AppAgentStatus.FAIL
 
 
 @AppAgentStateManager.register
 class ErrorAppAgentState(FinishAppAgentState):
     """A system error: archived; the HostAgent goes to ERROR, which ends the round."""
 
-    host_status = "ERROR"
+    status = AppAgentStatus.ERROR
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.ERROR.value
+    host_status = "ERROR"
 
 
 @AppAgentStateManager.register
 class PendingAppAgentState(AppAgentState):
     """The model needs the user: ask, record the answer on the Blackboard, continue."""
+
+    status = AppAgentStatus.PENDING
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Ask the question of the last step."""
@@ -153,15 +140,12 @@ class PendingAppAgentState(AppAgentState):
             await agent.ask_user()
         agent.status = AppAgentStatus.CONTINUE.value
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.PENDING.value
-
 
 @AppAgentStateManager.register
 class ConfirmAppAgentState(AppAgentState):
     """Sensitive actions wait: approved, they run (checked against the window first); refused, FAIL."""
+
+    status = AppAgentStatus.CONFIRM
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Ask the user, then run or stop: a step of the same pipeline (AppConfirmProcessor)."""
@@ -169,14 +153,11 @@ class ConfirmAppAgentState(AppAgentState):
 
         await run_step(agent, context, AppAgentStatus.ERROR.value, AppConfirmProcessor)
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.CONFIRM.value
-
 
 class NoneAppAgentState(AppAgentState):
     """Fallback for an unknown status, and the end of a hostless AppAgent: ends the round."""
+
+    status = ""
 
     def next_state(self, agent: BasicAgent) -> AgentState:
         """Absorbing."""
@@ -185,8 +166,3 @@ class NoneAppAgentState(AppAgentState):
     def is_round_end(self) -> bool:
         """The round ends."""
         return True
-
-    @classmethod
-    def name(cls) -> str:
-        """Not registered; the empty status."""
-        return ""

@@ -57,19 +57,18 @@ class HostAgentState(SelfContainedAgentState):
 class ContinueHostAgentState(HostAgentState):
     """Active: one step of the four-phase pipeline."""
 
+    status = HostAgentStatus.CONTINUE
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
         await process_step(agent, context, HostAgentStatus.ERROR.value)
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.CONTINUE.value
 
 
 @HostAgentStateManager.register
 class AssignHostAgentState(HostAgentState):
     """Hand the subtask to the selected application's AppAgent (or run a third-party agent)."""
+
+    status = HostAgentStatus.ASSIGN
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Create or reuse the sub-agent."""
@@ -97,45 +96,33 @@ class AssignHostAgentState(HostAgentState):
             return state
         return super().next_state(agent)
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.ASSIGN.value
-
 
 @HostAgentStateManager.register
 class FinishHostAgentState(HostAgentState, TerminalAgentState):
     """Terminal: the request is done (absorbing)."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.FINISH.value
+    status = HostAgentStatus.FINISH
 
 
 @HostAgentStateManager.register
 class FailHostAgentState(FinishHostAgentState):
     """Terminal: the request cannot be done; moves to FINISH."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.FAIL.value
+    status = HostAgentStatus.FAIL
 
 
 @HostAgentStateManager.register
 class ErrorHostAgentState(FinishHostAgentState):
     """Terminal: a system error; moves to FINISH."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.ERROR.value
+    status = HostAgentStatus.ERROR
 
 
 @HostAgentStateManager.register
 class PendingHostAgentState(HostAgentState):
     """Ask the user the model's questions, record the answers on the Blackboard, continue."""
+
+    status = HostAgentStatus.PENDING
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Ask."""
@@ -145,26 +132,18 @@ class PendingHostAgentState(HostAgentState):
             await agent.ask_user()
         agent.status = HostAgentStatus.CONTINUE.value
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.PENDING.value
-
 
 @HostAgentStateManager.register
 class ConfirmHostAgentState(HostAgentState):
     """A sensitive host action waits for the user: approved, it runs; refused, FAIL."""
+
+    status = HostAgentStatus.CONFIRM
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Ask, then run or stop: a step of the same pipeline (HostConfirmProcessor)."""
         from starweave.agents.host.confirm import HostConfirmProcessor
 
         await run_step(agent, context, HostAgentStatus.ERROR.value, HostConfirmProcessor)
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.CONFIRM.value
 
 
 class NoneHostAgentState(FinishHostAgentState):

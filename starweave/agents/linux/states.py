@@ -56,6 +56,8 @@ class LinuxAgentState(SelfContainedAgentState):
 class ContinueLinuxAgentState(LinuxAgentState):
     """Active: one step of the three-phase pipeline (LLM → action → memory)."""
 
+    status = LinuxAgentStatus.CONTINUE
+
     def processor_cls(self) -> type[ProcessorTemplate] | None:
         """The processor of this state's step (None: the agent's own)."""
         return None
@@ -64,30 +66,19 @@ class ContinueLinuxAgentState(LinuxAgentState):
         """Run the processor; a kernel or model error becomes FAIL with its message."""
         await run_step(agent, context, LinuxAgentStatus.FAIL.value, self.processor_cls())
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return LinuxAgentStatus.CONTINUE.value
-
 
 @LinuxAgentStateManager.register
 class FinishLinuxAgentState(LinuxAgentState, TerminalAgentState):
     """Terminal: the request is done (FINISH is absorbing)."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return LinuxAgentStatus.FINISH.value
+    status = LinuxAgentStatus.FINISH
 
 
 @LinuxAgentStateManager.register
 class FailLinuxAgentState(FinishLinuxAgentState):
     """Terminal: the request cannot be done; moves to FINISH for cleanup."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return LinuxAgentStatus.FAIL.value
+    status = LinuxAgentStatus.FAIL
 
 
 @LinuxAgentStateManager.register
@@ -96,16 +87,13 @@ class ConfirmLinuxAgentState(ContinueLinuxAgentState):
     of the same pipeline (:class:`~starweave.agents.linux.confirm.LinuxConfirmProcessor`): its
     logging and status rules are the CONTINUE step's."""
 
+    status = LinuxAgentStatus.CONFIRM
+
     def processor_cls(self) -> type[ProcessorTemplate]:
         """The CONFIRM step's processor."""
         from starweave.agents.linux.confirm import LinuxConfirmProcessor
 
         return LinuxConfirmProcessor
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return LinuxAgentStatus.CONFIRM.value
 
 
 class NoneLinuxAgentState(FinishLinuxAgentState):

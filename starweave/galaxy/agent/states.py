@@ -88,6 +88,8 @@ async def guarded(
 class StartConstellationAgentState(ConstellationAgentState):
     """Create the constellation if there is none, then launch its orchestration (non-blocking)."""
 
+    status = Status.START
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Creation (first time) and orchestration launch; any error ends in FAIL."""
         cagent: ConstellationAgent = agent  # type: ignore[assignment]
@@ -110,15 +112,12 @@ class StartConstellationAgentState(ConstellationAgentState):
 
         await guarded(cagent, context, "creating the constellation", start)
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.START.value
-
 
 @ConstellationAgentStateManager.register
 class ContinueConstellationAgentState(ConstellationAgentState):
     """Wait for completion events (bounded), edit once for the whole batch, decide the next status."""
+
+    status = Status.CONTINUE
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """One editing round; an error or a timeout ends in FAIL with its reason."""
@@ -142,15 +141,12 @@ class ContinueConstellationAgentState(ConstellationAgentState):
         )
         await guarded(cagent, context, "editing the constellation", review, stuck)
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.CONTINUE.value
-
 
 @ConstellationAgentStateManager.register
 class FinishConstellationAgentState(ConstellationAgentState, TerminalAgentState):
     """Terminal: the request is done; absorbing (FAIL stays FAIL too)."""
+
+    status = Status.FINISH
 
     finish_status = None
 
@@ -158,24 +154,16 @@ class FinishConstellationAgentState(ConstellationAgentState, TerminalAgentState)
         """Log the outcome."""
         logger.info("Galaxy task completed successfully")
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.FINISH.value
-
 
 @ConstellationAgentStateManager.register
 class FailConstellationAgentState(FinishConstellationAgentState):
     """Terminal: the request failed."""
 
+    status = Status.FAIL
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Log the outcome."""
         logger.info("Galaxy task failed")
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.FAIL.value
 
 
 def handle_no_events(agent: ConstellationAgent, context: Context | None) -> None:
