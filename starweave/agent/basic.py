@@ -127,6 +127,13 @@ class BasicAgent(ABC):
         """The state a new agent starts in: the CONTINUE state of its manager."""
         return self.state_manager.get_state(AgentStatus.CONTINUE.value)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        manager = cls.__dict__.get("state_manager_cls")
+        if manager is not None and manager.agent_cls is None:
+            # The first class declaring a manager owns its states (they accept its subclasses too).
+            manager.agent_cls = cls
+
     @property
     def state(self) -> AgentState:
         """The current FSM state (the default state until one is set)."""

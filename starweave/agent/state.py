@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from starweave.agent.context import ContextNames
 from starweave.agent.status import status_key
-from starweave.errors import StarweaveError
+from starweave.errors import AgentError, StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent.basic import BasicAgent
@@ -83,6 +83,10 @@ class AgentStateManager(ABC, metaclass=SingletonABCMeta):
     """
 
     _state_mapping: ClassVar[dict[str, type[AgentState]]] = {}
+    #: The fallback state's class (see :meth:`register_none`), which :attr:`none_state` builds.
+    _none_state_cls: ClassVar[type[AgentState] | None] = None
+    #: The agent class whose ``state_manager_cls`` this manager is (set by BasicAgent).
+    agent_cls: ClassVar[type[BasicAgent] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -126,10 +130,21 @@ class AgentStateManager(ABC, metaclass=SingletonABCMeta):
         cls._state_mapping[state_cls.name()] = state_cls
         return state_cls
 
+    @classmethod
+    def register_none(cls, state_cls: StateT) -> StateT:
+        """Class decorator: ``state_cls`` is the fallback state (:attr:`none_state`)."""
+        cls._none_state_cls = state_cls
+        return state_cls
+
     @property
-    @abstractmethod
     def none_state(self) -> AgentState:
-        """The fallback state for a status nobody registered."""
+        """The fallback state for a status nobody registered: the :meth:`register_none` one."""
+        if self._none_state_cls is None:
+            raise AgentError(
+                f"{type(self).__name__} has no fallback state; decorate one with "
+                f"@{type(self).__name__}.register_none"
+            )
+        return self._none_state_cls()
 
 
 class SelfContainedAgentState(AgentState):
@@ -138,6 +153,15 @@ class SelfContainedAgentState(AgentState):
     (which override the two ``is_*_end`` methods) end the round."""
 
     state_manager: ClassVar[type[AgentStateManager]]
+
+    @classmethod
+    def agent_class(cls) -> type[BasicAgent]:
+        """The agent class that uses :attr:`state_manager` (its ``state_manager_cls``)."""
+        owner = cls.state_manager.agent_cls
+        if owner is None:
+            raise AgentError(f"No agent class has {cls.state_manager.__name__} as its state_manager_cls")
+        return owner
+
     #: The status this state handles, its registry key ("": the fallback state, never registered).
     status: ClassVar[str | Enum] = ""
 

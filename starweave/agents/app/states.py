@@ -11,7 +11,7 @@ A kernel error while processing becomes ERROR.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, run_step
 from starweave.agents.app.response import AppAgentStatus
@@ -25,23 +25,11 @@ logger = logging.getLogger(__name__)
 class AppAgentStateManager(AgentStateManager):
     """The registry of AppAgent states."""
 
-    @property
-    def none_state(self) -> AgentState:
-        """The fallback (and the end of a hostless AppAgent's round)."""
-        return NoneAppAgentState()
-
 
 class AppAgentState(SelfContainedAgentState):
     """Common behaviour: the next state from the agent's status, no handoff, not an end."""
 
     state_manager = AppAgentStateManager
-
-    @classmethod
-    def agent_class(cls) -> type[Any]:
-        """The AppAgent class."""
-        from starweave.agents.app.agent import AppAgent
-
-        return AppAgent
 
 
 async def process_step(agent: BasicAgent, context: Context | None, error_status: str) -> None:
@@ -154,6 +142,7 @@ class ConfirmAppAgentState(AppAgentState):
         await run_step(agent, context, AppAgentStatus.ERROR.value, AppConfirmProcessor)
 
 
+@AppAgentStateManager.register_none
 class NoneAppAgentState(AppAgentState):
     """Fallback for an unknown status, and the end of a hostless AppAgent: ends the round."""
 

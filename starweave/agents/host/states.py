@@ -11,7 +11,7 @@ refused, FAIL.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starweave.agent import (
     AgentState,
@@ -34,23 +34,11 @@ logger = logging.getLogger(__name__)
 class HostAgentStateManager(AgentStateManager):
     """The registry of HostAgent states."""
 
-    @property
-    def none_state(self) -> AgentState:
-        """The fallback for an unregistered status."""
-        return NoneHostAgentState()
-
 
 class HostAgentState(SelfContainedAgentState):
     """Common behaviour: the next state from the agent's status, no handoff, not an end."""
 
     state_manager = HostAgentStateManager
-
-    @classmethod
-    def agent_class(cls) -> type[Any]:
-        """The HostAgent class."""
-        from starweave.agents.host.agent import HostAgent
-
-        return HostAgent
 
 
 @HostAgentStateManager.register
@@ -146,6 +134,7 @@ class ConfirmHostAgentState(HostAgentState):
         await run_step(agent, context, HostAgentStatus.ERROR.value, HostConfirmProcessor)
 
 
+@HostAgentStateManager.register_none
 class NoneHostAgentState(FinishHostAgentState):
     """Fallback for an unknown status: ends the round."""
 

@@ -13,10 +13,9 @@ ends a refused confirmation too; FAIL says truthfully that the request was not c
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starweave.agent import (
-    AgentState,
     AgentStateManager,
     SelfContainedAgentState,
     TerminalAgentState,
@@ -33,23 +32,11 @@ logger = logging.getLogger(__name__)
 class LinuxAgentStateManager(AgentStateManager):
     """The registry of LinuxAgent states."""
 
-    @property
-    def none_state(self) -> AgentState:
-        """The fallback for an unregistered status."""
-        return NoneLinuxAgentState()
-
 
 class LinuxAgentState(SelfContainedAgentState):
     """Common behaviour: no handoff, next state from the agent's status."""
 
     state_manager = LinuxAgentStateManager
-
-    @classmethod
-    def agent_class(cls) -> type[Any]:
-        """The LinuxAgent class."""
-        from starweave.agents.linux.agent import LinuxAgent
-
-        return LinuxAgent
 
 
 @LinuxAgentStateManager.register
@@ -96,6 +83,7 @@ class ConfirmLinuxAgentState(ContinueLinuxAgentState):
         return LinuxConfirmProcessor
 
 
+@LinuxAgentStateManager.register_none
 class NoneLinuxAgentState(FinishLinuxAgentState):
     """Fallback for an unknown status: ends the round."""
 

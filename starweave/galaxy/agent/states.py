@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
-    AgentState,
     AgentStateManager,
     ContextNames,
     SelfContainedAgentState,
@@ -36,23 +35,11 @@ Status = ConstellationAgentStatus
 class ConstellationAgentStateManager(AgentStateManager):
     """The registry of ConstellationAgent states; an unknown status falls back to START."""
 
-    @property
-    def none_state(self) -> AgentState:
-        """START, as in the reference."""
-        return StartConstellationAgentState()
-
 
 class ConstellationAgentState(SelfContainedAgentState):
     """Shared behaviour: no handoff, next state from the agent's status."""
 
     state_manager = ConstellationAgentStateManager
-
-    @classmethod
-    def agent_class(cls) -> type[Any]:
-        """The ConstellationAgent class."""
-        from starweave.galaxy.agent.agent import ConstellationAgent
-
-        return ConstellationAgent
 
 
 def fail(agent: ConstellationAgent, context: Context | None, message: str) -> None:
@@ -84,6 +71,7 @@ async def guarded(
         fail(agent, context, f"Unexpected error while {doing}: {exc!r}")
 
 
+@ConstellationAgentStateManager.register_none
 @ConstellationAgentStateManager.register
 class StartConstellationAgentState(ConstellationAgentState):
     """Create the constellation if there is none, then launch its orchestration (non-blocking)."""
