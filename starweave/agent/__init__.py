@@ -28,6 +28,7 @@ from starweave.agent.state import (
     SelfContainedAgentState,
     TerminalAgentState,
     record_failure,
+    run_guarded,
     run_step,
 )
 from starweave.agent.status import AgentStatus
@@ -79,6 +80,7 @@ __all__ = [
     "provides",
     "record_failure",
     "record_step",
+    "run_guarded",
     "run_step",
     "tool_to_llm_prompt",
     "tools_to_llm_prompt",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, ABCMeta, abstractmethod
+from collections.abc import Awaitable
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -214,20 +215,27 @@ class TerminalAgentState(SelfContainedAgentState):
         return True
 
 
+async def run_guarded(
+    agent: BasicAgent, context: Context | None, error_status: str, work: Awaitable[object]
+) -> None:
+    """Await a state's ``work`` for ``agent``; a kernel, model or tool error (StarweaveError) sets
+    ``error_status`` and puts its message in the context (see :func:`record_failure`)."""
+    try:
+        await work
+    except StarweaveError as exc:
+        logger.info("%s step failed: %s", type(agent).__name__, exc)
+        record_failure(agent, context, error_status, str(exc))
+
+
 async def run_step(
     agent: BasicAgent,
     context: Context | None,
     error_status: str,
     processor_cls: type[ProcessorTemplate] | None = None,
 ) -> None:
-    """Run one step of ``agent``'s processor (or of ``processor_cls``); the processor applies the
-    status the step settled. A kernel, model or tool error (StarweaveError) sets ``error_status``
-    and puts its message in the context (see :func:`record_failure`)."""
-    try:
-        await agent.process(context, processor_cls)
-    except StarweaveError as exc:
-        logger.info("%s step failed: %s", type(agent).__name__, exc)
-        record_failure(agent, context, error_status, str(exc))
+    """Run one step of ``agent``'s processor (or of ``processor_cls``), guarded as by
+    :func:`run_guarded`; the processor applies the status the step settled."""
+    await run_guarded(agent, context, error_status, agent.process(context, processor_cls))
 
 
 def record_failure(agent: BasicAgent, context: Context | None, status: str, message: str) -> None:

@@ -18,12 +18,11 @@ from starweave.agent import (
     AgentStateManager,
     SelfContainedAgentState,
     TerminalAgentState,
-    record_failure,
+    run_guarded,
     run_step,
 )
 from starweave.agents.app.states import process_step
 from starweave.agents.host.response import HostAgentStatus
-from starweave.errors import StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent import BasicAgent, Context
@@ -65,11 +64,7 @@ class AssignHostAgentState(HostAgentState):
         if not isinstance(agent, HostAgent) or context is None:
             agent.status = HostAgentStatus.ERROR.value
             return
-        try:
-            await agent.create_subagent(context)
-        except StarweaveError as exc:
-            logger.info("HostAgent could not assign the subtask: %s", exc)
-            record_failure(agent, context, HostAgentStatus.ERROR.value, str(exc))
+        await run_guarded(agent, context, HostAgentStatus.ERROR.value, agent.create_subagent(context))
 
     def next_agent(self, agent: BasicAgent) -> BasicAgent:
         """The active AppAgent, or the host itself (third-party run, or an error)."""
