@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from starweave.agent import ContextNames, ProcessingResult, ProcessorMiddleware
-from starweave.agent.middleware import phase_times, step_identity
+from starweave.agent.middleware import step_frame
 from starweave.agents.app.local import WindowStepContext
 
 if TYPE_CHECKING:
@@ -59,12 +59,8 @@ def step_record(processor: ProcessorTemplate, agent_type: str, total_time: float
     record.setdefault("status", processor.agent.status)
     record.update(
         {
-            **step_identity(processor, agent_type),
+            **step_frame(processor, agent_type, total_time),
             "action": _jsonable(getattr(local, "action", None)),
-            "cost": local.llm_cost or 0.0,
-            "tokens": local.tokens or 0,
-            "total_time": total_time,
-            "time_cost": phase_times(ctx),
         }
     )
     return record

@@ -13,7 +13,7 @@ from starweave.agent import (
     ProcessingResult,
     ProcessorMiddleware,
 )
-from starweave.agent.middleware import phase_times, step_identity
+from starweave.agent.middleware import step_frame
 from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.commands import Result
 
@@ -33,13 +33,9 @@ def step_record(processor: ProcessorTemplate, total_time: float) -> dict[str, An
     record["status"] = record["status"] or processor.agent.status
     record.update(
         {
-            **step_identity(processor, "LinuxAgent"),
+            **step_frame(processor, "LinuxAgent", total_time),
             "results": [r.model_dump(mode="json") if isinstance(r, Result) else r for r in local.results],
-            "cost": local.llm_cost or 0.0,
-            "tokens": local.tokens or 0,
             "llm_time": local.llm_time or 0.0,
-            "total_time": total_time,
-            "time_cost": phase_times(ctx),
         }
     )
     return record

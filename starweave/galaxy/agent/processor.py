@@ -13,7 +13,7 @@ from starweave.agent import (
     ProcessorMiddleware,
     ProcessorTemplate,
 )
-from starweave.agent.middleware import phase_times, step_identity
+from starweave.agent.middleware import step_frame
 from starweave.errors import InvalidArgumentError
 from starweave.galaxy.agent.local import ConstellationProcessorContext
 from starweave.galaxy.agent.strategies import ConstellationStrategyFactory
@@ -33,7 +33,7 @@ def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[st
     record: dict[str, Any] = parsed.model_dump(mode="json", exclude={"action"}) if parsed is not None else {}
     record.update(
         {
-            **step_identity(processor, "ConstellationAgent"),
+            **step_frame(processor, "ConstellationAgent", total_time, "execution_times"),
             "weaving_mode": local.weaving_mode,
             "status": local.status or processor.agent.status,
             "action": [a.model_dump(mode="json", exclude={"result"}) for a in actions],
@@ -48,10 +48,6 @@ def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[st
             "device_info": local.device_info,
             "constellation_before": local.constellation_before,
             "constellation_after": after.to_dict() if isinstance(after, TaskConstellation) else None,
-            "cost": local.llm_cost or 0.0,
-            "tokens": local.tokens or 0,
-            "total_time": total_time,
-            "execution_times": phase_times(ctx),
         }
     )
     return record
