@@ -8,7 +8,7 @@ tool arguments alike, and the HostAgent and the AppAgent count their model calls
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -163,9 +163,31 @@ class ConfirmedActionStrategy(BaseProcessingStrategy):
         )
 
 
-def confirm_strategies(action: Callable[[], ProcessingStrategy]) -> PhaseStrategies:
+StrategyFactory = Callable[[], ProcessingStrategy]
+
+
+def device_phases(
+    action: StrategyFactory,
+    memory: StrategyFactory,
+    llm: StrategyFactory | None = None,
+    data: StrategyFactory | None = None,
+) -> PhaseStrategies:
+    """A device agent's strategy table: ``data`` (if any) → ``llm`` (if any) → ``action`` → ``memory``."""
+    phases = {
+        ProcessingPhase.DATA_COLLECTION: data,
+        ProcessingPhase.LLM_INTERACTION: llm,
+        ProcessingPhase.ACTION_EXECUTION: action,
+        ProcessingPhase.MEMORY_UPDATE: memory,
+    }
+    return MappingProxyType({phase: make for phase, make in phases.items() if make is not None})
+
+
+def action_failure(status: str) -> Mapping[ProcessingPhase, str]:
+    """A processor's ``failure_status``: a crash while running the actions settles ``status``."""
+    return MappingProxyType({ProcessingPhase.ACTION_EXECUTION: status})
+
+
+def confirm_strategies(action: StrategyFactory) -> PhaseStrategies:
     """The phases of a confirmation step: ``action`` (the user's decision) in ACTION_EXECUTION, then
     :class:`AmendMemoryStrategy` in MEMORY_UPDATE (no model call, no data collection)."""
-    return MappingProxyType(
-        {ProcessingPhase.ACTION_EXECUTION: action, ProcessingPhase.MEMORY_UPDATE: AmendMemoryStrategy}
-    )
+    return device_phases(action, AmendMemoryStrategy)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ComposedStrategy, ProcessingPhase, ProcessorTemplate
@@ -17,6 +16,7 @@ from starweave.agents.app.strategies import (
     AppLLMInteractionStrategy,
     AppMemoryUpdateStrategy,
 )
+from starweave.agents.common import action_failure, device_phases
 
 
 class AppAgentProcessor(ProcessorTemplate):
@@ -24,22 +24,18 @@ class AppAgentProcessor(ProcessorTemplate):
 
     processor_context_class = AppProcessorContext
     #: A crash while running the actions is the step's ERROR.
-    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
-        {ProcessingPhase.ACTION_EXECUTION: AppAgentStatus.ERROR.value}
-    )
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = action_failure(AppAgentStatus.ERROR.value)
     external_fields: ClassVar[frozenset[str]] = frozenset({"app_root", "log_path", "session_step"})
 
-    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType(
-        {
-            ProcessingPhase.DATA_COLLECTION: lambda: ComposedStrategy(
-                strategies=[AppScreenshotCaptureStrategy(), AppControlInfoStrategy()],
-                name="AppDataCollectionStrategy",
-                fail_fast=True,
-            ),
-            ProcessingPhase.LLM_INTERACTION: AppLLMInteractionStrategy,
-            ProcessingPhase.ACTION_EXECUTION: AppActionExecutionStrategy,
-            ProcessingPhase.MEMORY_UPDATE: AppMemoryUpdateStrategy,
-        }
+    phase_strategies: ClassVar[PhaseStrategies] = device_phases(
+        AppActionExecutionStrategy,
+        AppMemoryUpdateStrategy,
+        llm=AppLLMInteractionStrategy,
+        data=lambda: ComposedStrategy(
+            strategies=[AppScreenshotCaptureStrategy(), AppControlInfoStrategy()],
+            name="AppDataCollectionStrategy",
+            fail_fast=True,
+        ),
     )
 
     def _setup_middleware(self) -> None:

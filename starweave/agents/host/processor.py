@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ProcessingPhase, ProcessorTemplate
 from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
+from starweave.agents.common import action_failure, device_phases
 from starweave.agents.host.local import HostProcessorContext
 from starweave.agents.host.response import HostAgentStatus
 from starweave.agents.host.strategies import (
@@ -24,18 +24,14 @@ class HostAgentProcessor(ProcessorTemplate):
 
     processor_context_class = HostProcessorContext
     #: A crash while running the actions is the step's ERROR.
-    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
-        {ProcessingPhase.ACTION_EXECUTION: HostAgentStatus.ERROR.value}
-    )
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = action_failure(HostAgentStatus.ERROR.value)
     external_fields: ClassVar[frozenset[str]] = frozenset({"command_dispatcher", "log_path", "session_step"})
 
-    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType(
-        {
-            ProcessingPhase.DATA_COLLECTION: DesktopDataCollectionStrategy,
-            ProcessingPhase.LLM_INTERACTION: HostLLMInteractionStrategy,
-            ProcessingPhase.ACTION_EXECUTION: HostActionExecutionStrategy,
-            ProcessingPhase.MEMORY_UPDATE: HostMemoryUpdateStrategy,
-        }
+    phase_strategies: ClassVar[PhaseStrategies] = device_phases(
+        HostActionExecutionStrategy,
+        HostMemoryUpdateStrategy,
+        llm=HostLLMInteractionStrategy,
+        data=DesktopDataCollectionStrategy,
     )
 
     def _setup_middleware(self) -> None:

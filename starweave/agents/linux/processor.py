@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import ClassVar
 
 from starweave.agent import ContextNames, ProcessingPhase, ProcessorTemplate
 from starweave.agent.processor import PhaseStrategies
+from starweave.agents.common import action_failure, device_phases
 from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.agents.linux.middleware import LinuxLoggingMiddleware
 from starweave.agents.linux.response import LinuxAgentStatus
@@ -23,16 +23,9 @@ class LinuxAgentProcessor(ProcessorTemplate):
 
     processor_context_class = LinuxProcessorContext
     #: A crash while running the tool call ends the task.
-    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
-        {ProcessingPhase.ACTION_EXECUTION: LinuxAgentStatus.FAIL.value}
-    )
-
-    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType(
-        {
-            ProcessingPhase.LLM_INTERACTION: LinuxLLMInteractionStrategy,
-            ProcessingPhase.ACTION_EXECUTION: LinuxActionExecutionStrategy,
-            ProcessingPhase.MEMORY_UPDATE: LinuxMemoryUpdateStrategy,
-        }
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = action_failure(LinuxAgentStatus.FAIL.value)
+    phase_strategies: ClassVar[PhaseStrategies] = device_phases(
+        LinuxActionExecutionStrategy, LinuxMemoryUpdateStrategy, llm=LinuxLLMInteractionStrategy
     )
 
     def _setup_middleware(self) -> None:
