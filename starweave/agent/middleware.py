@@ -24,6 +24,17 @@ if TYPE_CHECKING:
     from starweave.agent.processor import ProcessorTemplate
 
 
+def publish_step(processor: ProcessorTemplate, record: dict[str, Any], show: bool = True) -> None:
+    """Write a step's ``record`` to the session's response log (the global LOGGER, if any) and,
+    with ``show``, show it on the agent's console view (if it has one) with its ``output``."""
+    writer = processor.global_context.get(ContextNames.LOGGER)
+    if writer is not None:
+        writer.write(record)
+    view = getattr(processor.agent, "view", None)
+    if show and view is not None:
+        view.step(record, str(record.get("output") or ""))
+
+
 def step_frame(
     processor: ProcessorTemplate, agent_type: str, total_time: float, times_key: str = "time_cost"
 ) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from starweave.agent import ContextNames, ProcessingResult, ProcessorMiddleware
-from starweave.agent.middleware import step_frame
+from starweave.agent import ProcessingResult, ProcessorMiddleware
+from starweave.agent.middleware import publish_step, step_frame
 from starweave.agents.app.local import WindowStepContext
 
 if TYPE_CHECKING:
@@ -79,19 +79,10 @@ class AgentStepLoggingMiddleware(ProcessorMiddleware):
 
     async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
         """Write and show the step."""
-        record = step_record(processor, self.agent_type, result.execution_time)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(record)
-        view = getattr(processor.agent, "view", None)
-        if view is not None:
-            view.step(record, str(record.get("output") or ""))
+        publish_step(processor, step_record(processor, self.agent_type, result.execution_time))
 
     async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
         """Record the failed step."""
         logger.info("%s step failed: %s", self.agent_type, error)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            record = step_record(processor, self.agent_type, 0.0)
-            record.update({"status": "ERROR", "error": str(error)})
-            writer.write(record)
+        record = step_record(processor, self.agent_type, 0.0)
+        publish_step(processor, {**record, "status": "ERROR", "error": str(error)}, show=False)

@@ -7,13 +7,12 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
-    ContextNames,
     ProcessingContext,
     ProcessingPhase,
     ProcessingResult,
     ProcessorMiddleware,
 )
-from starweave.agent.middleware import step_frame
+from starweave.agent.middleware import publish_step, step_frame
 from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.commands import Result
 
@@ -76,23 +75,14 @@ class LinuxLoggingMiddleware(ProcessorMiddleware):
 
     async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
         """Write the step record and print it."""
-        record = step_record(processor, result.execution_time)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(record)
-        view = getattr(processor.agent, "view", None)
-        if view is not None:
-            view.step(record, str(record.get("output") or ""))
+        publish_step(processor, step_record(processor, result.execution_time))
 
     async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
         """Stop the spinner and record the failure."""
         self._stop_spinner()
         logger.info("LinuxAgent step failed: %s", error)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            record = step_record(processor, 0.0)
-            record.update({"status": "FAIL", "error": str(error)})
-            writer.write(record)
+        record = step_record(processor, 0.0)
+        publish_step(processor, {**record, "status": "FAIL", "error": str(error)}, show=False)
         view = getattr(processor.agent, "view", None)
         if view is not None:
             view.step({**step_record(processor, 0.0), "status": "FAIL", "note": str(error)}, "")

@@ -13,7 +13,7 @@ from starweave.agent import (
     ProcessorMiddleware,
     ProcessorTemplate,
 )
-from starweave.agent.middleware import step_frame
+from starweave.agent.middleware import publish_step, step_frame
 from starweave.errors import InvalidArgumentError
 from starweave.galaxy.agent.local import ConstellationProcessorContext
 from starweave.galaxy.agent.strategies import ConstellationStrategyFactory
@@ -67,9 +67,7 @@ class ConstellationLoggingMiddleware(ProcessorMiddleware):
 
     async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
         """Write the response-log record."""
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(_response_record(processor, result.execution_time))
+        publish_step(processor, _response_record(processor, result.execution_time), show=False)
 
     async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
         """Log the failure (the state turns it into FAIL)."""
