@@ -152,11 +152,6 @@ class ProcessingContext:
             )
         return local
 
-    def get_local(self, key: str, default: Any = None) -> Any:
-        """Return the local value of ``key``, or ``default`` if unset/None (prefer :meth:`local`)."""
-        value = getattr(self.local_context, key, None)
-        return default if value is None else value
-
     def get_global(self, key: str | ContextNames, default: Any = None) -> Any:
         """Return the global value of ``key``, or ``default`` if unset/None.
 
@@ -168,7 +163,7 @@ class ProcessingContext:
 
     def get(self, key: str, default: Any = None) -> Any:
         """Return the local value of ``key`` if set, else the global one, else ``default``."""
-        value = self.get_local(key)
+        value = getattr(self.local_context, key, None)
         if value is None:
             value = self.get_global(key)
         return default if value is None else value

@@ -72,9 +72,9 @@ def test_processing_context_lookup_order() -> None:
         pc.get_global("REQUEST") == "global request"
         and pc.get_global(ContextNames.REQUEST) == "global request"
     )
-    assert pc.get("missing", 7) == 7 and pc.get_local("missing", 8) == 8
+    assert pc.get("missing", 7) == 7
     pc.update_local({"tokens": 1})
-    assert pc.get_local("tokens") == 1
+    assert pc.local(BasicProcessorContext).tokens == 1 and pc.get("tokens") == 1
 
 
 def test_typed_local_access_and_present() -> None:

@@ -125,7 +125,7 @@ async def test_successful_data_is_merged_and_visible_to_later_phases() -> None:
 
     proc = make_processor({P.DATA_COLLECTION: Writer(), P.LLM_INTERACTION: Reader()})
     result = await proc.process()
-    assert proc.processing_context.get_local("seen") == "s.png"
+    assert proc.processing_context.local(ToyContext).seen == "s.png"
     assert result.data == {"screenshot": "s.png", "seen": "s.png"}
 
 
@@ -175,7 +175,7 @@ async def test_dependency_satisfied_only_by_global_context_is_ok() -> None:
     ctx.attach_command_dispatcher(dispatcher)
     proc = make_processor({P.ACTION_EXECUTION: UsesGlobals()}, context=ctx)
     await proc.process()
-    assert proc.processing_context.get_local("got") == ("/tmp/logs", dispatcher)
+    assert proc.processing_context.local(ToyContext).got == ("/tmp/logs", dispatcher)
 
 
 def test_missing_global_dependency_fails_at_construction() -> None:
@@ -254,7 +254,7 @@ async def test_failed_fail_fast_strategy_aborts_run() -> None:
         await proc.process()
     assert str(info.value) == "Strategy llm failed in phase llm_interaction: llm failed"
     assert agent.calls == ["dc", "llm"]
-    assert proc.processing_context.get_local("b") is None  # failed data not merged
+    assert proc.processing_context.local(ToyContext).b is None  # failed data not merged
     assert proc.processing_context.phase_results[P.LLM_INTERACTION].success is False
 
 
@@ -269,8 +269,8 @@ async def test_failed_non_fail_fast_strategy_continues_without_merging() -> None
     )
     result = await proc.process()
     assert agent.calls == ["act", "mem"]
-    assert proc.processing_context.get_local("action_success") is None
-    assert proc.processing_context.get_local("memory_written") is True
+    assert proc.processing_context.local(ToyContext).action_success is None
+    assert proc.processing_context.local(ToyContext).memory_written is True
     assert result.success is False and "act failed" in (result.error or "")
     assert proc.global_context.get(ContextNames.LAST_ACTION_SUCCESS) is None
 
@@ -421,7 +421,7 @@ async def test_composed_strategy_inside_processor() -> None:
     proc = make_processor({P.DATA_COLLECTION: composed, P.LLM_INTERACTION: Recorder("llm")}, agent=agent)
     await proc.process()
     assert agent.calls == ["shot", "tree", "llm"]
-    assert proc.processing_context.get_local("screenshot") == "a.png"
+    assert proc.processing_context.local(ToyContext).screenshot == "a.png"
 
 
 def test_non_strategy_registration_is_reported() -> None:

@@ -183,7 +183,7 @@ async def test_composed_runs_in_order_and_updates_context_between_children() -> 
     result = await composed.execute(None, ctx)
     assert result.success and result.data == {"a": 1, "b": 2}
     assert result.phase is P.LLM_INTERACTION
-    assert ctx.get_local("b") == 2
+    assert ctx.local(ToyContext).b == 2
 
 
 async def test_composed_fail_fast_returns_failure_of_fail_fast_child() -> None:
@@ -191,7 +191,7 @@ async def test_composed_fail_fast_returns_failure_of_fail_fast_child() -> None:
     composed = ComposedStrategy([Step("a", {"x": 1}), Step("b", fail=True), Step("c")])
     result = await composed.execute(None, ctx)
     assert not result.success and result.error == "b: b failed"
-    assert ctx.get_local("trace") == ["a", "b"]
+    assert ctx.local(ToyContext).trace == ["a", "b"]
 
 
 async def test_composed_not_fail_fast_continues_past_failures() -> None:
@@ -201,7 +201,7 @@ async def test_composed_not_fail_fast_continues_past_failures() -> None:
     )
     result = await composed.execute(None, ctx)
     assert result.success and result.data == {"y": 2}
-    assert ctx.get_local("trace") == ["a", "b", "c"]
+    assert ctx.local(ToyContext).trace == ["a", "b", "c"]
 
 
 async def test_composed_fail_fast_skips_failures_of_non_fail_fast_children() -> None:
@@ -217,7 +217,7 @@ async def test_composed_fail_fast_skips_failures_of_non_fail_fast_children() -> 
     )
     result = await composed.execute(None, ctx)
     assert result.success and result.data == {"z": 1}
-    assert ctx.get_local("trace") == ["apps", "controls", "z"]
+    assert ctx.local(ToyContext).trace == ["apps", "controls", "z"]
 
 
 async def test_composed_fail_fast_reraises_fail_fast_child_exception() -> None:
