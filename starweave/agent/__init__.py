@@ -17,6 +17,7 @@ from starweave.agent.processing import (
     ProcessingContext,
     ProcessingPhase,
     ProcessingResult,
+    present,
 )
 from starweave.agent.processor import ProcessorTemplate
 from starweave.agent.prompter import BasicPrompter, tool_to_llm_prompt, tools_to_llm_prompt
@@ -27,6 +28,8 @@ from starweave.agent.state import (
     SelfContainedAgentState,
     TerminalAgentState,
     record_failure,
+    run_guarded,
+    run_step,
 )
 from starweave.agent.status import AgentStatus
 from starweave.agent.steps import add_usage, count_llm_call, llm_result, log_request, record_step
@@ -73,9 +76,12 @@ __all__ = [
     "depends_on",
     "llm_result",
     "log_request",
+    "present",
     "provides",
     "record_failure",
     "record_step",
+    "run_guarded",
+    "run_step",
     "tool_to_llm_prompt",
     "tools_to_llm_prompt",
 ]

@@ -15,6 +15,7 @@ from starweave.agent.status import AgentStatus, status_key
 from starweave.errors import AgentError, JSONExtractionError, LLMResponseError
 
 if TYPE_CHECKING:
+    from starweave.agent.processing import ProcessingResult
     from starweave.agent.processor import ProcessorTemplate
     from starweave.agent.prompter import BasicPrompter
 
@@ -126,6 +127,13 @@ class BasicAgent(ABC):
         """The state a new agent starts in: the CONTINUE state of its manager."""
         return self.state_manager.get_state(AgentStatus.CONTINUE.value)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        manager = cls.__dict__.get("state_manager_cls")
+        if manager is not None and manager.agent_cls is None:
+            # The first class declaring a manager owns its states (they accept its subclasses too).
+            manager.agent_cls = cls
+
     @property
     def state(self) -> AgentState:
         """The current FSM state (the default state until one is set)."""
@@ -170,20 +178,24 @@ class BasicAgent(ABC):
         """Let the current state do its work."""
         await self.state.handle(self, context)
 
-    async def process(self, context: Context | None) -> None:
-        """Build this step's processor (``processor_cls(agent, context)``) and run it.
+    async def process(
+        self, context: Context | None, processor_cls: type[ProcessorTemplate] | None = None
+    ) -> ProcessingResult:
+        """Build this step's processor (``processor_cls(agent, context)``, by default the agent's),
+        run it and return the step's record (its ``status`` and typed ``local`` fields).
 
         Without a context (a state called with none) the step runs on a fresh, empty Context.
         """
         if context is None:
             context = Context()
-        if self.processor_cls is None:
+        processor_cls = processor_cls or self.processor_cls
+        if processor_cls is None:
             raise AgentError(
                 f"{type(self).__name__} has no processor_cls; register it with "
                 f"@AgentRegistry.register(agent_name=..., processor_cls=...) or set the attribute"
             )
-        self.processor = self.processor_cls(self, context)
-        await self.processor.process()
+        self.processor = processor_cls(self, context)
+        return await self.processor.process()
 
     async def context_provision(self, *args: Any, **kwargs: Any) -> None:
         """Prepare what the agent needs before its first step (tools, retrievers); default: nothing."""

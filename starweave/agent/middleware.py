@@ -24,9 +24,25 @@ if TYPE_CHECKING:
     from starweave.agent.processor import ProcessorTemplate
 
 
-def step_identity(processor: ProcessorTemplate, agent_type: str) -> dict[str, Any]:
-    """The keys that open every agent's ``response.log`` line: which step of which agent it was."""
-    local = processor.processing_context.local_context
+def publish_step(processor: ProcessorTemplate, record: dict[str, Any], show: bool = True) -> None:
+    """Write a step's ``record`` to the session's response log (the global LOGGER, if any) and,
+    with ``show``, show it on the agent's console view (if it has one) with its ``output``."""
+    writer = processor.global_context.get(ContextNames.LOGGER)
+    if writer is not None:
+        writer.write(record)
+    view = getattr(processor.agent, "view", None)
+    if show and view is not None:
+        view.step(record, str(record.get("output") or ""))
+
+
+def step_frame(
+    processor: ProcessorTemplate, agent_type: str, total_time: float, times_key: str = "time_cost"
+) -> dict[str, Any]:
+    """The keys every agent's ``response.log`` line has: which step of which agent it was, the
+    model's cost and tokens, the step's time and each phase's (under ``times_key``, keyed by the
+    phase's name, ``LLM_INTERACTION``...)."""
+    ctx = processor.processing_context
+    local = ctx.local_context
     return {
         "step": local.session_step,
         "round_step": local.round_step,
@@ -35,12 +51,11 @@ def step_identity(processor: ProcessorTemplate, agent_type: str) -> dict[str, An
         "request": local.request,
         "agent_type": agent_type,
         "agent_name": processor.agent.name,
+        "cost": local.llm_cost or 0.0,
+        "tokens": local.tokens or 0,
+        "total_time": total_time,
+        times_key: {phase.name: r.execution_time for phase, r in ctx.phase_results.items()},
     }
-
-
-def phase_times(context: ProcessingContext) -> dict[str, float]:
-    """Each phase's run time in seconds, keyed by the phase's name (``LLM_INTERACTION``...)."""
-    return {phase.name: r.execution_time for phase, r in context.phase_results.items()}
 
 
 class ProcessorMiddleware(ABC):

@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starweave.errors import ProcessingException
 
 if TYPE_CHECKING:
     from starweave.agent.context import Context, ContextNames
+
+T = TypeVar("T")
 
 #: Field metadata key marking a BasicProcessorContext field for logs and memory.
 SELECTIVE = "selective"
@@ -47,6 +49,8 @@ class ProcessingResult:
     ``status`` is the agent status the step decided (``"CONTINUE"``, ``"FINISH"``, ...), set by
     the strategy that settles it (the action phase); the processor hands it to the agent, so
     strategies never write ``agent.status`` themselves. ``None``: this result decides nothing.
+    ``local`` is set on the result of a whole run: the step's typed local context, so callers read
+    the step from its record instead of from the processor.
     """
 
     success: bool
@@ -55,16 +59,18 @@ class ProcessingResult:
     phase: ProcessingPhase | None = None
     execution_time: float = 0.0
     status: str | None = None
+    local: BasicProcessorContext | None = None
 
 
 @dataclass
 class BasicProcessorContext:
     """The local data store of one processor run.
 
-    Subclasses add their own fields; mark those meant for the step log with
-    ``field(default=..., metadata=LOGGED)``. Keys a strategy returns
-    that are not declared fields go to :attr:`extras` and are still readable as attributes
-    (``ctx.some_key``).
+    Every value a strategy provides is a declared field: subclasses add their agent's fields
+    (``None`` until a strategy provides them, so a missing dependency stays detectable) and mark
+    those meant for the step log with ``field(default=..., metadata=LOGGED)``. The processor
+    refuses a chain whose ``@provides``/``@depends_on`` name an undeclared field, and
+    :meth:`update_from_dict` refuses undeclared keys.
     """
 
     agent_type: str = field(default="", metadata=LOGGED)
@@ -79,43 +85,54 @@ class BasicProcessorContext:
     results: Any = field(default="", metadata=LOGGED)
     total_time: float = field(default=0.0, metadata=LOGGED)
     execution_times: dict[str, float] = field(default_factory=dict, metadata=LOGGED)
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails: serve undeclared keys from extras.
-        if name.startswith("__") or name == "extras":
-            raise AttributeError(name)
-        extras = self.__dict__.get("extras", {})
-        if name in extras:
-            return extras[name]
-        raise AttributeError(f"{type(self).__name__} has no field or extra key {name!r}")
+    # What every agent's LLM_INTERACTION phase provides (see ``steps.llm_result``).
+    parsed_response: Any = None
+    response_text: str | None = None
+    llm_cost: float | None = None
+    prompt_message: list[dict[str, Any]] | None = None
+    tokens: int | None = None
+    llm_time: float | None = None
+    # The status the step settled, whether its action succeeded and the step's memory record.
+    status: str | None = None
+    action_success: bool | None = None
+    memory_item: Any = None
+    # A confirmation step's changes to the memory record of the step that asked for it.
+    amended_memory: dict[str, Any] | None = None
 
     @classmethod
     def field_names(cls) -> frozenset[str]:
-        """Names of the declared fields (without ``extras``)."""
-        return frozenset(f.name for f in dataclasses.fields(cls) if f.name != "extras")
+        """Names of the declared fields."""
+        return frozenset(f.name for f in dataclasses.fields(cls))
 
     def update_from_dict(self, data: dict[str, Any]) -> None:
-        """Set declared fields from ``data``; keep other keys in :attr:`extras`."""
+        """Set declared fields from ``data``; an undeclared key is a ProcessingException."""
         names = self.field_names()
+        undeclared = sorted(set(data) - names)
+        if undeclared:
+            raise ProcessingException(
+                f"{type(self).__name__} declares no field {', '.join(map(repr, undeclared))}; "
+                f"declare it on the processor's processor_context_class"
+            )
         for key, value in data.items():
-            if key in names:
-                setattr(self, key, value)
-            else:
-                self.extras[key] = value
+            setattr(self, key, value)
 
     def to_dict(self, selective: bool = True) -> dict[str, Any]:
-        """Return the logged fields (``selective=True``) or every field plus the extras."""
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "extras":
-                continue
-            if selective and not f.metadata.get(SELECTIVE, False):
-                continue
-            out[f.name] = getattr(self, f.name)
-        if not selective:
-            out.update(self.extras)
-        return out
+        """Return the logged fields (``selective=True``) or every field."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if not selective or f.metadata.get(SELECTIVE, False)
+        }
+
+
+L = TypeVar("L", bound=BasicProcessorContext)
+
+
+def present(value: T | None, name: str) -> T:
+    """``value``, which a declared dependency guarantees; None is a ProcessingException naming ``name``."""
+    if value is None:
+        raise ProcessingException(f"Required field '{name}' not found in local context")
+    return value
 
 
 @dataclass
@@ -126,10 +143,14 @@ class ProcessingContext:
     local_context: BasicProcessorContext
     phase_results: dict[ProcessingPhase, ProcessingResult] = field(default_factory=dict)
 
-    def get_local(self, key: str, default: Any = None) -> Any:
-        """Return the local value of ``key`` (a field or an extra), or ``default`` if unset/None."""
-        value = getattr(self.local_context, key, None)
-        return default if value is None else value
+    def local(self, cls: type[L]) -> L:
+        """The local context as the processor's ``processor_context_class`` ``cls`` (typed access)."""
+        local = self.local_context
+        if not isinstance(local, cls):
+            raise ProcessingException(
+                f"The local context is a {type(local).__name__}, not the {cls.__name__} this strategy reads"
+            )
+        return local
 
     def get_global(self, key: str | ContextNames, default: Any = None) -> Any:
         """Return the global value of ``key``, or ``default`` if unset/None.
@@ -142,7 +163,7 @@ class ProcessingContext:
 
     def get(self, key: str, default: Any = None) -> Any:
         """Return the local value of ``key`` if set, else the global one, else ``default``."""
-        value = self.get_local(key)
+        value = getattr(self.local_context, key, None)
         if value is None:
             value = self.get_global(key)
         return default if value is None else value
@@ -150,14 +171,3 @@ class ProcessingContext:
     def update_local(self, data: dict[str, Any]) -> None:
         """Merge a strategy's output into the local context."""
         self.local_context.update_from_dict(data)
-
-    def require_local(self, field_name: str, expected_type: type | None = None) -> Any:
-        """Return a local value that must be present (and of ``expected_type`` if given)."""
-        value = self.get_local(field_name)
-        if value is None:
-            raise ProcessingException(f"Required field '{field_name}' not found in local context")
-        if expected_type is not None and not isinstance(value, expected_type):
-            raise ProcessingException(
-                f"Field '{field_name}' has type {type(value).__name__}, expected {expected_type.__name__}"
-            )
-        return value

@@ -11,8 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -25,7 +24,7 @@ from starweave.agent.processing import (
     ProcessingPhase,
     ProcessingResult,
 )
-from starweave.agent.strategy import ProcessingStrategy
+from starweave.agent.strategy import ProcessingStrategy, run_isolated
 from starweave.agent.strategy_dependency import StrategyDependencyValidator
 from starweave.errors import ProcessingException
 
@@ -38,7 +37,11 @@ SEEDED_FIELDS: frozenset[str] = frozenset(
 )
 
 
-class ProcessorTemplate(ABC):
+#: A processor's strategy table: phase → a factory of the phase's strategy.
+PhaseStrategies = Mapping[ProcessingPhase, Callable[[], ProcessingStrategy]]
+
+
+class ProcessorTemplate:
     """Template method for one agent step: SETUP → DATA_COLLECTION → LLM_INTERACTION →
     ACTION_EXECUTION → MEMORY_UPDATE → CLEANUP; phases without a strategy are skipped.
 
@@ -52,6 +55,9 @@ class ProcessorTemplate(ABC):
     #: The status a step takes when the strategy of a phase raises (e.g. the action phase's crash
     #: makes the step ``FAIL`` or ``ERROR``); phases not listed leave the status alone.
     failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType({})
+    #: The strategy of each phase, as a factory (usually the strategy class, whose defaults give
+    #: its name and ``fail_fast``); the default :meth:`_setup_strategies` builds them.
+    phase_strategies: ClassVar[PhaseStrategies] = MappingProxyType({})
 
     def __init__(self, agent: BasicAgent, global_context: Context) -> None:
         self.agent = agent
@@ -66,9 +72,9 @@ class ProcessorTemplate(ABC):
         self._validate_strategy_chain()
 
     # -- configuration hooks --------------------------------------------------------------
-    @abstractmethod
     def _setup_strategies(self) -> None:
-        """Fill ``self.strategies`` (phase → strategy)."""
+        """Fill ``self.strategies`` (phase → strategy); the default builds :attr:`phase_strategies`."""
+        self.strategies.update({phase: make() for phase, make in self.phase_strategies.items()})
 
     def _setup_middleware(self) -> None:
         """Fill ``self.middleware_chain``; the default is no middleware."""
@@ -113,6 +119,12 @@ class ProcessorTemplate(ABC):
             else:
                 valid[phase] = strategy
         problems.extend(self.dependency_validator.validate_chain(valid, external=self._is_external))
+        context_class = self.processor_context_class
+        problems.extend(
+            self.dependency_validator.validate_declared(
+                valid.values(), context_class.field_names(), context_class.__name__
+            )
+        )
         if problems:
             header = f"Strategy chain validation failed for {type(self).__name__}:"
             message = header + "\n- " + "\n- ".join(problems)
@@ -156,6 +168,7 @@ class ProcessorTemplate(ABC):
                 phase=last_phase,
                 execution_time=time.perf_counter() - start,
                 status=status,
+                local=ctx.local_context,
             )
             for middleware in reversed(self.middleware_chain):
                 await middleware.after_process(self, overall)
@@ -179,28 +192,25 @@ class ProcessorTemplate(ABC):
             await middleware.before_phase(self, phase, ctx)
         self.logger.info("Executing phase %s with strategy %s", phase.value, strategy.name)
         start = time.perf_counter()
-        try:
-            result = await strategy.execute(self.agent, ctx)
-        except Exception as exc:
-            # The one place a strategy's crash is handled: log it, settle the step's status, then
-            # abort the run (fail_fast) or go on with a failed result.
-            self.logger.debug("Traceback of %s", strategy.name, exc_info=exc)
+        result, crash = await run_isolated(strategy, self.agent, ctx, phase)
+        if crash is not None:
+            # A strategy's crash: log it, settle the step's status, then abort the run (fail_fast)
+            # or go on with the failed result.
+            self.logger.debug("Traceback of %s", strategy.name, exc_info=crash)
             if strategy.fail_fast:
                 self._apply_status(self.failure_status.get(phase))
-                if isinstance(exc, ProcessingException):
-                    if exc.phase is None:
-                        exc.phase = phase
-                    raise
+                if isinstance(crash, ProcessingException):
+                    if crash.phase is None:
+                        crash.phase = phase
+                    raise crash
                 raise ProcessingException(
-                    f"Strategy {strategy.name} failed in phase {phase.value}: {exc}",
+                    f"Strategy {strategy.name} failed in phase {phase.value}: {crash}",
                     phase=phase,
                     context_data={"strategy": strategy.name},
-                    original_exception=exc,
-                ) from exc
-            self.logger.warning("Strategy %s raised %r; it is not fail_fast, continuing", strategy.name, exc)
-            result = ProcessingResult(
-                success=False, error=str(exc), phase=phase, status=self.failure_status.get(phase)
-            )
+                    original_exception=crash,
+                ) from crash
+            self.logger.warning("Strategy %s raised %r; not fail_fast, continuing", strategy.name, crash)
+            result = dataclasses.replace(result, status=self.failure_status.get(phase))
         elapsed = time.perf_counter() - start
         result = dataclasses.replace(
             result, phase=result.phase or phase, execution_time=result.execution_time or elapsed
@@ -238,6 +248,6 @@ class ProcessorTemplate(ABC):
 
     def _finalize_processing_context(self) -> None:
         """Promote local results to the global context; default: ``action_success``."""
-        action_success = self.processing_context.get_local("action_success")
+        action_success = self.processing_context.local_context.action_success
         if action_success is not None:
             self.global_context.set(ContextNames.LAST_ACTION_SUCCESS, action_success)

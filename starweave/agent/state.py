@@ -8,18 +8,23 @@ register a ``"CONTINUE"`` state without clashing.
 
 from __future__ import annotations
 
+import logging
 import threading
 from abc import ABC, ABCMeta, abstractmethod
+from collections.abc import Awaitable
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from starweave.agent.context import ContextNames
 from starweave.agent.status import status_key
+from starweave.errors import AgentError, StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent.basic import BasicAgent
     from starweave.agent.context import Context
+    from starweave.agent.processor import ProcessorTemplate
 
+logger = logging.getLogger(__name__)
 StateT = TypeVar("StateT", bound="type[AgentState]")
 
 
@@ -79,6 +84,10 @@ class AgentStateManager(ABC, metaclass=SingletonABCMeta):
     """
 
     _state_mapping: ClassVar[dict[str, type[AgentState]]] = {}
+    #: The fallback state's class (see :meth:`register_none`), which :attr:`none_state` builds.
+    _none_state_cls: ClassVar[type[AgentState] | None] = None
+    #: The agent class whose ``state_manager_cls`` this manager is (set by BasicAgent).
+    agent_cls: ClassVar[type[BasicAgent] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -122,10 +131,21 @@ class AgentStateManager(ABC, metaclass=SingletonABCMeta):
         cls._state_mapping[state_cls.name()] = state_cls
         return state_cls
 
+    @classmethod
+    def register_none(cls, state_cls: StateT) -> StateT:
+        """Class decorator: ``state_cls`` is the fallback state (:attr:`none_state`)."""
+        cls._none_state_cls = state_cls
+        return state_cls
+
     @property
-    @abstractmethod
     def none_state(self) -> AgentState:
-        """The fallback state for a status nobody registered."""
+        """The fallback state for a status nobody registered: the :meth:`register_none` one."""
+        if self._none_state_cls is None:
+            raise AgentError(
+                f"{type(self).__name__} has no fallback state; decorate one with "
+                f"@{type(self).__name__}.register_none"
+            )
+        return self._none_state_cls()
 
 
 class SelfContainedAgentState(AgentState):
@@ -134,6 +154,22 @@ class SelfContainedAgentState(AgentState):
     (which override the two ``is_*_end`` methods) end the round."""
 
     state_manager: ClassVar[type[AgentStateManager]]
+
+    @classmethod
+    def agent_class(cls) -> type[BasicAgent]:
+        """The agent class that uses :attr:`state_manager` (its ``state_manager_cls``)."""
+        owner = cls.state_manager.agent_cls
+        if owner is None:
+            raise AgentError(f"No agent class has {cls.state_manager.__name__} as its state_manager_cls")
+        return owner
+
+    #: The status this state handles, its registry key ("": the fallback state, never registered).
+    status: ClassVar[str | Enum] = ""
+
+    @classmethod
+    def name(cls) -> str:
+        """The registry key: :attr:`status`."""
+        return status_key(cls.status)
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Terminal states do nothing."""
@@ -177,6 +213,29 @@ class TerminalAgentState(SelfContainedAgentState):
     def is_subtask_end(self) -> bool:
         """The subtask ends."""
         return True
+
+
+async def run_guarded(
+    agent: BasicAgent, context: Context | None, error_status: str, work: Awaitable[object]
+) -> None:
+    """Await a state's ``work`` for ``agent``; a kernel, model or tool error (StarweaveError) sets
+    ``error_status`` and puts its message in the context (see :func:`record_failure`)."""
+    try:
+        await work
+    except StarweaveError as exc:
+        logger.info("%s step failed: %s", type(agent).__name__, exc)
+        record_failure(agent, context, error_status, str(exc))
+
+
+async def run_step(
+    agent: BasicAgent,
+    context: Context | None,
+    error_status: str,
+    processor_cls: type[ProcessorTemplate] | None = None,
+) -> None:
+    """Run one step of ``agent``'s processor (or of ``processor_cls``), guarded as by
+    :func:`run_guarded`; the processor applies the status the step settled."""
+    await run_guarded(agent, context, error_status, agent.process(context, processor_cls))
 
 
 def record_failure(agent: BasicAgent, context: Context | None, status: str, message: str) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "StrategyDependencyValidator",
     "depends_on",
     "provides",
+    "run_isolated",
 ]
 
 
@@ -63,6 +64,20 @@ class ProcessingStrategy(Protocol):
         ...
 
 
+async def run_isolated(
+    strategy: ProcessingStrategy, agent: Any, context: ProcessingContext, phase: ProcessingPhase | None
+) -> tuple[ProcessingResult, Exception | None]:
+    """Run ``strategy``; a crash becomes a failed result, returned with the exception.
+
+    The one place a strategy's crash is caught: the caller (the processor, a composite) applies
+    its ``fail_fast`` rule to the exception (re-raise it) or goes on with the failed result.
+    """
+    try:
+        return await strategy.execute(agent, context), None
+    except Exception as exc:
+        return ProcessingResult(success=False, error=str(exc), phase=phase), exc
+
+
 class BaseProcessingStrategy(ABC):
     """Base class of strategies; declare data flow with ``@depends_on`` / ``@provides``.
 
@@ -73,10 +88,14 @@ class BaseProcessingStrategy(ABC):
 
     _declared_dependencies: ClassVar[tuple[StrategyDependency, ...]] = ()
     _declared_provides: ClassVar[tuple[str, ...]] = ()
+    #: The name of instances created without one (default: the class name).
+    strategy_name: ClassVar[str] = ""
+    #: ``fail_fast`` of instances created without it: a phase that must not fail silently.
+    default_fail_fast: ClassVar[bool] = True
 
-    def __init__(self, name: str | None = None, fail_fast: bool = True) -> None:
-        self.name = name or type(self).__name__
-        self.fail_fast = fail_fast
+    def __init__(self, name: str | None = None, fail_fast: bool | None = None) -> None:
+        self.name = name or self.strategy_name or type(self).__name__
+        self.fail_fast = self.default_fail_fast if fail_fast is None else fail_fast
         self.logger = logging.getLogger(f"Strategy.{self.name}")
 
     @abstractmethod
@@ -198,11 +217,10 @@ class ComposedStrategy(BaseProcessingStrategy):
                 error=f"missing required dependencies: {missing}",
                 phase=self.execution_phase,
             )
-        try:
-            return await child.execute(agent, context)
-        except Exception as exc:
+        result, crash = await run_isolated(child, agent, context, self.execution_phase)
+        if crash is not None:
             if child.fail_fast and self.fail_fast:
-                raise
+                raise crash
             # Isolation is the point of a non-fail-fast component: its crash is a failed result.
-            self.logger.warning("Component %s raised %r; continuing", child.name, exc, exc_info=exc)
-            return ProcessingResult(success=False, error=str(exc), phase=self.execution_phase)
+            self.logger.warning("Component %s raised %r; continuing", child.name, crash, exc_info=crash)
+        return result

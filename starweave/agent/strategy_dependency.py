@@ -65,6 +65,13 @@ def _children_of(strategy: Any) -> list[Any] | None:
     return list(children) if isinstance(children, list) else None
 
 
+def _leaves(strategy: Any) -> list[Any]:
+    children = _children_of(strategy)
+    if children is None:
+        return [strategy]
+    return [leaf for child in children for leaf in _leaves(child)]
+
+
 class StrategyDependencyValidator:
     """Checks, before anything runs, that every required input of every strategy has a source."""
 
@@ -126,3 +133,23 @@ class StrategyDependencyValidator:
                 f"or list it in the processor's external_fields"
             )
         provided.update(_provides_of(strategy))
+
+    def validate_declared(
+        self,
+        strategies: Iterable[Any],
+        fields: frozenset[str],
+        context_name: str,
+    ) -> list[str]:
+        """Return one message per ``@provides`` name that is not a declared field of the local
+        context. (A ``@depends_on`` name is then a declared field or external: :meth:`validate_chain`
+        already refuses one that no earlier strategy provides and that does not come from outside.)"""
+        errors: list[str] = []
+        for strategy in (leaf for s in strategies for leaf in _leaves(s)):
+            name = getattr(strategy, "name", type(strategy).__name__)
+            for provided in _provides_of(strategy):
+                if provided not in fields:
+                    errors.append(
+                        f"Strategy {name} provides '{provided}', which {context_name} does not declare; "
+                        f"add the field to the processor's processor_context_class"
+                    )
+        return errors

@@ -7,12 +7,23 @@ tool arguments alike, and the HostAgent and the AppAgent count their model calls
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from abc import abstractmethod
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator
 
-from starweave.agent import BasicAgent, ProcessingContext, count_llm_call
+from starweave.agent import (
+    BaseProcessingStrategy,
+    BasicAgent,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    ProcessingStrategy,
+    count_llm_call,
+)
+from starweave.agent.processor import PhaseStrategies
 
 if TYPE_CHECKING:
     from starweave.llm.base import Completion
@@ -82,9 +93,8 @@ def argument_schema(
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
-def noted_output(context: ProcessingContext, output: str) -> str:
+def noted_output(note: str | None, output: str) -> str:
     """A step's output with this step's ``note`` (if any) on the line before it."""
-    note = str(context.get_local("note") or "")
     return f"{note}\n{output}" if note else output
 
 
@@ -100,3 +110,84 @@ async def complete_counted(
     agent.llm_calls += completion.attempts
     count_llm_call(context.global_context, completion.attempts)
     return completion
+
+
+class AmendMemoryStrategy(BaseProcessingStrategy):
+    """MEMORY_UPDATE of a confirmation step: the memory record of the step that asked takes the
+    ``amended_memory`` values (the confirmed call's output and status), so the model's next prompt
+    shows what really happened instead of "waiting for confirmation"."""
+
+    strategy_name = "amend_memory"
+    default_fail_fast = False
+
+    async def execute(self, agent: BasicAgent, context: ProcessingContext) -> ProcessingResult:
+        """Update the latest memory item."""
+        latest = agent.memory.get_latest_item()
+        for key, value in (context.local_context.amended_memory or {}).items():
+            if latest is not None:
+                latest.set_value(key, value)
+        return ProcessingResult(success=True, phase=ProcessingPhase.MEMORY_UPDATE)
+
+
+class ConfirmedActionStrategy(BaseProcessingStrategy):
+    """ACTION_EXECUTION of a confirmation step: the user's decision on what the agent held back.
+
+    The agent keeps what it held back in its attribute :attr:`held_attribute`; the step takes it
+    off and subclasses act on the user's answer (:meth:`decide`, returning the status and the
+    step's data). With nothing held back the step settles :attr:`nothing_held` (a status and the
+    note that explains it, if any).
+    """
+
+    default_fail_fast = False
+    held_attribute: ClassVar[str]
+    nothing_held: ClassVar[tuple[str, str]] = ("CONTINUE", "")
+
+    @abstractmethod
+    async def decide(self, agent: Any, context: ProcessingContext, held: Any) -> tuple[str, dict[str, Any]]:
+        """Ask the user about ``held`` and act on the answer; the step's status and data."""
+
+    async def execute(self, agent: Any, context: ProcessingContext) -> ProcessingResult:
+        """Decide about the held item (or settle :attr:`nothing_held`)."""
+        held = getattr(agent, self.held_attribute)
+        setattr(agent, self.held_attribute, None)  # decided once, whatever the answer
+        if held is None:
+            status, note = self.nothing_held
+            data: dict[str, Any] = {"note": note, "result": note, "output": note} if note else {}
+        else:
+            status, data = await self.decide(agent, context, held)
+        return ProcessingResult(
+            success=True,
+            data={**data, "status": status},
+            phase=ProcessingPhase.ACTION_EXECUTION,
+            status=status,
+        )
+
+
+StrategyFactory = Callable[[], ProcessingStrategy]
+
+
+def device_phases(
+    action: StrategyFactory,
+    memory: StrategyFactory,
+    llm: StrategyFactory | None = None,
+    data: StrategyFactory | None = None,
+) -> PhaseStrategies:
+    """A device agent's strategy table: ``data`` (if any) → ``llm`` (if any) → ``action`` → ``memory``."""
+    phases = {
+        ProcessingPhase.DATA_COLLECTION: data,
+        ProcessingPhase.LLM_INTERACTION: llm,
+        ProcessingPhase.ACTION_EXECUTION: action,
+        ProcessingPhase.MEMORY_UPDATE: memory,
+    }
+    return MappingProxyType({phase: make for phase, make in phases.items() if make is not None})
+
+
+def action_failure(status: str) -> Mapping[ProcessingPhase, str]:
+    """A processor's ``failure_status``: a crash while running the actions settles ``status``."""
+    return MappingProxyType({ProcessingPhase.ACTION_EXECUTION: status})
+
+
+def confirm_strategies(action: StrategyFactory) -> PhaseStrategies:
+    """The phases of a confirmation step: ``action`` (the user's decision) in ACTION_EXECUTION, then
+    :class:`AmendMemoryStrategy` in MEMORY_UPDATE (no model call, no data collection)."""
+    return device_phases(action, AmendMemoryStrategy)

@@ -162,18 +162,18 @@ def make_host_agent(
         view=view,
         confirmer=confirm,
         auto_approve=auto_approve,
+        is_visual=config.host_agent.visual_mode,
+        app_visual=config.app_agent.visual_mode,
+        visual=VisualOptions(
+            concat_screenshot=config.system.concat_screenshot,
+            include_last_screenshot=config.system.include_last_screenshot,
+        ),
     )
     if not isinstance(agent, HostAgent):
         raise ConfigError(f"agent 'host' is registered as {type(agent).__name__}, not HostAgent")
     agent.action_sequence = desktop.multi_action
     agent.save_full_screen = desktop.save_full_screen
     agent.annotator = SetOfMarkAnnotator()
-    agent.prompter.is_visual = config.host_agent.visual_mode
-    agent.app_visual = config.app_agent.visual_mode
-    agent.visual = VisualOptions(
-        concat_screenshot=config.system.concat_screenshot,
-        include_last_screenshot=config.system.include_last_screenshot,
-    )
     names = third_party_agents(config)
     agent.third_party_agents = names
     for name in names:

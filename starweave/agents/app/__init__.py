@@ -1,6 +1,7 @@
 """The AppAgent: operates one application window (controls as text, GUI and API tools) for the HostAgent."""
 
 from starweave.agents.app.agent import AppAgent, PendingActions
+from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.processor import AppAgentProcessor
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus, response_json_schema
 from starweave.agents.app.safety import Confirmer, sensitive_reason
@@ -13,6 +14,7 @@ __all__ = [
     "AppAgentResponse",
     "AppAgentStateManager",
     "AppAgentStatus",
+    "AppProcessorContext",
     "Confirmer",
     "PendingActions",
     "response_json_schema",

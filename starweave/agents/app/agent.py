@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -10,10 +9,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from starweave.agent import AgentRegistry, BasicAgent, Context, ContextNames
-from starweave.agents.app.actions import ListActionCommandInfo
 from starweave.agents.app.controls import Control, controls_prompt
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools
-from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.processor import AppAgentProcessor
 from starweave.agents.app.prompter import (
     AppAgentPrompter,
@@ -326,66 +323,3 @@ class AppAgent(BasicAgent):
     async def confirm(self, action_text: str, reason: str) -> bool:
         """Whether a sensitive action may run."""
         return await ask_confirmation(self.confirmer, self.auto_approve, self.safe_guard, action_text, reason)
-
-    async def resume_confirmation(self, context: Context) -> None:
-        """Ask about the held actions; run them if approved (after checking the window), else FAIL."""
-        pending = self.pending
-        self.pending = None
-        if pending is None:
-            self.status = AppAgentStatus.CONTINUE.value
-            return
-        first = pending.actions[0].call_string()
-        info = ListActionCommandInfo()
-        if await self.confirm(first, pending.reason):
-            # Time has passed while the user decided: every action is checked against a fresh list.
-            # The approval covers this action only: a later sensitive one is asked about in turn.
-            outcome = await execute_actions(
-                self.dispatcher(context),
-                pending.actions,
-                pending.planned,
-                planned_is_live=False,
-                hold_sensitive=self.safe_guard and not self.auto_approve,
-                approved=1,
-                application=self.app_root_name,
-            )
-            info = outcome.info
-            ok = not outcome.stopped and not outcome.pending
-            self.status = pending.status if ok else AppAgentStatus.CONTINUE.value
-            note = f"Approved by the user: {first}."
-            if outcome.pending:
-                self.pending = PendingActions(
-                    list(outcome.pending),
-                    outcome.pending_reason,
-                    pending.status,
-                    pending.result,
-                    pending.planned,
-                )
-                self.status = AppAgentStatus.CONFIRM.value
-                note += (
-                    f" Waiting for approval of {outcome.pending[0].call_string()}: {outcome.pending_reason}."
-                )
-            result = pending.result if self.status in ("FINISH", "FAIL") else ""
-        else:
-            self.status = AppAgentStatus.FAIL.value
-            note = f"Stopped: the user did not allow {first} ({pending.reason})."
-            result = note
-        output = f"{note}\n{info.to_representation()}" if info.actions else note
-        latest = self.memory.get_latest_item()
-        if latest is not None:
-            latest.set_value("output", output)
-            latest.set_value("status", self.status)
-            latest.set_value("result", result)
-        writer = context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(
-                {
-                    "step": context.get(ContextNames.SESSION_STEP),
-                    "agent_type": "AppAgent",
-                    "agent_name": self.name,
-                    "status": self.status,
-                    "note": note,
-                    "output": output,
-                    "action": info.to_list_of_dicts(),
-                }
-            )
-        logger.info("%s: %s", self.name, json.dumps({"status": self.status, "note": note}))

@@ -26,6 +26,7 @@ from starweave.agents.app.controls import annotation_dict
 from starweave.agents.app.detection import add_detected_controls
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.execution import fetch_controls
+from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.screenshots import data_url, save_image
 from starweave.errors import ToolError
 from starweave.log_folder import write_log_file
@@ -63,7 +64,7 @@ async def capture(dispatcher: Any, tool: str, params: dict[str, Any], path: Path
 
 def window_origin(context: ProcessingContext) -> dict[str, Any] | None:
     """The selected window's screen rectangle ``{x, y, width, height}`` from this step's window info."""
-    info = context.get_local("application_window_info") or {}
+    info = context.local(AppProcessorContext).application_window_info or {}
     rect = info.get("control_rect") if isinstance(info, dict) else None
     return rect if isinstance(rect, dict) else None
 
@@ -82,8 +83,7 @@ def window_origin(context: ProcessingContext) -> dict[str, Any] | None:
 class AppScreenshotCaptureStrategy(BaseProcessingStrategy):
     """Window screenshot (and, if configured, the desktop and the UI tree), then the window's info."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="app_screenshot_capture", fail_fast=fail_fast)
+    strategy_name = "app_screenshot_capture"
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Collect the pictures and the window record."""
@@ -145,8 +145,7 @@ class AppScreenshotCaptureStrategy(BaseProcessingStrategy):
 class AppControlInfoStrategy(BaseProcessingStrategy):
     """The window's controls, keyed by label, and the set-of-mark screenshot when an annotator is set."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="app_control_info", fail_fast=fail_fast)
+    strategy_name = "app_control_info"
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Walk the controls and annotate the screenshot."""
@@ -154,7 +153,7 @@ class AppControlInfoStrategy(BaseProcessingStrategy):
         controls = await fetch_controls(agent.dispatcher(context.global_context), with_values=True)
         controls = [c for c in controls if c.id]
         annotated_path = ""
-        clean_path = str(context.get_local("clean_screenshot_path") or "")
+        clean_path = context.local(AppProcessorContext).clean_screenshot_path or ""
         window = window_origin(context)
         if agent.detector is not None and clean_path and window is not None:
             controls = await add_detected_controls(agent.detector, Path(clean_path), controls, window)

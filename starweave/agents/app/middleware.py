@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from starweave.agent import ContextNames, ProcessingResult, ProcessorMiddleware
-from starweave.agent.middleware import phase_times, step_identity
+from starweave.agent import ProcessingResult, ProcessorMiddleware
+from starweave.agent.middleware import publish_step, step_frame
+from starweave.agents.app.local import WindowStepContext
 
 if TYPE_CHECKING:
     from starweave.agent import ProcessingContext, ProcessorTemplate
@@ -51,18 +52,15 @@ def _jsonable(value: Any) -> Any:
 def step_record(processor: ProcessorTemplate, agent_type: str, total_time: float) -> dict[str, Any]:
     """The response-log line of one step."""
     ctx: ProcessingContext = processor.processing_context
-    record: dict[str, Any] = {
-        key: _jsonable(ctx.get_local(key)) for key in RECORD_KEYS if ctx.get_local(key) is not None
-    }
+    local = ctx.local(WindowStepContext)
+    # The AppAgent's and the HostAgent's contexts each declare some of these keys.
+    values = {key: getattr(local, key, None) for key in RECORD_KEYS}
+    record: dict[str, Any] = {key: _jsonable(value) for key, value in values.items() if value is not None}
     record.setdefault("status", processor.agent.status)
     record.update(
         {
-            **step_identity(processor, agent_type),
-            "action": _jsonable(ctx.get_local("action")),
-            "cost": ctx.get_local("llm_cost") or 0.0,
-            "tokens": ctx.get_local("tokens") or 0,
-            "total_time": total_time,
-            "time_cost": phase_times(ctx),
+            **step_frame(processor, agent_type, total_time),
+            "action": _jsonable(getattr(local, "action", None)),
         }
     )
     return record
@@ -81,19 +79,10 @@ class AgentStepLoggingMiddleware(ProcessorMiddleware):
 
     async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
         """Write and show the step."""
-        record = step_record(processor, self.agent_type, result.execution_time)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(record)
-        view = getattr(processor.agent, "view", None)
-        if view is not None:
-            view.step(record, str(record.get("output") or ""))
+        publish_step(processor, step_record(processor, self.agent_type, result.execution_time))
 
     async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
         """Record the failed step."""
         logger.info("%s step failed: %s", self.agent_type, error)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            record = step_record(processor, self.agent_type, 0.0)
-            record.update({"status": "ERROR", "error": str(error)})
-            writer.write(record)
+        record = step_record(processor, self.agent_type, 0.0)
+        publish_step(processor, {**record, "status": "ERROR", "error": str(error)}, show=False)

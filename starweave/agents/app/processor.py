@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ComposedStrategy, ProcessingPhase, ProcessorTemplate
+from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.data_strategies import AppControlInfoStrategy, AppScreenshotCaptureStrategy
+from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
 from starweave.agents.app.response import AppAgentStatus
 from starweave.agents.app.strategies import (
@@ -15,26 +16,27 @@ from starweave.agents.app.strategies import (
     AppLLMInteractionStrategy,
     AppMemoryUpdateStrategy,
 )
+from starweave.agents.common import action_failure, device_phases
 
 
 class AppAgentProcessor(ProcessorTemplate):
     """The AppAgent's step: data collection and the model are fail-fast, action and memory are not."""
 
+    processor_context_class = AppProcessorContext
     #: A crash while running the actions is the step's ERROR.
-    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
-        {ProcessingPhase.ACTION_EXECUTION: AppAgentStatus.ERROR.value}
-    )
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = action_failure(AppAgentStatus.ERROR.value)
     external_fields: ClassVar[frozenset[str]] = frozenset({"app_root", "log_path", "session_step"})
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.DATA_COLLECTION] = ComposedStrategy(
+    phase_strategies: ClassVar[PhaseStrategies] = device_phases(
+        AppActionExecutionStrategy,
+        AppMemoryUpdateStrategy,
+        llm=AppLLMInteractionStrategy,
+        data=lambda: ComposedStrategy(
             strategies=[AppScreenshotCaptureStrategy(), AppControlInfoStrategy()],
             name="AppDataCollectionStrategy",
             fail_fast=True,
-        )
-        self.strategies[ProcessingPhase.LLM_INTERACTION] = AppLLMInteractionStrategy(fail_fast=True)
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = AppActionExecutionStrategy(fail_fast=False)
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = AppMemoryUpdateStrategy(fail_fast=False)
+        ),
+    )
 
     def _setup_middleware(self) -> None:
         self.middleware_chain = [AgentStepLoggingMiddleware("AppAgent")]

@@ -11,11 +11,10 @@ A kernel error while processing becomes ERROR.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, record_failure
+from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, run_step
 from starweave.agents.app.response import AppAgentStatus
-from starweave.errors import StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent import BasicAgent, Context
@@ -26,33 +25,17 @@ logger = logging.getLogger(__name__)
 class AppAgentStateManager(AgentStateManager):
     """The registry of AppAgent states."""
 
-    @property
-    def none_state(self) -> AgentState:
-        """The fallback (and the end of a hostless AppAgent's round)."""
-        return NoneAppAgentState()
-
 
 class AppAgentState(SelfContainedAgentState):
     """Common behaviour: the next state from the agent's status, no handoff, not an end."""
 
     state_manager = AppAgentStateManager
 
-    @classmethod
-    def agent_class(cls) -> type[Any]:
-        """The AppAgent class."""
-        from starweave.agents.app.agent import AppAgent
-
-        return AppAgent
-
 
 async def process_step(agent: BasicAgent, context: Context | None, error_status: str) -> None:
-    """One pass of the agent's processor (HostAgent and AppAgent alike); a kernel, model or tool
-    error sets ``error_status`` and puts its message in the context."""
-    try:
-        await agent.process(context)
-    except StarweaveError as exc:
-        logger.info("%s step failed: %s", type(agent).__name__, exc)
-        record_failure(agent, context, error_status, str(exc))
+    """One counted pass of the agent's processor (HostAgent and AppAgent alike); a kernel, model or
+    tool error sets ``error_status`` and puts its message in the context."""
+    await run_step(agent, context, error_status)
     agent.step += 1
 
 
@@ -60,19 +43,18 @@ async def process_step(agent: BasicAgent, context: Context | None, error_status:
 class ContinueAppAgentState(AppAgentState):
     """Active: one step of the four-phase pipeline."""
 
+    status = AppAgentStatus.CONTINUE
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
         await process_step(agent, context, AppAgentStatus.ERROR.value)
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.CONTINUE.value
 
 
 @AppAgentStateManager.register
 class ScreenshotAppAgentState(ContinueAppAgentState):
     """Look again: the same pipeline; a second SCREENSHOT in a row counts as CONTINUE."""
+
+    status = AppAgentStatus.SCREENSHOT
 
     def next_state(self, agent: BasicAgent) -> AgentState:
         """CONTINUE instead of another SCREENSHOT."""
@@ -80,15 +62,12 @@ class ScreenshotAppAgentState(ContinueAppAgentState):
             agent.status = AppAgentStatus.CONTINUE.value
         return super().next_state(agent)
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.SCREENSHOT.value
-
 
 @AppAgentStateManager.register
 class FinishAppAgentState(AppAgentState):
     """The subtask is done: archive it and return to the HostAgent's CONTINUE state."""
+
+    status = AppAgentStatus.FINISH
 
     host_status = "CONTINUE"
 
@@ -118,37 +97,28 @@ class FinishAppAgentState(AppAgentState):
         """The subtask ends."""
         return True
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.FINISH.value
-
 
 @AppAgentStateManager.register
 class FailAppAgentState(FinishAppAgentState):
     """The subtask cannot be done: archived as FAIL; the HostAgent decides what to do next."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.FAIL.value
+    status = AppAgentStatus.FAIL
 
 
 @AppAgentStateManager.register
 class ErrorAppAgentState(FinishAppAgentState):
     """A system error: archived; the HostAgent goes to ERROR, which ends the round."""
 
-    host_status = "ERROR"
+    status = AppAgentStatus.ERROR
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.ERROR.value
+    host_status = "ERROR"
 
 
 @AppAgentStateManager.register
 class PendingAppAgentState(AppAgentState):
     """The model needs the user: ask, record the answer on the Blackboard, continue."""
+
+    status = AppAgentStatus.PENDING
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Ask the question of the last step."""
@@ -158,33 +128,25 @@ class PendingAppAgentState(AppAgentState):
             await agent.ask_user()
         agent.status = AppAgentStatus.CONTINUE.value
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.PENDING.value
-
 
 @AppAgentStateManager.register
 class ConfirmAppAgentState(AppAgentState):
     """Sensitive actions wait: approved, they run (checked against the window first); refused, FAIL."""
 
+    status = AppAgentStatus.CONFIRM
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask the user, then run or stop."""
-        from starweave.agents.app.agent import AppAgent
+        """Ask the user, then run or stop: a step of the same pipeline (AppConfirmProcessor)."""
+        from starweave.agents.app.confirm import AppConfirmProcessor
 
-        if not isinstance(agent, AppAgent) or context is None:
-            agent.status = AppAgentStatus.FAIL.value
-            return
-        await agent.resume_confirmation(context)
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return AppAgentStatus.CONFIRM.value
+        await run_step(agent, context, AppAgentStatus.ERROR.value, AppConfirmProcessor)
 
 
+@AppAgentStateManager.register_none
 class NoneAppAgentState(AppAgentState):
     """Fallback for an unknown status, and the end of a hostless AppAgent: ends the round."""
+
+    status = ""
 
     def next_state(self, agent: BasicAgent) -> AgentState:
         """Absorbing."""
@@ -193,8 +155,3 @@ class NoneAppAgentState(AppAgentState):
     def is_round_end(self) -> bool:
         """The round ends."""
         return True
-
-    @classmethod
-    def name(cls) -> str:
-        """Not registered; the empty status."""
-        return ""

@@ -28,6 +28,7 @@ from starweave.agent import (
     depends_on,
     llm_result,
     log_request,
+    present,
     provides,
     record_step,
 )
@@ -36,6 +37,7 @@ from starweave.agents.app.controls import Control
 from starweave.agents.app.data_strategies import step_file, window_origin
 from starweave.agents.app.execution import execute_actions
 from starweave.agents.app.guards import answer_schema, check_finish, repeat_check
+from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.response import AppAgentResponse, AppAgentStatus
 from starweave.agents.app.vision import Image, app_step_images
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
@@ -72,16 +74,16 @@ _END = (AppAgentStatus.FINISH.value, AppAgentStatus.FAIL.value)
 class AppLLMInteractionStrategy(BaseProcessingStrategy):
     """Build the prompt (controls as text) and get a schema-valid answer."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="app_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "app_llm_interaction"
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model for the next action(s)."""
         tools = await agent.action_tools(context.global_context)
         multi = agent.multi_action_enabled
-        controls: dict[str, Control] = context.get_local("annotation_dict") or {}
-        clean = str(context.get_local("clean_screenshot_path") or "")
-        annotated = str(context.get_local("annotated_screenshot_path") or "")
+        local = context.local(AppProcessorContext)
+        controls = local.annotation_dict
+        clean = local.clean_screenshot_path or ""
+        annotated = local.annotated_screenshot_path or ""
         images: list[Image] = []
         concat = ""
         last_selected = agent.last_selected_screenshot if agent.visual.include_last_screenshot else ""
@@ -123,19 +125,28 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
 
 
 @depends_on("parsed_response", "log_path", "session_step")
-@provides("execution_result", "action_info", "control_log", "status", "selected_control_screenshot_path")
+@provides(
+    "execution_result",
+    "action_info",
+    "control_log",
+    "status",
+    "selected_control_screenshot_path",
+    "note",
+    "checked_result",
+)
 class AppActionExecutionStrategy(BaseProcessingStrategy):
     """Run the actions, validated against the live controls, and settle the step's status."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="app_action_execution", fail_fast=fail_fast)
+    strategy_name = "app_action_execution"
+    default_fail_fast = False
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute and decide CONTINUE / FINISH / FAIL / CONFIRM / PENDING / SCREENSHOT."""
         # Until this step's picture exists, a visual model must not be shown an older step's.
         agent.last_selected_screenshot = ""
-        parsed: AppAgentResponse = context.get_local("parsed_response")
-        planned: dict[str, Control] = context.get_local("annotation_dict") or {}
+        local = context.local(AppProcessorContext)
+        parsed = present(local.parsed_response, "parsed_response")
+        planned = local.annotation_dict
         stop, skip = repeat_check(agent, parsed)
         if stop or skip:
             return self._not_run(parsed, stop or skip, failed=bool(stop))
@@ -222,7 +233,7 @@ async def selected_control_screenshot(
 
     Only a picture for the log: a failure is logged and the step goes on.
     """
-    clean = str(context.get_local("clean_screenshot_path") or "")
+    clean = context.local(AppProcessorContext).clean_screenshot_path or ""
     targets = [planned.get(a.control_id or "") for a in parsed.actions]
     target = next((t for t in targets if t is not None), None)
     out = step_file(context, "_selected_controls.png")
@@ -240,9 +251,10 @@ async def selected_control_screenshot(
 
 def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentResponse) -> MemoryItem:
     """The memory record of one step."""
-    info: ListActionCommandInfo = context.get_local("action_info") or ListActionCommandInfo()
-    output = noted_output(context, info.to_representation() if info.actions else NO_ACTION_RUN)
-    status = str(context.get_local("status") or parsed.status)
+    local = context.local(AppProcessorContext)
+    info = local.action_info
+    output = noted_output(local.note, info.to_representation() if info.actions else NO_ACTION_RUN)
+    status = str(local.status or parsed.status)
     item = MemoryItem()
     item.add_values_from_dict(
         {
@@ -259,15 +271,15 @@ def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentRes
             "call": parsed.call_string(),
             "status": status,
             "comment": parsed.comment,
-            "result": str(context.get_local("checked_result") or parsed.result) if status in _END else "",
+            "result": str(local.checked_result or parsed.result) if status in _END else "",
             "output": output,
             "response": parsed.to_log(),
             # The model's own text comes back in a text-only model's next prompts (prompter.step_answer).
-            "answer_text": context.get_local("response_text") or "",
-            "cost": context.get_local("llm_cost") or 0.0,
-            "tokens": context.get_local("tokens") or 0,
-            "screenshot": context.get_local("clean_screenshot_path") or "",
-            "annotated_screenshot": context.get_local("annotated_screenshot_path") or "",
+            "answer_text": local.response_text or "",
+            "cost": local.llm_cost or 0.0,
+            "tokens": local.tokens or 0,
+            "screenshot": local.clean_screenshot_path or "",
+            "annotated_screenshot": local.annotated_screenshot_path or "",
             "time": time.time(),
         }
     )
@@ -275,22 +287,23 @@ def step_memory(agent: AppAgent, context: ProcessingContext, parsed: AppAgentRes
 
 
 @depends_on("session_step", "parsed_response")
-@provides("additional_memory", "memory_item", "updated_blackboard")
+@provides("additional_memory", "memory_item", "updated_blackboard", "output", "result")
 class AppMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in memory, on the shared Blackboard and in the session's counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="app_memory_update", fail_fast=fail_fast)
+    strategy_name = "app_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: AppAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem and the trajectory."""
-        parsed: AppAgentResponse = context.get_local("parsed_response")
+        local = context.local(AppProcessorContext)
+        parsed = present(local.parsed_response, "parsed_response")
         item = step_memory(agent, context, parsed)
         data = record_step(
             agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True
         )
         saved = False
-        shot = str(context.get_local("clean_screenshot_path") or "")
+        shot = local.clean_screenshot_path or ""
         if parsed.save_screenshot.save and shot:
             agent.blackboard.add_image(
                 shot,

@@ -1,6 +1,7 @@
 """The HostAgent: picks an application window (or a third-party agent) per subtask and hands over."""
 
 from starweave.agents.host.agent import HostAgent, Selection
+from starweave.agents.host.local import HostProcessorContext
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.response import HostAgentResponse, HostAgentStatus, response_json_schema
 from starweave.agents.host.states import HostAgentStateManager
@@ -12,6 +13,7 @@ __all__ = [
     "HostAgentResponse",
     "HostAgentStateManager",
     "HostAgentStatus",
+    "HostProcessorContext",
     "Selection",
     "TargetInfo",
     "TargetKind",

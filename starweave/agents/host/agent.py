@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from starweave.agent import AgentFactory, AgentRegistry, BasicAgent, Context, ContextNames
-from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.agent import AppAgent, Asker
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
 from starweave.agents.app.prompter import blackboard_text
-from starweave.agents.app.safety import Confirmer, ask_confirmation
+from starweave.agents.app.safety import Confirmer
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
@@ -77,7 +76,8 @@ class HostAgent(BasicAgent):
     ``third_party_agents`` (registered agent names, e.g. ``["LinuxAgent"]``) with their
     introductions, ``confirmer``/``auto_approve``/``safe_guard`` (CONFIRM safeguard, on by default),
     ``asker`` (PENDING), ``action_sequence`` (speculative multi-action for the AppAgents),
-    ``annotator`` and ``view``.
+    ``annotator`` and ``view``. What the models see is given at construction: ``is_visual`` (the
+    host's model), ``app_visual`` (the AppAgents') and ``visual`` (their screenshot options).
     """
 
     state_manager_cls: ClassVar[type[HostAgentStateManager]] = HostAgentStateManager
@@ -96,6 +96,8 @@ class HostAgent(BasicAgent):
         view: Any = None,
         confirmer: Confirmer | None = None,
         auto_approve: bool = False,
+        app_visual: bool = False,
+        visual: VisualOptions | None = None,
     ) -> None:
         super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(is_visual, main_prompt, example_prompt)
@@ -105,8 +107,8 @@ class HostAgent(BasicAgent):
         # The AppAgents' model; None: they use the host's.
         self.app_llm: Any = app_llm
         # Whether the AppAgents' model is visual (VISUAL_MODE of APP_AGENT), and what it is shown.
-        self.app_visual = False
-        self.visual = VisualOptions()
+        self.app_visual = app_visual
+        self.visual = visual or VisualOptions()
         self.view: Any = view
         self.confirmer: Confirmer | None = confirmer
         self.asker: Asker | None = None
@@ -301,46 +303,3 @@ class HostAgent(BasicAgent):
     def hold_for_confirmation(self, response: HostAgentResponse, reason: str) -> None:
         """Keep a sensitive action until the user decides."""
         self.held = HeldAction(response, reason)
-
-    async def resume_confirmation(self, context: Context) -> None:
-        """Ask about the held action; run it if approved, else FAIL."""
-        held, self.held = self.held, None
-        if held is None:
-            self.status = HostAgentStatus.CONTINUE.value
-            return
-        call = held.response.call_string()
-        approved = await ask_confirmation(
-            self.confirmer, self.auto_approve, self.safe_guard, call, held.reason
-        )
-        if approved:
-            result = await run_one(
-                self.dispatcher(context), held.response.function, held.response.arguments, "action"
-            )
-            wanted = held.response.status
-            self.status = wanted if wanted not in ("CONFIRM", "ASSIGN") else HostAgentStatus.CONTINUE.value
-            info = ActionCommandInfo(
-                function=held.response.function, arguments=held.response.arguments, result=result
-            )
-            # The outcome in full (a launched program's pid and window), as a CONTINUE step shows it.
-            note = f"Approved by the user: {info.to_representation()}"
-        else:
-            self.status = HostAgentStatus.FAIL.value
-            note = f"Stopped: the user did not allow {call} ({held.reason})."
-            context.set(ContextNames.ROUND_RESULT, note)
-        latest = self.memory.get_latest_item()
-        if latest is not None:
-            latest.set_value("output", note)
-            latest.set_value("status", self.status)
-            if approved:
-                latest.set_value("action", [info.model_dump(mode="json")])
-        writer = context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(
-                {
-                    "step": context.get(ContextNames.SESSION_STEP),
-                    "agent_type": "HostAgent",
-                    "agent_name": self.name,
-                    "status": self.status,
-                    "note": note,
-                }
-            )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from starweave.agent import ProcessingPhase, ProcessorTemplate
+from starweave.agent.processor import PhaseStrategies
 from starweave.agents.app.middleware import AgentStepLoggingMiddleware
+from starweave.agents.common import action_failure, device_phases
+from starweave.agents.host.local import HostProcessorContext
 from starweave.agents.host.response import HostAgentStatus
 from starweave.agents.host.strategies import (
     DesktopDataCollectionStrategy,
@@ -20,17 +22,17 @@ from starweave.agents.host.strategies import (
 class HostAgentProcessor(ProcessorTemplate):
     """The HostAgent's step: data collection and the model are fail-fast, action and memory are not."""
 
+    processor_context_class = HostProcessorContext
     #: A crash while running the actions is the step's ERROR.
-    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = MappingProxyType(
-        {ProcessingPhase.ACTION_EXECUTION: HostAgentStatus.ERROR.value}
-    )
+    failure_status: ClassVar[Mapping[ProcessingPhase, str]] = action_failure(HostAgentStatus.ERROR.value)
     external_fields: ClassVar[frozenset[str]] = frozenset({"command_dispatcher", "log_path", "session_step"})
 
-    def _setup_strategies(self) -> None:
-        self.strategies[ProcessingPhase.DATA_COLLECTION] = DesktopDataCollectionStrategy(fail_fast=True)
-        self.strategies[ProcessingPhase.LLM_INTERACTION] = HostLLMInteractionStrategy(fail_fast=True)
-        self.strategies[ProcessingPhase.ACTION_EXECUTION] = HostActionExecutionStrategy(fail_fast=False)
-        self.strategies[ProcessingPhase.MEMORY_UPDATE] = HostMemoryUpdateStrategy(fail_fast=False)
+    phase_strategies: ClassVar[PhaseStrategies] = device_phases(
+        HostActionExecutionStrategy,
+        HostMemoryUpdateStrategy,
+        llm=HostLLMInteractionStrategy,
+        data=DesktopDataCollectionStrategy,
+    )
 
     def _setup_middleware(self) -> None:
         self.middleware_chain = [AgentStepLoggingMiddleware("HostAgent")]

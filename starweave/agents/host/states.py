@@ -11,18 +11,18 @@ refused, FAIL.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starweave.agent import (
     AgentState,
     AgentStateManager,
     SelfContainedAgentState,
     TerminalAgentState,
-    record_failure,
+    run_guarded,
+    run_step,
 )
 from starweave.agents.app.states import process_step
 from starweave.agents.host.response import HostAgentStatus
-from starweave.errors import StarweaveError
 
 if TYPE_CHECKING:
     from starweave.agent import BasicAgent, Context
@@ -33,42 +33,29 @@ logger = logging.getLogger(__name__)
 class HostAgentStateManager(AgentStateManager):
     """The registry of HostAgent states."""
 
-    @property
-    def none_state(self) -> AgentState:
-        """The fallback for an unregistered status."""
-        return NoneHostAgentState()
-
 
 class HostAgentState(SelfContainedAgentState):
     """Common behaviour: the next state from the agent's status, no handoff, not an end."""
 
     state_manager = HostAgentStateManager
 
-    @classmethod
-    def agent_class(cls) -> type[Any]:
-        """The HostAgent class."""
-        from starweave.agents.host.agent import HostAgent
-
-        return HostAgent
-
 
 @HostAgentStateManager.register
 class ContinueHostAgentState(HostAgentState):
     """Active: one step of the four-phase pipeline."""
 
+    status = HostAgentStatus.CONTINUE
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Run the processor; a kernel, model or tool error becomes ERROR with its message."""
         await process_step(agent, context, HostAgentStatus.ERROR.value)
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.CONTINUE.value
 
 
 @HostAgentStateManager.register
 class AssignHostAgentState(HostAgentState):
     """Hand the subtask to the selected application's AppAgent (or run a third-party agent)."""
+
+    status = HostAgentStatus.ASSIGN
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Create or reuse the sub-agent."""
@@ -77,11 +64,7 @@ class AssignHostAgentState(HostAgentState):
         if not isinstance(agent, HostAgent) or context is None:
             agent.status = HostAgentStatus.ERROR.value
             return
-        try:
-            await agent.create_subagent(context)
-        except StarweaveError as exc:
-            logger.info("HostAgent could not assign the subtask: %s", exc)
-            record_failure(agent, context, HostAgentStatus.ERROR.value, str(exc))
+        await run_guarded(agent, context, HostAgentStatus.ERROR.value, agent.create_subagent(context))
 
     def next_agent(self, agent: BasicAgent) -> BasicAgent:
         """The active AppAgent, or the host itself (third-party run, or an error)."""
@@ -96,45 +79,33 @@ class AssignHostAgentState(HostAgentState):
             return state
         return super().next_state(agent)
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.ASSIGN.value
-
 
 @HostAgentStateManager.register
 class FinishHostAgentState(HostAgentState, TerminalAgentState):
     """Terminal: the request is done (absorbing)."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.FINISH.value
+    status = HostAgentStatus.FINISH
 
 
 @HostAgentStateManager.register
 class FailHostAgentState(FinishHostAgentState):
     """Terminal: the request cannot be done; moves to FINISH."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.FAIL.value
+    status = HostAgentStatus.FAIL
 
 
 @HostAgentStateManager.register
 class ErrorHostAgentState(FinishHostAgentState):
     """Terminal: a system error; moves to FINISH."""
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.ERROR.value
+    status = HostAgentStatus.ERROR
 
 
 @HostAgentStateManager.register
 class PendingHostAgentState(HostAgentState):
     """Ask the user the model's questions, record the answers on the Blackboard, continue."""
+
+    status = HostAgentStatus.PENDING
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Ask."""
@@ -144,31 +115,21 @@ class PendingHostAgentState(HostAgentState):
             await agent.ask_user()
         agent.status = HostAgentStatus.CONTINUE.value
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.PENDING.value
-
 
 @HostAgentStateManager.register
 class ConfirmHostAgentState(HostAgentState):
     """A sensitive host action waits for the user: approved, it runs; refused, FAIL."""
 
+    status = HostAgentStatus.CONFIRM
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask, then run or stop."""
-        from starweave.agents.host.agent import HostAgent
+        """Ask, then run or stop: a step of the same pipeline (HostConfirmProcessor)."""
+        from starweave.agents.host.confirm import HostConfirmProcessor
 
-        if not isinstance(agent, HostAgent) or context is None:
-            agent.status = HostAgentStatus.FAIL.value
-            return
-        await agent.resume_confirmation(context)
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return HostAgentStatus.CONFIRM.value
+        await run_step(agent, context, HostAgentStatus.ERROR.value, HostConfirmProcessor)
 
 
+@HostAgentStateManager.register_none
 class NoneHostAgentState(FinishHostAgentState):
     """Fallback for an unknown status: ends the round."""
 

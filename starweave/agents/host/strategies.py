@@ -16,6 +16,7 @@ from starweave.agent import (
     depends_on,
     llm_result,
     log_request,
+    present,
     provides,
     record_step,
 )
@@ -25,6 +26,7 @@ from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import sensitive_reason
 from starweave.agents.app.vision import DESKTOP
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
+from starweave.agents.host.local import HostProcessorContext
 from starweave.agents.host.repeats import UNBACKED_FINISH_NOTE, unbacked_finish, uncovered, uncovered_note
 from starweave.agents.host.response import (
     SELECT_APPLICATION_COMMAND,
@@ -60,8 +62,7 @@ _ROUND_END = (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value)
 class DesktopDataCollectionStrategy(BaseProcessingStrategy):
     """Desktop screenshot (optional input, kept in the log) and the open windows plus third-party agents."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="desktop_data_collection", fail_fast=fail_fast)
+    strategy_name = "desktop_data_collection"
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Collect the targets."""
@@ -78,7 +79,7 @@ class DesktopDataCollectionStrategy(BaseProcessingStrategy):
         if not listing.ok:
             raise ToolError(f"cannot list the application windows: {listing.error or listing.result}")
         windows = window_targets(listing.result)
-        registry: TargetRegistry = context.get_local("target_registry") or TargetRegistry()
+        registry = context.local(HostProcessorContext).target_registry or TargetRegistry()
         registry.register(windows)
         registry.register(third_party_targets(agent.third_party_agents, len(windows)))
         return ProcessingResult(
@@ -115,20 +116,20 @@ class DesktopDataCollectionStrategy(BaseProcessingStrategy):
 class HostLLMInteractionStrategy(BaseProcessingStrategy):
     """Ask the model which target gets the next subtask (or whether the request is done)."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="host_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "host_llm_interaction"
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Build the prompt and parse the answer."""
-        targets = [TargetInfo.model_validate(t) for t in context.get_local("target_info_list") or []]
+        local = context.local(HostProcessorContext)
+        targets = [TargetInfo.model_validate(t) for t in local.target_info_list or []]
         tools = await agent.action_tools(context.global_context)
-        desktop_url = str(context.get_local("desktop_screenshot_url") or "")
+        desktop_url = local.desktop_screenshot_url or ""
         messages = agent.message_constructor(
             request=str(context.get("request") or ""),
             targets=targets,
             tools=tools,
             previous_subtasks=list(context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []),
-            screenshot_path=str(context.get_local("desktop_screenshot_path") or ""),
+            screenshot_path=local.desktop_screenshot_path or "",
             images=[(DESKTOP, desktop_url)] if agent.prompter.is_visual and desktop_url else [],
         )
         schema = response_json_schema(tools, [t.id for t in targets])
@@ -170,17 +171,20 @@ def _failure(message: str) -> Result:
     "selected_application_root",
     "assigned_third_party_agent",
     "target",
+    "status",
+    "note",
 )
 class HostActionExecutionStrategy(BaseProcessingStrategy):
     """Select the target (window or third-party agent) or run another host tool; settle the status."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="host_action_execution", fail_fast=fail_fast)
+    strategy_name = "host_action_execution"
+    default_fail_fast = False
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute the answer's function."""
-        parsed: HostAgentResponse = context.get_local("parsed_response")
-        registry: TargetRegistry = context.get_local("target_registry")
+        local = context.local(HostProcessorContext)
+        parsed = present(local.parsed_response, "parsed_response")
+        registry = present(local.target_registry, "target_registry")
         status, note, result, target = await self._run(agent, context, parsed, registry)
         if status in (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value):
             outcome = note if agent.round_verdict is not None else parsed.result or note
@@ -287,9 +291,10 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
 
 def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentResponse) -> MemoryItem:
     """The memory record of one HostAgent step."""
-    info: ActionCommandInfo | None = context.get_local("action_info")
-    output = noted_output(context, info.to_representation() if info and info.function else NO_ACTION_RUN)
-    status = str(context.get_local("status") or parsed.status)
+    local = context.local(HostProcessorContext)
+    info = local.action_info
+    output = noted_output(local.note, info.to_representation() if info and info.function else NO_ACTION_RUN)
+    status = str(local.status or parsed.status)
     item = MemoryItem()
     item.add_values_from_dict(parsed.model_dump())
     item.add_values_from_dict(
@@ -307,13 +312,11 @@ def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentR
             "call": parsed.call_string(),
             "arguments": parsed.arguments,
             "status": status,
-            "application": context.get_local("selected_application_root")
-            or context.get_local("assigned_third_party_agent")
-            or "",
+            "application": local.selected_application_root or local.assigned_third_party_agent or "",
             "output": output,
             "results": str(info.result.result) if info else "",
-            "cost": context.get_local("llm_cost") or 0.0,
-            "tokens": context.get_local("tokens") or 0,
+            "cost": local.llm_cost or 0.0,
+            "tokens": local.tokens or 0,
             "time": time.time(),
         }
     )
@@ -321,16 +324,16 @@ def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentR
 
 
 @depends_on("session_step")
-@provides("additional_memory", "memory_item", "memory_keys_count")
+@provides("additional_memory", "memory_item", "memory_keys_count", "output")
 class HostMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in memory, the structural logs, the Blackboard and the cost counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="host_memory_update", fail_fast=fail_fast)
+    strategy_name = "host_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: HostAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem."""
-        parsed: HostAgentResponse = context.get_local("parsed_response")
+        parsed = present(context.local(HostProcessorContext).parsed_response, "parsed_response")
         item = host_memory(agent, context, parsed)
         data = record_step(
             agent, context, item, trajectory=item.filter(agent.history_keys), structural_log=True

@@ -1,6 +1,7 @@
 """The LinuxAgent: a single-tier device agent that works through shell and file tools."""
 
 from starweave.agents.linux.agent import LinuxAgent
+from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
 from starweave.agents.linux.states import (
@@ -20,6 +21,7 @@ __all__ = [
     "LinuxAgentResponse",
     "LinuxAgentStateManager",
     "LinuxAgentStatus",
+    "LinuxProcessorContext",
     "NoneLinuxAgentState",
     "response_json_schema",
 ]

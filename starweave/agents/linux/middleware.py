@@ -7,13 +7,13 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
-    ContextNames,
     ProcessingContext,
     ProcessingPhase,
     ProcessingResult,
     ProcessorMiddleware,
 )
-from starweave.agent.middleware import phase_times, step_identity
+from starweave.agent.middleware import publish_step, step_frame
+from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.commands import Result
 
 if TYPE_CHECKING:
@@ -27,18 +27,14 @@ RESPONSE_KEYS = ("observation", "thought", "action", "call", "status", "result",
 def step_record(processor: ProcessorTemplate, total_time: float) -> dict[str, Any]:
     """The response-log line of one step: the answer, the outcome and the step metadata."""
     ctx = processor.processing_context
-    results: list[Result] = ctx.get_local("results") or []
-    record: dict[str, Any] = {key: ctx.get_local(key) for key in RESPONSE_KEYS}
+    local = ctx.local(LinuxProcessorContext)
+    record: dict[str, Any] = {key: getattr(local, key) for key in RESPONSE_KEYS}
     record["status"] = record["status"] or processor.agent.status
     record.update(
         {
-            **step_identity(processor, "LinuxAgent"),
-            "results": [r.model_dump(mode="json") if isinstance(r, Result) else r for r in results],
-            "cost": ctx.get_local("llm_cost") or 0.0,
-            "tokens": ctx.get_local("tokens") or 0,
-            "llm_time": ctx.get_local("llm_time") or 0.0,
-            "total_time": total_time,
-            "time_cost": phase_times(ctx),
+            **step_frame(processor, "LinuxAgent", total_time),
+            "results": [r.model_dump(mode="json") if isinstance(r, Result) else r for r in local.results],
+            "llm_time": local.llm_time or 0.0,
         }
     )
     return record
@@ -79,23 +75,14 @@ class LinuxLoggingMiddleware(ProcessorMiddleware):
 
     async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
         """Write the step record and print it."""
-        record = step_record(processor, result.execution_time)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(record)
-        view = getattr(processor.agent, "view", None)
-        if view is not None:
-            view.step(record, str(record.get("output") or ""))
+        publish_step(processor, step_record(processor, result.execution_time))
 
     async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
         """Stop the spinner and record the failure."""
         self._stop_spinner()
         logger.info("LinuxAgent step failed: %s", error)
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            record = step_record(processor, 0.0)
-            record.update({"status": "FAIL", "error": str(error)})
-            writer.write(record)
+        record = step_record(processor, 0.0)
+        publish_step(processor, {**record, "status": "FAIL", "error": str(error)}, show=False)
         view = getattr(processor.agent, "view", None)
         if view is not None:
             view.step({**step_record(processor, 0.0), "status": "FAIL", "note": str(error)}, "")

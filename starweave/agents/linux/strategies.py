@@ -30,12 +30,14 @@ from starweave.agent import (
     depends_on,
     llm_result,
     log_request,
+    present,
     provides,
     record_step,
 )
 from starweave.agents.linux.content import expression_note, written_expression
 from starweave.agents.linux.feedback import step_output
 from starweave.agents.linux.finish import decide_fail, decide_finish
+from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
 from starweave.commands import Command, Result
 from starweave.tools.servers.shell.danger import dangerous_reason
@@ -136,8 +138,7 @@ def settle(
 class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
     """Build the prompt from the request and the history, get a schema-valid answer."""
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="linux_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "linux_llm_interaction"
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model for the next step."""
@@ -181,12 +182,12 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
 class LinuxActionExecutionStrategy(BaseProcessingStrategy):
     """Run the chosen tool through the command dispatcher, with the repeat and danger guards."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="linux_action_execution", fail_fast=fail_fast)
+    strategy_name = "linux_action_execution"
+    default_fail_fast = False
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute the action and decide the step's status."""
-        parsed: LinuxAgentResponse = context.get_local("parsed_response")
+        parsed = present(context.local(LinuxProcessorContext).parsed_response, "parsed_response")
         if parsed.status == LinuxAgentStatus.CONTINUE.value:
             agent.refused_last_step = False
         outcome = await self._run(agent, context, parsed)
@@ -276,14 +277,15 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
 class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in the agent's memory, the blackboard and the session's cost counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="linux_memory_update", fail_fast=fail_fast)
+    strategy_name = "linux_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem for this step."""
-        parsed: LinuxAgentResponse = context.get_local("parsed_response")
-        results: list[Result] = context.get_local("results") or []
-        note = str(context.get_local("note") or "")
+        local = context.local(LinuxProcessorContext)
+        parsed = present(local.parsed_response, "parsed_response")
+        results = local.results
+        note = local.note or ""
         output = step_output(results, str(parsed.action.arguments.get("command") or ""), note)
         step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
         item = MemoryItem()
@@ -295,16 +297,16 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
                 "thought": parsed.thought,
                 "action": parsed.action.model_dump(),
                 "call": parsed.call_string(),
-                "status": context.get_local("status") or parsed.status,
-                "result": context.get_local("result") or "",
+                "status": local.status or parsed.status,
+                "result": local.result or "",
                 "output": output,
                 "failed": bool(results) and not all(r.ok for r in results),
                 "response": parsed.model_dump(include={"observation", "thought", "action", "result"}),
                 # The model's own text comes back in the next prompts (see prompter.answer_text).
-                "answer_text": context.get_local("response_text") or "",
+                "answer_text": local.response_text or "",
                 "results": [r.model_dump(mode="json") for r in results],
-                "cost": context.get_local("llm_cost") or 0.0,
-                "tokens": context.get_local("tokens") or 0,
+                "cost": local.llm_cost or 0.0,
+                "tokens": local.tokens or 0,
                 "time": time.time(),
             }
         )

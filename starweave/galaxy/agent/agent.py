@@ -23,6 +23,7 @@ from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, Cont
 from starweave.errors import AgentError, InvalidArgumentError
 from starweave.galaxy.agent.editing import load_editing_tools, log_skipped_review, retry_turns
 from starweave.galaxy.agent.inbox import next_batch, orchestration_over
+from starweave.galaxy.agent.local import ConstellationProcessorContext
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
 from starweave.galaxy.agent.prompter import (
     ConstellationPrompter,
@@ -261,15 +262,14 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         context.set(ContextNames.DEVICE_INFO, list(self.device_info_provider()))
         context.set(ContextNames.CONSTELLATION, constellation)
 
-    def _recorded(self, key: str) -> Any:
-        """What the last step recorded under ``key`` (None when nothing)."""
-        return self.processor.processing_context.get_local(key) if self.processor else None
-
-    def _parsed(self) -> ConstellationAgentResponse:
-        parsed = self._recorded("parsed_response")
-        if not isinstance(parsed, ConstellationAgentResponse):
+    async def _run_step(
+        self, context: Context
+    ) -> tuple[ConstellationAgentResponse, ConstellationProcessorContext]:
+        """Run one step; return its answer and the step's record (its typed local fields)."""
+        record = (await self.process(context)).local
+        if not isinstance(record, ConstellationProcessorContext) or record.parsed_response is None:
             raise AgentError("The ConstellationAgent step produced no response")
-        return parsed
+        return record.parsed_response, record
 
     async def process_creation(
         self, context: Context | None = None
@@ -278,8 +278,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         context = context if context is not None else Context()
         self._prepare(context, WeavingMode.CREATION, None)
         start = time.time()
-        await self.process(context)
-        parsed = self._parsed()
+        parsed, record = await self._run_step(context)
         end = time.time()
         timing = {
             "processing_start_time": start,
@@ -294,7 +293,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
             if status == Status.FAIL.value:
                 self.error_message = f"The model gave up planning: {parsed.results or parsed.thought}"
             return None, timing
-        errors = list(self._recorded("edit_errors") or [])
+        errors = list(record.edit_errors)
         if built is None:
             self.status = Status.FAIL.value
             reason = "; ".join(errors) or "the answer had no constellation"
@@ -364,17 +363,16 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         self._round_messages, self._followup = None, []
         try:
             for attempt in range(self.edit_retries + 1):
-                await self.process(context)
-                parsed = self._parsed()
-                errors = list(self._recorded("edit_errors") or [])
+                parsed, record = await self._run_step(context)
+                errors = list(record.edit_errors)
                 self.last_edit_errors += errors
                 calls = [(a.function, a.arguments) for a in parsed.actions()]
                 again, refused = refused == calls, calls  # the same refused calls again: stop asking
                 if not errors or again or attempt == self.edit_retries or parsed.status != "CONTINUE":
                     return parsed
-                answer = str(self._recorded("response_text") or parsed.model_dump_json())
+                answer = str(record.response_text or parsed.model_dump_json())
                 logger.info("Giving %d refused edit(s) back to the model: %s", len(errors), "; ".join(errors))
-                repairs = list(self._recorded("edit_repairs") or [])
+                repairs = list(record.edit_repairs)
                 current = context.get(ContextNames.CONSTELLATION)
                 self._followup += retry_turns(answer, errors, repairs, current)
                 self.step += 1

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 from starweave.agent import (
-    LOGGED,
-    BasicProcessorContext,
     ContextNames,
     ProcessingContext,
     ProcessingPhase,
@@ -16,60 +13,41 @@ from starweave.agent import (
     ProcessorMiddleware,
     ProcessorTemplate,
 )
-from starweave.agent.middleware import phase_times, step_identity
-from starweave.commands import Result
+from starweave.agent.middleware import publish_step, step_frame
 from starweave.errors import InvalidArgumentError
+from starweave.galaxy.agent.local import ConstellationProcessorContext
 from starweave.galaxy.agent.strategies import ConstellationStrategyFactory
 from starweave.galaxy.constellation import TaskConstellation
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass
-class ConstellationProcessorContext(BasicProcessorContext):
-    """The local context of one ConstellationAgent step (spec E §6.3)."""
-
-    agent_type: str = field(default="ConstellationAgent", metadata=LOGGED)
-    agent_name: str = field(default="", metadata=LOGGED)
-    weaving_mode: str = field(default="CREATION", metadata=LOGGED)
-    device_info: list[dict[str, Any]] = field(default_factory=list, metadata=LOGGED)
-    constellation_before: Any = field(default=None, metadata=LOGGED)
-    constellation_after: Any = field(default=None, metadata=LOGGED)
-    status: str = field(default="", metadata=LOGGED)
-    llm_cost: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
 def _response_record(processor: ProcessorTemplate, total_time: float) -> dict[str, Any]:
     """The ``response.log`` line of one step: the answer, the calls and their outcome, both DAGs."""
     ctx = processor.processing_context
-    parsed = ctx.get_local("parsed_response")
-    actions = ctx.get_local("action_info") or []
-    results: list[Result] = ctx.get_local("execution_result") or []
+    local = ctx.local(ConstellationProcessorContext)
+    parsed = local.parsed_response
+    actions = local.action_info
+    results = local.execution_result
     after = ctx.get_global(ContextNames.CONSTELLATION)
     record: dict[str, Any] = parsed.model_dump(mode="json", exclude={"action"}) if parsed is not None else {}
     record.update(
         {
-            **step_identity(processor, "ConstellationAgent"),
-            "weaving_mode": ctx.get_local("weaving_mode"),
-            "status": ctx.get_local("status") or processor.agent.status,
+            **step_frame(processor, "ConstellationAgent", total_time, "execution_times"),
+            "weaving_mode": local.weaving_mode,
+            "status": local.status or processor.agent.status,
             "action": [a.model_dump(mode="json", exclude={"result"}) for a in actions],
             "function_call": [a.function for a in actions],
             "arguments": [a.arguments for a in actions],
             "action_representation": [a.to_representation() for a in actions],
             "action_type": [r.namespace for r in results],
             "results": [r.model_dump(mode="json") for r in results],
-            "edit_errors": ctx.get_local("edit_errors") or [],
-            "edit_repairs": ctx.get_local("edit_repairs") or [],
-            "plan_warnings": ctx.get_local("plan_warnings") or [],
-            "device_info": ctx.get_local("device_info") or [],
-            "constellation_before": ctx.get_local("constellation_before"),
+            "edit_errors": local.edit_errors,
+            "edit_repairs": local.edit_repairs,
+            "plan_warnings": local.plan_warnings,
+            "device_info": local.device_info,
+            "constellation_before": local.constellation_before,
             "constellation_after": after.to_dict() if isinstance(after, TaskConstellation) else None,
-            "cost": ctx.get_local("llm_cost") or 0.0,
-            "tokens": ctx.get_local("tokens") or 0,
-            "total_time": total_time,
-            "execution_times": phase_times(ctx),
         }
     )
     return record
@@ -83,15 +61,13 @@ class ConstellationLoggingMiddleware(ProcessorMiddleware):
         logger.info(
             "ConstellationAgent step %s, weaving mode %s, request %r",
             context.get("session_step"),
-            context.get_local("weaving_mode"),
+            context.local(ConstellationProcessorContext).weaving_mode,
             str(context.get("request") or "")[:100],
         )
 
     async def after_process(self, processor: ProcessorTemplate, result: ProcessingResult) -> None:
         """Write the response-log record."""
-        writer = processor.global_context.get(ContextNames.LOGGER)
-        if writer is not None:
-            writer.write(_response_record(processor, result.execution_time))
+        publish_step(processor, _response_record(processor, result.execution_time), show=False)
 
     async def on_error(self, processor: ProcessorTemplate, error: Exception) -> None:
         """Log the failure (the state turns it into FAIL)."""
@@ -128,6 +104,6 @@ class ConstellationAgentProcessor(ProcessorTemplate):
         }
 
     def _finalize_processing_context(self) -> None:
-        results = self.processing_context.get_local("parsed_response")
-        if results is not None and results.results:
-            self.global_context.set(ContextNames.ROUND_RESULT, results.results)
+        parsed = self.processing_context.local(ConstellationProcessorContext).parsed_response
+        if parsed is not None and parsed.results:
+            self.global_context.set(ContextNames.ROUND_RESULT, parsed.results)

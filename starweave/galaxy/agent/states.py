@@ -10,10 +10,10 @@ crashed) while the agent waits is noticed instead of blocking forever.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
-    AgentState,
     AgentStateManager,
     ContextNames,
     SelfContainedAgentState,
@@ -35,23 +35,11 @@ Status = ConstellationAgentStatus
 class ConstellationAgentStateManager(AgentStateManager):
     """The registry of ConstellationAgent states; an unknown status falls back to START."""
 
-    @property
-    def none_state(self) -> AgentState:
-        """START, as in the reference."""
-        return StartConstellationAgentState()
-
 
 class ConstellationAgentState(SelfContainedAgentState):
     """Shared behaviour: no handoff, next state from the agent's status."""
 
     state_manager = ConstellationAgentStateManager
-
-    @classmethod
-    def agent_class(cls) -> type[Any]:
-        """The ConstellationAgent class."""
-        from starweave.galaxy.agent.agent import ConstellationAgent
-
-        return ConstellationAgent
 
 
 def fail(agent: ConstellationAgent, context: Context | None, message: str) -> None:
@@ -61,16 +49,42 @@ def fail(agent: ConstellationAgent, context: Context | None, message: str) -> No
     record_failure(agent, context, Status.FAIL.value, message)
 
 
+async def guarded(
+    agent: ConstellationAgent,
+    context: Context | None,
+    doing: str,
+    work: Callable[[], Awaitable[None]],
+    timeout_reason: str = "",
+) -> None:
+    """Run a state's ``work``; any error ends in FAIL with its reason (spec: an error in START or
+    CONTINUE ends the task in FAIL, never the session). ``doing`` names the work for the message;
+    ``timeout_reason``, if given, is the reason of a TimeoutError."""
+    try:
+        await work()
+    except StarweaveError as exc:
+        fail(agent, context, str(exc))
+    except Exception as exc:  # the spec's catch-all; the traceback is kept in the log
+        if timeout_reason and isinstance(exc, TimeoutError):
+            fail(agent, context, timeout_reason)
+            return
+        logger.exception("Unexpected error while %s", doing)
+        fail(agent, context, f"Unexpected error while {doing}: {exc!r}")
+
+
+@ConstellationAgentStateManager.register_none
 @ConstellationAgentStateManager.register
 class StartConstellationAgentState(ConstellationAgentState):
     """Create the constellation if there is none, then launch its orchestration (non-blocking)."""
+
+    status = Status.START
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Creation (first time) and orchestration launch; any error ends in FAIL."""
         cagent: ConstellationAgent = agent  # type: ignore[assignment]
         if cagent.status in (Status.FINISH.value, Status.FAIL.value):
             return
-        try:
+
+        async def start() -> None:
             timing_info: dict[str, Any] = {}
             if cagent.current_constellation is None:
                 if context is not None:
@@ -83,28 +97,23 @@ class StartConstellationAgentState(ConstellationAgentState):
                 return
             cagent.launch_orchestration(timing_info)
             cagent.status = Status.CONTINUE.value
-        except StarweaveError as exc:
-            fail(cagent, context, str(exc))
-        except Exception as exc:  # spec: any error in START ends in FAIL; keep the traceback
-            logger.exception("Unexpected error in the START state")
-            fail(cagent, context, f"Unexpected error while creating the constellation: {exc!r}")
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.START.value
+        await guarded(cagent, context, "creating the constellation", start)
 
 
 @ConstellationAgentStateManager.register
 class ContinueConstellationAgentState(ConstellationAgentState):
     """Wait for completion events (bounded), edit once for the whole batch, decide the next status."""
 
+    status = Status.CONTINUE
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """One editing round; an error or a timeout ends in FAIL with its reason."""
         cagent: ConstellationAgent = agent  # type: ignore[assignment]
         if context is not None:
             context.set(ContextNames.WEAVING_MODE, WeavingMode.EDITING.value)
-        try:
+
+        async def review() -> None:
             events = await cagent.wait_for_completion_events()
             if not events:
                 handle_no_events(cagent, context)
@@ -112,29 +121,20 @@ class ContinueConstellationAgentState(ConstellationAgentState):
             task_ids = [str(getattr(e, "task_id", "")) for e in events]
             logger.info("Reviewing the constellation after %s", task_ids)
             await cagent.process_editing(context, task_ids=task_ids)
-        except TimeoutError:
-            fail(
-                cagent,
-                context,
-                f"No task finished within {cagent.continue_timeout:g} s while the constellation was "
-                "running; the devices or the orchestration may be stuck. Check the devices, or raise "
-                "the ConstellationAgent's continue_timeout for long tasks.",
-            )
-        except StarweaveError as exc:
-            fail(cagent, context, str(exc))
-        except Exception as exc:  # spec: any error in CONTINUE ends in FAIL; keep the traceback
-            logger.exception("Unexpected error in the CONTINUE state")
-            fail(cagent, context, f"Unexpected error while editing the constellation: {exc!r}")
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.CONTINUE.value
+        stuck = (
+            f"No task finished within {cagent.continue_timeout:g} s while the constellation was "
+            "running; the devices or the orchestration may be stuck. Check the devices, or raise "
+            "the ConstellationAgent's continue_timeout for long tasks."
+        )
+        await guarded(cagent, context, "editing the constellation", review, stuck)
 
 
 @ConstellationAgentStateManager.register
 class FinishConstellationAgentState(ConstellationAgentState, TerminalAgentState):
     """Terminal: the request is done; absorbing (FAIL stays FAIL too)."""
+
+    status = Status.FINISH
 
     finish_status = None
 
@@ -142,24 +142,16 @@ class FinishConstellationAgentState(ConstellationAgentState, TerminalAgentState)
         """Log the outcome."""
         logger.info("Galaxy task completed successfully")
 
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.FINISH.value
-
 
 @ConstellationAgentStateManager.register
 class FailConstellationAgentState(FinishConstellationAgentState):
     """Terminal: the request failed."""
 
+    status = Status.FAIL
+
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Log the outcome."""
         logger.info("Galaxy task failed")
-
-    @classmethod
-    def name(cls) -> str:
-        """Registry key."""
-        return Status.FAIL.value
 
 
 def handle_no_events(agent: ConstellationAgent, context: Context | None) -> None:

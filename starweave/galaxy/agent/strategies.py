@@ -25,11 +25,13 @@ from starweave.agent import (
     depends_on,
     llm_result,
     log_request,
+    present,
     provides,
     record_step,
 )
 from starweave.commands import Command, Result, ResultStatus
 from starweave.errors import AgentError, InvalidArgumentError
+from starweave.galaxy.agent.local import ConstellationProcessorContext
 from starweave.galaxy.agent.plan import PlanProblem, complete_plan, describe_problems, plan_problems
 from starweave.galaxy.agent.prompter import llm_tools, online_devices
 from starweave.galaxy.agent.response import (
@@ -86,8 +88,7 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
     ``json_retries``, answers that are valid JSON but not a valid ConstellationAgentResponse.
     """
 
-    def __init__(self, fail_fast: bool = True) -> None:
-        super().__init__(name="constellation_llm_interaction", fail_fast=fail_fast)
+    strategy_name = "constellation_llm_interaction"
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Ask the model."""
@@ -225,7 +226,7 @@ class BaseConstellationActionExecutionStrategy(BaseProcessingStrategy):
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Run the calls."""
-        parsed: ConstellationAgentResponse = context.get_local("parsed_response")
+        parsed = present(context.local(ConstellationProcessorContext).parsed_response, "parsed_response")
         actions, repairs = self.create_actions(parsed, context.get_global(ContextNames.CONSTELLATION))
         for note in repairs:
             self.logger.info("Constellation edit repaired: %s", note)
@@ -302,13 +303,14 @@ class ConstellationEditingActionExecutionStrategy(BaseConstellationActionExecuti
 class ConstellationMemoryUpdateStrategy(BaseProcessingStrategy):
     """Record the step in memory and add its cost and tokens to the session's counters."""
 
-    def __init__(self, fail_fast: bool = False) -> None:
-        super().__init__(name="constellation_memory_update", fail_fast=fail_fast)
+    strategy_name = "constellation_memory_update"
+    default_fail_fast = False
 
     async def execute(self, agent: ConstellationAgent, context: ProcessingContext) -> ProcessingResult:
         """Add a MemoryItem for this step."""
-        parsed: ConstellationAgentResponse = context.get_local("parsed_response")
-        actions: list[ActionCommandInfo] = context.get_local("action_info") or []
+        local = context.local(ConstellationProcessorContext)
+        parsed = present(local.parsed_response, "parsed_response")
+        actions = local.action_info
         after = context.get_global(ContextNames.CONSTELLATION)
         after_dict = after.to_dict() if isinstance(after, TaskConstellation) else None
         item = MemoryItem()
@@ -321,9 +323,9 @@ class ConstellationMemoryUpdateStrategy(BaseProcessingStrategy):
                 "action": [a.model_dump(mode="json", exclude={"result"}) for a in actions],
                 "function_call": [a.function for a in actions],
                 "arguments": [a.arguments for a in actions],
-                "edit_errors": context.get_local("edit_errors") or [],
-                "cost": context.get_local("llm_cost") or 0.0,
-                "tokens": context.get_local("tokens") or 0,
+                "edit_errors": local.edit_errors,
+                "cost": local.llm_cost or 0.0,
+                "tokens": local.tokens or 0,
                 "time": time.time(),
             }
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from starweave.agent import (
     AgentStateManager,
     BaseProcessingStrategy,
     BasicAgent,
+    BasicProcessorContext,
     BasicPrompter,
     Context,
     MemoryItem,
@@ -55,7 +57,17 @@ class AppStrategy(BaseProcessingStrategy):
         return ProcessingResult(success=True, data={"action_success": True})
 
 
+@dataclass
+class HandoffContext(BasicProcessorContext):
+    """What the toy host's step provides."""
+
+    answer: int | None = None
+    delegated: bool | None = None
+
+
 class HostProcessor(ProcessorTemplate):
+    processor_context_class = HandoffContext
+
     def _setup_strategies(self) -> None:
         self.strategies[ProcessingPhase.LLM_INTERACTION] = HostStrategy()
 
@@ -195,7 +207,7 @@ async def test_handoff_loop_shares_one_blackboard() -> None:
     assert trace == [("host", "CONTINUE"), ("app-1", "CONTINUE"), ("app-1", "FINISH"), ("host", "CONTINUE")]
     assert agent is host and isinstance(host.state, HostFinish)
     assert host.processor is not None
-    assert host.processor.processing_context.get_local("answer") == 42
+    assert host.processor.processing_context.local(HandoffContext).answer == 42
     assert host.blackboard.trajectories.to_list_of_dicts() == [{"step": 0, "answer": 42, "by": "app-1"}]
     assert host.step == 2
 

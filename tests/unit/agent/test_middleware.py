@@ -41,7 +41,7 @@ class Agent:
 def build(context: Context, fail: bool = False) -> ProcessorTemplate:
     class Proc(ProcessorTemplate):
         def _setup_strategies(self) -> None:
-            self.strategies[ProcessingPhase.LLM_INTERACTION] = Emit({"cost": 0.5, "unlogged_extra": object()})
+            self.strategies[ProcessingPhase.LLM_INTERACTION] = Emit({"cost": 0.5, "response_text": "hi"})
             self.strategies[ProcessingPhase.ACTION_EXECUTION] = Emit({"results": "done"}, fail=fail)
 
         def _setup_middleware(self) -> None:
@@ -68,7 +68,7 @@ async def test_writes_one_json_line_per_step(tmp_path: Path, caplog: pytest.LogC
     assert record["round_num"] == 1 and record["round_step"] == 2 and record["agent_step"] == 1
     assert set(record["execution_times"]) == {"LLM_INTERACTION", "ACTION_EXECUTION"}
     assert record["total_time"] > 0
-    assert "unlogged_extra" not in record
+    assert "response_text" not in record  # a field not marked LOGGED
     assert "Starting processing: Round 2, Step 3, Processor: Proc" in caplog.text
 
 

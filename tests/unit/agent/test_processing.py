@@ -15,6 +15,7 @@ from starweave.agent import (
     ProcessingContext,
     ProcessingPhase,
     ProcessingResult,
+    present,
 )
 from starweave.errors import ProcessingException
 
@@ -34,28 +35,28 @@ def test_phase_values_and_result_defaults() -> None:
     assert r.data == {} and r.error is None and r.execution_time == 0.0
 
 
-def test_update_from_dict_and_extras() -> None:
+def test_update_from_dict_sets_declared_fields_and_refuses_others() -> None:
     ctx = AppContext()
-    ctx.update_from_dict({"screenshot_path": "a.png", "thought": "click", "round_step": 2})
+    ctx.update_from_dict({"screenshot_path": "a.png", "round_step": 2})
     assert ctx.screenshot_path == "a.png" and ctx.round_step == 2
-    assert ctx.extras == {"thought": "click"} and ctx.thought == "click"
+    with pytest.raises(ProcessingException, match="AppContext declares no field 'thought'"):
+        ctx.update_from_dict({"thought": "click", "round_step": 3})
+    assert ctx.round_step == 2  # nothing of a refused update is applied
     with pytest.raises(AttributeError, match="nothing"):
-        _ = ctx.nothing
+        _ = ctx.nothing  # type: ignore[attr-defined]
 
 
 def test_to_dict_selective_only_logged_fields() -> None:
     ctx = AppContext()
-    ctx.update_from_dict({"control_elements": [{"id": 1}], "secret_extra": 1, "request": "r"})
+    ctx.update_from_dict({"control_elements": [{"id": 1}], "request": "r"})
     selective = ctx.to_dict(selective=True)
-    assert (
-        "control_elements" not in selective and "secret_extra" not in selective and "extras" not in selective
-    )
+    assert "control_elements" not in selective
     assert selective["request"] == "r" and "screenshot_path" in selective and "parsed_response" in selective
     for shared in ("session_step", "round_step", "round_num", "agent_step", "subtask", "cost", "results"):
         assert shared in selective
     assert {"total_time", "execution_times"} <= set(selective)
     full = ctx.to_dict(selective=False)
-    assert full["control_elements"] == [{"id": 1}] and full["secret_extra"] == 1
+    assert full["control_elements"] == [{"id": 1}] and "response_text" in full
 
 
 def test_processing_context_lookup_order() -> None:
@@ -71,16 +72,18 @@ def test_processing_context_lookup_order() -> None:
         pc.get_global("REQUEST") == "global request"
         and pc.get_global(ContextNames.REQUEST) == "global request"
     )
-    assert pc.get("missing", 7) == 7 and pc.get_local("missing", 8) == 8
-    pc.update_local({"new_key": 1})
-    assert pc.get_local("new_key") == 1
+    assert pc.get("missing", 7) == 7
+    pc.update_local({"tokens": 1})
+    assert pc.local(BasicProcessorContext).tokens == 1 and pc.get("tokens") == 1
 
 
-def test_require_local_messages() -> None:
-    pc = ProcessingContext(Context(), BasicProcessorContext())
-    with pytest.raises(ProcessingException, match="Required field 'parsed' not found in local context"):
-        pc.require_local("parsed")
-    pc.update_local({"parsed": [1]})
-    assert pc.require_local("parsed", list) == [1]
-    with pytest.raises(ProcessingException, match="Field 'parsed' has type list, expected dict"):
-        pc.require_local("parsed", dict)
+def test_typed_local_access_and_present() -> None:
+    pc = ProcessingContext(Context(), AppContext(screenshot_path="a.png"))
+    assert pc.local(AppContext).screenshot_path == "a.png"
+    assert pc.local(BasicProcessorContext) is pc.local_context
+    other = ProcessingContext(Context(), BasicProcessorContext())
+    with pytest.raises(ProcessingException, match="is a BasicProcessorContext, not the AppContext"):
+        other.local(AppContext)
+    with pytest.raises(ProcessingException, match="Required field 'parsed_response' not found"):
+        present(other.local_context.parsed_response, "parsed_response")
+    assert present([1], "parsed") == [1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -52,6 +53,19 @@ class Recorder(BaseProcessingStrategy):
         return ProcessingResult(success=True, data=self.data)
 
 
+@dataclass
+class ToyContext(BasicProcessorContext):
+    """The local fields these tests' strategies provide."""
+
+    screenshot: str | None = None
+    seen: str | None = None
+    plan: str | None = None
+    got: tuple[Any, Any] | None = None
+    a: int | None = None
+    b: int | None = None
+    memory_written: bool | None = None
+
+
 class Toy:
     """A minimal agent: processors only need ``step`` and somewhere to record calls."""
 
@@ -67,6 +81,8 @@ def make_processor(
     agent: Toy | None = None,
 ) -> ProcessorTemplate:
     class Proc(ProcessorTemplate):
+        processor_context_class = ToyContext
+
         def _setup_strategies(self) -> None:
             self.strategies.update(strategies)
 
@@ -109,7 +125,7 @@ async def test_successful_data_is_merged_and_visible_to_later_phases() -> None:
 
     proc = make_processor({P.DATA_COLLECTION: Writer(), P.LLM_INTERACTION: Reader()})
     result = await proc.process()
-    assert proc.processing_context.get_local("seen") == "s.png"
+    assert proc.processing_context.local(ToyContext).seen == "s.png"
     assert result.data == {"screenshot": "s.png", "seen": "s.png"}
 
 
@@ -159,7 +175,7 @@ async def test_dependency_satisfied_only_by_global_context_is_ok() -> None:
     ctx.attach_command_dispatcher(dispatcher)
     proc = make_processor({P.ACTION_EXECUTION: UsesGlobals()}, context=ctx)
     await proc.process()
-    assert proc.processing_context.get_local("got") == ("/tmp/logs", dispatcher)
+    assert proc.processing_context.local(ToyContext).got == ("/tmp/logs", dispatcher)
 
 
 def test_missing_global_dependency_fails_at_construction() -> None:
@@ -238,7 +254,7 @@ async def test_failed_fail_fast_strategy_aborts_run() -> None:
         await proc.process()
     assert str(info.value) == "Strategy llm failed in phase llm_interaction: llm failed"
     assert agent.calls == ["dc", "llm"]
-    assert proc.processing_context.get_local("b") is None  # failed data not merged
+    assert proc.processing_context.local(ToyContext).b is None  # failed data not merged
     assert proc.processing_context.phase_results[P.LLM_INTERACTION].success is False
 
 
@@ -253,8 +269,8 @@ async def test_failed_non_fail_fast_strategy_continues_without_merging() -> None
     )
     result = await proc.process()
     assert agent.calls == ["act", "mem"]
-    assert proc.processing_context.get_local("action_success") is None
-    assert proc.processing_context.get_local("memory_written") is True
+    assert proc.processing_context.local(ToyContext).action_success is None
+    assert proc.processing_context.local(ToyContext).memory_written is True
     assert result.success is False and "act failed" in (result.error or "")
     assert proc.global_context.get(ContextNames.LAST_ACTION_SUCCESS) is None
 
@@ -314,14 +330,24 @@ async def test_custom_context_class_is_used() -> None:
         processor_context_class = MyContext
 
         def _setup_strategies(self) -> None:
-            self.strategies[P.DATA_COLLECTION] = Recorder("dc", {"screenshot": "x.png", "other": 1})
+            self.strategies[P.DATA_COLLECTION] = Recorder("dc", {"screenshot": "x.png"})
 
     proc = Proc(Toy(), Context())
-    await proc.process()
+    result = await proc.process()
     local = proc.processing_context.local_context
-    assert isinstance(local, MyContext)
-    assert local.screenshot == "x.png"
-    assert local.extras == {"other": 1}
+    assert isinstance(local, MyContext) and result.local is local
+    assert proc.processing_context.local(MyContext).screenshot == "x.png"
+
+
+async def test_undeclared_fields_are_refused_at_construction_and_at_run_time() -> None:
+    # A declared @provides name the context lacks stops the processor before anything runs ...
+    nowhere = provides("nowhere")(type("Provider", (Recorder,), {}))
+    with pytest.raises(ProcessingException, match="Strategy p provides 'nowhere', which ToyContext does not"):
+        make_processor({P.DATA_COLLECTION: nowhere("p")})
+    # ... and data a strategy returns for an undeclared field fails its phase.
+    proc = make_processor({P.DATA_COLLECTION: Recorder("dc", {"other": 1})})
+    with pytest.raises(ProcessingException, match="ToyContext declares no field 'other'"):
+        await proc.process()
 
 
 class Spy(ProcessorMiddleware):
@@ -395,7 +421,7 @@ async def test_composed_strategy_inside_processor() -> None:
     proc = make_processor({P.DATA_COLLECTION: composed, P.LLM_INTERACTION: Recorder("llm")}, agent=agent)
     await proc.process()
     assert agent.calls == ["shot", "tree", "llm"]
-    assert proc.processing_context.get_local("screenshot") == "a.png"
+    assert proc.processing_context.local(ToyContext).screenshot == "a.png"
 
 
 def test_non_strategy_registration_is_reported() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -25,8 +26,22 @@ from starweave.agent import (
 P = ProcessingPhase
 
 
+@dataclass
+class ToyContext(BasicProcessorContext):
+    """The local fields these tests' strategies provide."""
+
+    trace: list[str] = field(default_factory=list)
+    screenshot: str | None = None
+    a: int | None = None
+    b: int | None = None
+    x: int | None = None
+    y: int | None = None
+    z: int | None = None
+    k: int | None = None
+
+
 def make_ctx() -> ProcessingContext:
-    return ProcessingContext(Context(), BasicProcessorContext())
+    return ProcessingContext(Context(), ToyContext())
 
 
 class Step(BaseProcessingStrategy):
@@ -46,9 +61,7 @@ class Step(BaseProcessingStrategy):
         self.fail, self.boom = fail, boom
 
     async def execute(self, agent: Any, context: ProcessingContext) -> ProcessingResult:
-        trace = list(context.get_local("trace", []))
-        trace.append(self.name)
-        context.update_local({"trace": trace})
+        context.local(ToyContext).trace.append(self.name)
         if self.boom:
             raise RuntimeError(f"{self.name} boom")
         if self.fail:
@@ -163,14 +176,14 @@ async def test_composed_runs_in_order_and_updates_context_between_children() -> 
     @depends_on("a")
     class NeedsA(Step):
         async def execute(self, agent: Any, context: ProcessingContext) -> ProcessingResult:
-            return ProcessingResult(success=True, data={"b": context.get_local("a") + 1})
+            return ProcessingResult(success=True, data={"b": (context.local(ToyContext).a or 0) + 1})
 
     ctx = make_ctx()
     composed = ComposedStrategy([Step("first", {"a": 1}), NeedsA("second")], phase=P.LLM_INTERACTION)
     result = await composed.execute(None, ctx)
     assert result.success and result.data == {"a": 1, "b": 2}
     assert result.phase is P.LLM_INTERACTION
-    assert ctx.get_local("b") == 2
+    assert ctx.local(ToyContext).b == 2
 
 
 async def test_composed_fail_fast_returns_failure_of_fail_fast_child() -> None:
@@ -178,7 +191,7 @@ async def test_composed_fail_fast_returns_failure_of_fail_fast_child() -> None:
     composed = ComposedStrategy([Step("a", {"x": 1}), Step("b", fail=True), Step("c")])
     result = await composed.execute(None, ctx)
     assert not result.success and result.error == "b: b failed"
-    assert ctx.get_local("trace") == ["a", "b"]
+    assert ctx.local(ToyContext).trace == ["a", "b"]
 
 
 async def test_composed_not_fail_fast_continues_past_failures() -> None:
@@ -188,7 +201,7 @@ async def test_composed_not_fail_fast_continues_past_failures() -> None:
     )
     result = await composed.execute(None, ctx)
     assert result.success and result.data == {"y": 2}
-    assert ctx.get_local("trace") == ["a", "b", "c"]
+    assert ctx.local(ToyContext).trace == ["a", "b", "c"]
 
 
 async def test_composed_fail_fast_skips_failures_of_non_fail_fast_children() -> None:
@@ -204,7 +217,7 @@ async def test_composed_fail_fast_skips_failures_of_non_fail_fast_children() -> 
     )
     result = await composed.execute(None, ctx)
     assert result.success and result.data == {"z": 1}
-    assert ctx.get_local("trace") == ["apps", "controls", "z"]
+    assert ctx.local(ToyContext).trace == ["apps", "controls", "z"]
 
 
 async def test_composed_fail_fast_reraises_fail_fast_child_exception() -> None:

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 import pytest
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
-from starweave.agent import BasicProcessorContext, Context, ProcessingContext
 from starweave.agents.common import (
     NO_ACTION_RUN,
     Arguments,
@@ -68,7 +67,6 @@ def test_argument_schema_merges_types_and_caps_strings() -> None:
 
 
 def test_noted_output_puts_the_note_first() -> None:
-    ctx = ProcessingContext(Context(), BasicProcessorContext())
-    assert noted_output(ctx, NO_ACTION_RUN) == NO_ACTION_RUN
-    ctx.update_local({"note": "Waiting."})
-    assert noted_output(ctx, "click()") == "Waiting.\nclick()"
+    assert noted_output(None, NO_ACTION_RUN) == NO_ACTION_RUN
+    assert noted_output("", NO_ACTION_RUN) == NO_ACTION_RUN
+    assert noted_output("Waiting.", "click()") == "Waiting.\nclick()"
