@@ -305,3 +305,26 @@ async def test_lines_counted_with_wc_l_finish_at_once(tmp_path: Path) -> None:
     answers = [answer("wc -l a.txt"), answer(None, "FINISH", result="a.txt has 2 lines.")]
     result = await run(tmp_path, answers, request="Count the lines of the files a.txt.")
     assert result["status"] == "FINISH" and result["steps"] == 2
+
+
+async def test_files_counted_with_a_long_listing_lose_the_total_line(tmp_path: Path) -> None:
+    # The demo's mistake: on an empty workspace `ls -l | wc -l` prints 1 (the "total 0" line).
+    (tmp_path / "ws").mkdir()
+    answers = [
+        answer("ls -l | wc -l", "FINISH", result="There is 1 file."),
+        answer("ls | wc -l", "FINISH", result="There are 0 files."),
+    ]
+    result = await run(tmp_path, answers, request="Count the files in the workspace.")
+    assert result["status"] == "FINISH" and result["result"].startswith("There are 0 files.")
+    seen = prompts(tmp_path)[1][-1]["content"]
+    assert 'ls -l starts its listing with a "total" line' in seen
+    assert "the number of files is 0" in seen and "ls | wc -l" in seen
+    assert [r["status"] for r in responses(tmp_path)] == ["CONTINUE", "FINISH"]  # refused once
+
+
+async def test_files_counted_with_a_plain_listing_finish_at_once(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.txt").write_text("a")
+    answers = [answer("ls | wc -l", "FINISH", result="There is 1 file.")]
+    result = await run(tmp_path, answers, request="Count the files in the workspace.")
+    assert result["status"] == "FINISH" and result["steps"] == 1

@@ -22,10 +22,12 @@ the result: the user sees the real output, not only the model's summary of it.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from starweave.agents.linux.counting import miscounted_files
 from starweave.agents.linux.feedback import clip, describe_results
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.commands import Result
@@ -43,11 +45,6 @@ _GROUPING = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _NAME = re.compile(r"(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{1,7}\b")
 
 FAILED_FINISH_NOTE = "Not finished: the command failed."
-
-# A request to count files answered with ``wc -l FILE...``: that counts the lines inside the files.
-_COUNTS_FILES = re.compile(r"\b(count|how many|number of)\b.{0,80}?\bfiles\b", re.IGNORECASE)
-_MENTIONS_LINES = re.compile(r"\blines?\b", re.IGNORECASE)
-_WC_ON_FILES = re.compile(r"^\s*wc\s+-l\s+(?P<files>[^|<>;&]+?)\s*$")
 
 NOTHING_DONE_NOTE = (
     "Not finished: nothing has been run yet and the result is empty. Run the command that does the "
@@ -154,7 +151,7 @@ def decide_finish(
                 "FAIL if the request cannot be done. If that failure is itself the answer, reply "
                 "FINISH again.",
             )
-    counted = "" if ran_call else _lines_not_files(agent, request)
+    counted = _miscounted(agent, request, results, ran_call)
     if counted and may_refuse:
         return _refuse(agent, counted)
     missing = unseen_facts(result, seen_text(agent, request, results))
@@ -189,28 +186,19 @@ def decide_fail(agent: LinuxAgent, request: str, result: str) -> FinishDecision:
     return FinishDecision(LinuxAgentStatus.FAIL.value, "", result)
 
 
-def _lines_not_files(agent: LinuxAgent, request: str) -> str:
-    """For a FINISH without a call: the note when the request counts files and the last command was
-    ``wc -l FILE...`` (it counted lines, not files), else ""."""
-    if not _COUNTS_FILES.search(request) or _MENTIONS_LINES.search(request):
-        return ""
-    previous = agent.memory.get_latest_item()
-    action = previous.get_value("action") if previous is not None else None
-    arguments = action.get("arguments") if isinstance(action, dict) else None
+def _miscounted(agent: LinuxAgent, request: str, results: list[Result], ran_call: bool) -> str:
+    """The note for a FINISH whose file count came from a command that does not count files (see
+    ``counting``), looking at this step's call or, without one, at the previous step's; else ""."""
+    if ran_call:
+        _function, arguments = json.loads(agent.last_call or "[null, {}]")
+        output = _stdout(results)
+    else:
+        previous = agent.memory.get_latest_item()
+        action = previous.get_value("action") if previous is not None else None
+        arguments = action.get("arguments") if isinstance(action, dict) else None
+        output = str(previous.get_value("output") or "") if previous is not None else ""
     command = str(arguments.get("command") or "") if isinstance(arguments, dict) else ""
-    found = _WC_ON_FILES.match(command)
-    if found is None:
-        return ""
-    files = found["files"]
-    # wc prints "N name" per file and a "N total" line when there are several: its entries are the
-    # files, so the count the request wants is already on screen.
-    output = str(previous.get_value("output") or "") if previous is not None else ""
-    entries = [m[1] for m in re.finditer(r"(?m)^\s*\d+\s+(.+?)\s*$", output) if m[1] != "total"]
-    listed = f" Its output lists {len(entries)} file(s): that is the number of files." if entries else ""
-    return (
-        f"Not finished: wc -l {files} counts the lines inside each file, not the files.{listed} To count "
-        f"files, count the lines of their listing: ls -d {files} | wc -l"
-    )
+    return miscounted_files(request, command, output, ran_call=ran_call)
 
 
 def _ran_a_call(agent: LinuxAgent, request: str) -> bool:
