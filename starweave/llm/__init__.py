@@ -1,7 +1,7 @@
 """The LLM layer: one client interface over the embedded model, OpenAI-compatible endpoints, Azure,
 Anthropic and recorded answers, with shared timeouts, JSON validation, retries and cost accounting."""
 
-from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
+from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, RawRequest, Schema, Usage
 from starweave.llm.client import BaseLLMClient, OnCall
 from starweave.llm.costs import BUILTIN_PRICES, cost_of, price_of
 from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status, secret_values
@@ -17,6 +17,7 @@ __all__ = [
     "Message",
     "OnCall",
     "RawAnswer",
+    "RawRequest",
     "Schema",
     "Usage",
     "cost_of",

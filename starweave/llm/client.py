@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from starweave.errors import JSONExtractionError, LLMResponseError, LLMTimeoutError, SchemaValidationError
-from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
+from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, RawRequest, Schema, Usage
 from starweave.llm.costs import cost_of
 from starweave.llm.jsonschema import extract_json, schema_dict, schema_instruction, schema_name, validate
 
@@ -65,14 +65,7 @@ class BaseLLMClient(LLMClient):
         self.on_call = on_call
 
     @abstractmethod
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         """Send one request and return the answer text and its token usage."""
 
     async def aclose(self) -> None:
@@ -98,7 +91,7 @@ class BaseLLMClient(LLMClient):
         last_error = ""
         for attempt in range(1, attempts_allowed + 1):
             attempt_started = time.monotonic()
-            answer = await self._timed_call(conversation, json_schema, name, tokens, temp)
+            answer = await self._timed_call(RawRequest(conversation, json_schema, name, tokens, temp))
             usage = usage + answer.usage
             model = answer.model or self.model
             parsed: dict[str, Any] | None = None
@@ -144,18 +137,9 @@ class BaseLLMClient(LLMClient):
             f"last error: {last_error}. Raise JSON_PARSING_RETRY in system.yaml or use a stronger model."
         )
 
-    async def _timed_call(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _timed_call(self, request: RawRequest) -> RawAnswer:
         try:
-            return await asyncio.wait_for(
-                self._raw_complete(messages, json_schema, name, max_tokens, temperature), self.timeout
-            )
+            return await asyncio.wait_for(self._raw_complete(request), self.timeout)
         except TimeoutError as exc:
             raise LLMTimeoutError(
                 f"{self.name}/{self.model} did not answer within {self.timeout:g} s; raise TIMEOUT in "

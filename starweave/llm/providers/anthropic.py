@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from starweave.errors import LLMError, ProviderUnavailable
-from starweave.llm.base import Message, RawAnswer, Usage
+from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
 from starweave.llm.client import BaseLLMClient
 from starweave.llm.jsonschema import schema_instruction
 from starweave.redaction import redact
@@ -99,29 +99,22 @@ class AnthropicClient(BaseLLMClient):
         self.sdk = sdk
         self._secrets = secrets
 
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         import anthropic
 
-        system, converted = to_anthropic_messages(messages)
-        if json_schema is not None:
-            system = f"{system}\n\n{schema_instruction(json_schema)}".strip()
-        request: dict[str, Any] = {
+        system, converted = to_anthropic_messages(request.messages)
+        if request.json_schema is not None:
+            system = f"{system}\n\n{schema_instruction(request.json_schema)}".strip()
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": converted,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
         }
         if system:
-            request["system"] = system
+            body["system"] = system
         try:
-            response = await self.sdk.messages.create(**request)
+            response = await self.sdk.messages.create(**body)
         except anthropic.AuthenticationError:
             raise ProviderUnavailable(
                 f"{self.name}/{self.model}: Anthropic rejected the API key (HTTP 401); check API_KEY in "

@@ -14,7 +14,7 @@ from typing import Any
 import openai
 
 from starweave.errors import LLMError, ProviderUnavailable
-from starweave.llm.base import Message, RawAnswer, Usage
+from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
 from starweave.llm.client import BaseLLMClient
 from starweave.llm.jsonschema import schema_instruction
 from starweave.redaction import redact
@@ -107,33 +107,26 @@ class OpenAICompatClient(BaseLLMClient):
         self.reasoning_model = reasoning_model
         self._secrets = secrets
 
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
-        request: dict[str, Any] = {"model": self.model, "messages": messages}
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
+        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
         if self.reasoning_model:
             # o-series models take max_completion_tokens and no temperature.
-            request["max_completion_tokens"] = max_tokens
+            body["max_completion_tokens"] = request.max_tokens
         else:
-            request["max_tokens"] = max_tokens
-            request["temperature"] = temperature
-        if json_schema is not None:
+            body["max_tokens"] = request.max_tokens
+            body["temperature"] = request.temperature
+        if request.json_schema is not None:
             if self.json_schema_supported:
-                request["response_format"] = {
+                body["response_format"] = {
                     "type": "json_schema",
-                    "json_schema": {"name": schema_name, "schema": json_schema},
+                    "json_schema": {"name": request.schema_name, "schema": request.json_schema},
                 }
             else:
-                request["response_format"] = {"type": "json_object"}
-                instruction: Message = {"role": "system", "content": schema_instruction(json_schema)}
-                request["messages"] = [*messages, instruction]
+                body["response_format"] = {"type": "json_object"}
+                instruction: Message = {"role": "system", "content": schema_instruction(request.json_schema)}
+                body["messages"] = [*request.messages, instruction]
         try:
-            response = await self.sdk.chat.completions.create(**request)
+            response = await self.sdk.chat.completions.create(**body)
         except openai.AuthenticationError:
             raise ProviderUnavailable(
                 f"{self.name}/{self.model}: the endpoint rejected the API key (HTTP 401); check API_KEY in "
