@@ -11,6 +11,7 @@ import os
 import re
 from typing import Any
 
+from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
 from starweave.llm.client import BaseLLMClient
@@ -138,14 +139,7 @@ class AnthropicClient(BaseLLMClient):
 
 
 def create_anthropic_client(
-    api_type: str,
-    *,
-    api_key: str,
-    api_base: str,
-    api_model: str,
-    max_retries: int,
-    timeout: float,
-    **kwargs: Any,
+    api_type: str, agent: AgentLLMConfig, system: SystemConfig, *, timeout: float, **kwargs: Any
 ) -> AnthropicClient:
     """Build the Claude client; ProviderUnavailable when the SDK or the key is missing."""
     try:
@@ -154,14 +148,19 @@ def create_anthropic_client(
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs the anthropic SDK: run {ANTHROPIC_INSTALL_HINT}"
         ) from exc
-    key, _source = resolve_anthropic_key(api_key)
+    key, _source = resolve_anthropic_key(agent.api_key.get_secret_value())
     if not key:
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or {ANTHROPIC_KEY_ENV}"
         )
     sdk = anthropic.AsyncAnthropic(
-        api_key=key, base_url=api_base or None, max_retries=max_retries, timeout=timeout
+        api_key=key, base_url=agent.api_base or None, max_retries=system.max_retry, timeout=timeout
     )
     return AnthropicClient(
-        sdk, api_model or DEFAULT_CLAUDE_MODEL, provider=api_type, secrets=(key,), timeout=timeout, **kwargs
+        sdk,
+        agent.api_model or DEFAULT_CLAUDE_MODEL,
+        provider=api_type,
+        secrets=(key,),
+        timeout=timeout,
+        **kwargs,
     )

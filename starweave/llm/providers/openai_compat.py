@@ -13,6 +13,7 @@ from typing import Any
 
 import openai
 
+from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
 from starweave.llm.client import BaseLLMClient
@@ -157,36 +158,31 @@ class OpenAICompatClient(BaseLLMClient):
 
 
 def create_openai_client(
-    api_type: str,
-    *,
-    api_key: str,
-    api_base: str,
-    api_model: str,
-    max_retries: int,
-    timeout: float,
-    reasoning_model: bool = False,
-    **kwargs: Any,
+    api_type: str, agent: AgentLLMConfig, system: SystemConfig, *, timeout: float, **kwargs: Any
 ) -> OpenAICompatClient:
     """Build the client for an OpenAI-compatible ``api_type``; ProviderUnavailable if no key is set."""
     endpoint = ENDPOINTS[api_type]
-    key, _source = resolve_key(api_type, api_key)
+    key, _source = resolve_key(api_type, agent.api_key.get_secret_value())
     if not key:
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or the environment "
             f"variable {' or '.join(endpoint.env_vars)}"
         )
-    model = api_model or endpoint.default_model
+    model = agent.api_model or endpoint.default_model
     if not model:
         raise ProviderUnavailable(f"api_type {api_type!r} has no default model: set API_MODEL in agents.yaml")
     sdk = openai.AsyncOpenAI(
-        api_key=key, base_url=normalise_base(api_type, api_base), max_retries=max_retries, timeout=timeout
+        api_key=key,
+        base_url=normalise_base(api_type, agent.api_base),
+        max_retries=system.max_retry,
+        timeout=timeout,
     )
     return OpenAICompatClient(
         sdk,
         model,
         provider=api_type,
         json_schema_supported=endpoint.json_schema_supported,
-        reasoning_model=reasoning_model,
+        reasoning_model=agent.reasoning_model,
         secrets=(key,),
         timeout=timeout,
         **kwargs,
