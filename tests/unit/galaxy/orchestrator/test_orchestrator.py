@@ -122,6 +122,18 @@ async def test_events_and_payloads() -> None:
     assert outcome["total_tasks"] == 3
 
 
+async def test_the_constructor_strategy_serves_runs_that_name_none() -> None:
+    devices, bus, recorder = FakeDevices(), EventBus(), Recorder()
+    bus.subscribe(recorder)
+    orch = TaskConstellationOrchestrator(devices, event_bus=bus, assignment_strategy="round_robin")
+    c = make_constellation(["a", "b", "c"], device=None)
+    async with asyncio.timeout(BOUND):
+        outcome = await orch.orchestrate_constellation(c)
+    assert outcome["status"] == "completed"
+    assert [devices.call(t).device_id for t in "abc"] == ["A", "B", "C"]
+    assert recorder.events[0].data["assignment_strategy"] == "round_robin"
+
+
 async def test_unassigned_tasks_without_devices_raise_before_running() -> None:
     orch, devices, recorder = setup(FakeDevices(devices={}))
     c = make_constellation(["a", "b"], device=None)
