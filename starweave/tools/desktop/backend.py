@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from starweave.errors import ControlNotFound
-from starweave.tools.desktop.model import ControlInfo, WalkLimits, WindowInfo
+from starweave.tools.desktop.model import ControlInfo, Drag, WalkLimits, WindowInfo
 
 T = TypeVar("T")
 
@@ -60,16 +60,7 @@ class DesktopBackend(Protocol):
         """Click a control of the last walk (at its centre) or the screen point (x, y)."""
         ...
 
-    async def drag(
-        self,
-        x1: int,
-        y1: int,
-        x2: int,
-        y2: int,
-        button: str = "left",
-        duration: float = 1.0,
-        key_hold: str | None = None,
-    ) -> None:
+    async def drag(self, move: Drag) -> None:
         """Drag between two screen points, optionally holding "ctrl" or "shift"."""
         ...
 
