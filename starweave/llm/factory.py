@@ -28,15 +28,9 @@ Builder = Callable[..., LLMClient]
 def _build_local(api_type: str, agent: AgentLLMConfig, system: SystemConfig, **common: Any) -> LLMClient:
     from starweave.llm.providers.local import LocalClient
 
-    return LocalClient(
-        model_path=agent.model_path,
-        n_ctx=agent.n_ctx,
-        n_threads=agent.n_threads,
-        n_batch_threads=agent.n_batch_threads,
-        n_slots=agent.n_slots,
-        kv_store=agent.kv_cache,
-        **common,
-    )
+    # The embedded model's settings keep their agents.yaml names, but for the KV-cache switch.
+    model = agent.model_dump(include={"model_path", "n_ctx", "n_threads", "n_batch_threads", "n_slots"})
+    return LocalClient(kv_store=agent.kv_cache, **model, **common)
 
 
 def _build_replay(api_type: str, agent: AgentLLMConfig, system: SystemConfig, **common: Any) -> LLMClient:

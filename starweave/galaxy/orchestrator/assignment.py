@@ -70,12 +70,8 @@ class ConstellationManager:
         self._constellation_metadata: dict[str, dict[str, Any]] = {}
 
     # ----------------------------------------------------------------- devices
-    async def get_available_devices(self) -> list[dict[str, Any]]:
-        """``[{device_id, device_type, capabilities, status: "connected", metadata}]`` (connected only)."""
-        return self.available_devices()
-
     def available_devices(self) -> list[dict[str, Any]]:
-        """Synchronous form of :meth:`get_available_devices`."""
+        """``[{device_id, device_type, capabilities, status: "connected", metadata}]`` (connected only)."""
         if self.device_manager is None:
             return []
         devices = []

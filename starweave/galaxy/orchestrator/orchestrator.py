@@ -182,21 +182,6 @@ class TaskConstellationOrchestrator:
         """Status of a running constellation (None when it is not being orchestrated)."""
         return await self._constellation_manager.get_constellation_status(constellation.constellation_id)
 
-    async def get_available_devices(self) -> list[dict[str, Any]]:
-        """The connected devices as assignment sees them."""
-        return await self._constellation_manager.get_available_devices()
-
-    async def assign_devices_automatically(
-        self,
-        constellation: TaskConstellation,
-        strategy: str = "round_robin",
-        device_preferences: dict[str, str] | None = None,
-    ) -> dict[str, str]:
-        """See :meth:`ConstellationManager.assign_devices_automatically`."""
-        return await self._constellation_manager.assign_devices_automatically(
-            constellation, strategy, device_preferences
-        )
-
     # ----------------------------------------------------------------- preparation
     async def _validate_and_prepare(
         self,

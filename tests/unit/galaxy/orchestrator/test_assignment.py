@@ -98,7 +98,7 @@ async def test_registry_and_device_info() -> None:
     }
     assert manager.reassign_task_device(c, "b", "C") and c.get_task("b").target_device_id == "C"
     assert manager.reassign_task_device(c, "zzz", "C") is False
-    devices = await manager.get_available_devices()
+    devices = manager.available_devices()
     assert [d["device_id"] for d in devices] == ["A", "B", "C"] and devices[2]["device_type"] == "windows"
     assert manager.unregister_constellation("c1") and await manager.get_constellation_status("c1") is None
 
