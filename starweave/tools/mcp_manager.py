@@ -312,8 +312,6 @@ class MCPServerManager:
             self._servers[key] = handle
             return handle
 
-    create_or_get_server = get_or_create
-
     async def create_servers_from_config(
         self, mcp_config: Mapping[str, Mapping[str, McpServerSet]]
     ) -> list[MCPServerHandle]:
