@@ -121,7 +121,9 @@ class TaskConstellationOrchestrator:
             assignment_strategy = self.assignment_strategy
         cid = constellation.constellation_id
         if cid in self._runs:
-            raise RuntimeError(f"Constellation {cid} is already being orchestrated; wait for it or cancel it")
+            raise OrchestrationError(
+                f"Constellation {cid} is already being orchestrated; wait for it or cancel it"
+            )
         await self._validate_and_prepare(constellation, device_assignments, assignment_strategy)
         run = _Run(constellation, assignment_strategy, time.time())
         self._runs[cid] = run

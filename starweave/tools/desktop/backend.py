@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from starweave.errors import ControlNotFound
+from starweave.errors import ControlNotFound, DesktopError
 from starweave.tools.desktop.model import ControlInfo, Drag, WalkLimits, WindowInfo
 
 T = TypeVar("T")
@@ -156,7 +156,7 @@ class WorkerThread:
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         if not self._thread.is_alive():
-            raise RuntimeError("The desktop backend was closed; create a new one.")
+            raise DesktopError("The desktop backend was closed; create a new one.")
         loop = asyncio.get_running_loop()
         job = _Job(lambda: fn(*args), loop, loop.create_future(), threading.Event())
         self._jobs.put(job)

@@ -8,6 +8,7 @@ import asyncio
 import pytest
 from unit.galaxy.orchestrator.orch_kit import FakeDevices, Recorder, eventually, make_constellation
 
+from starweave.errors import OrchestrationError
 from starweave.galaxy.constellation import DependencyType, TaskStatus
 from starweave.galaxy.events import EventBus, EventType
 from starweave.galaxy.orchestrator import RESULTS_HEADER, TaskConstellationOrchestrator
@@ -221,7 +222,7 @@ async def test_same_constellation_twice_at_once_is_refused() -> None:
     async with asyncio.timeout(BOUND):
         first = asyncio.create_task(orch.orchestrate_constellation(c))
         await eventually(lambda: bool(devices.calls))
-        with pytest.raises(RuntimeError, match="already being orchestrated"):
+        with pytest.raises(OrchestrationError, match="already being orchestrated"):
             await orch.orchestrate_constellation(c)
         release.set()
         assert (await first)["status"] == "completed"
