@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from starweave.errors import ControlNotFound, DesktopError
+from starweave.errors import ControlNotFound, DesktopError, WindowNotFound
 from starweave.tools.desktop.model import ControlInfo, Drag, WalkLimits, WindowInfo
 
 T = TypeVar("T")
+W = TypeVar("W")
 
 
 @runtime_checkable
@@ -91,6 +92,20 @@ class DesktopBackend(Protocol):
     async def aclose(self) -> None:
         """Release the worker thread (launched applications keep running)."""
         ...
+
+
+def known_window(window_id: str, listed: Callable[[], dict[str, W]], relist: Callable[[], object]) -> W:
+    """The window ``window_id`` of the last listing (``listed()``); an unknown id lists the windows
+    again first (``relist``), then raises WindowNotFound naming the open ones."""
+    if str(window_id) not in listed():
+        relist()
+    windows = listed()
+    try:
+        return windows[str(window_id)]
+    except KeyError as exc:
+        raise WindowNotFound(
+            f"Window '{window_id}' not found. Open windows: {list(windows)}; list the windows again."
+        ) from exc
 
 
 @dataclass

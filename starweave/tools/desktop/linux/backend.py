@@ -13,8 +13,8 @@ import subprocess
 import time
 from typing import Any
 
-from starweave.errors import DesktopError, WindowNotFound
-from starweave.tools.desktop.backend import WalkState, WorkerThread
+from starweave.errors import DesktopError
+from starweave.tools.desktop.backend import WalkState, WorkerThread, known_window
 from starweave.tools.desktop.keys import text_ops
 from starweave.tools.desktop.linux import atspi, x11
 from starweave.tools.desktop.linux.keys import to_xdotool, translate_keys
@@ -145,15 +145,7 @@ class LinuxDesktopBackend:
         return found
 
     def _window(self, window_id: str) -> atspi.A11yWindow:
-        if str(window_id) not in self._windows:
-            self._list_windows()
-        try:
-            return self._windows[str(window_id)]
-        except KeyError as exc:
-            raise WindowNotFound(
-                f"Window '{window_id}' not found. Open windows: {list(self._windows)}; "
-                "list the windows again."
-            ) from exc
+        return known_window(window_id, lambda: self._windows, self._list_windows)
 
     def _focus_window(self, window_id: str) -> WindowInfo:
         win = self._window(window_id)

@@ -18,9 +18,9 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from starweave.errors import DesktopError, WindowNotFound
+from starweave.errors import DesktopError
 from starweave.tools.desktop import screen
-from starweave.tools.desktop.backend import WalkState, WorkerThread
+from starweave.tools.desktop.backend import WalkState, WorkerThread, known_window
 from starweave.tools.desktop.keys import KeyOp, KeyPress, parse_keys, text_ops
 from starweave.tools.desktop.model import ControlInfo, Drag, SettlePolicy, WalkLimits, WindowInfo
 from starweave.tools.desktop.settle import fingerprint, wait_until_settled
@@ -200,15 +200,7 @@ class UIABackend:
             return 0
 
     def _window(self, window_id: str) -> Any:
-        if str(window_id) not in self._windows:
-            self._list_windows()
-        try:
-            return self._windows[str(window_id)]
-        except KeyError as exc:
-            raise WindowNotFound(
-                f"Window '{window_id}' not found. Open windows: {list(self._windows)}; "
-                "list the windows again."
-            ) from exc
+        return known_window(window_id, lambda: self._windows, self._list_windows)
 
     def _activate(self, window_id: str, element: Any) -> None:
         try:
