@@ -2,7 +2,7 @@
 Anthropic and recorded answers, with shared timeouts, JSON validation, retries and cost accounting."""
 
 from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, RawRequest, Schema, Usage
-from starweave.llm.client import BaseLLMClient, OnCall
+from starweave.llm.client import BaseLLMClient, OnCall, SDKClient
 from starweave.llm.costs import BUILTIN_PRICES, cost_of, price_of
 from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status, secret_values
 from starweave.llm.jsonschema import extract_json, schema_errors, schema_instruction, validate
@@ -18,6 +18,7 @@ __all__ = [
     "OnCall",
     "RawAnswer",
     "RawRequest",
+    "SDKClient",
     "Schema",
     "Usage",
     "cost_of",

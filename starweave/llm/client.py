@@ -13,10 +13,17 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from starweave.errors import JSONExtractionError, LLMResponseError, LLMTimeoutError, SchemaValidationError
+from starweave.errors import (
+    JSONExtractionError,
+    LLMError,
+    LLMResponseError,
+    LLMTimeoutError,
+    SchemaValidationError,
+)
 from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, RawRequest, Schema, Usage
 from starweave.llm.costs import cost_of
 from starweave.llm.jsonschema import extract_json, schema_dict, schema_instruction, schema_name, validate
+from starweave.redaction import redact
 
 logger = logging.getLogger("starweave.llm")
 
@@ -185,3 +192,24 @@ class BaseLLMClient(LLMClient):
                 **({"timings": answer.timings} if answer.timings else {}),
             }
         )
+
+
+class SDKClient(BaseLLMClient):
+    """A provider reached through a vendor SDK object (``sdk``): the provider name it reports, the
+    secrets to mask in its error texts, and closing the SDK's connections."""
+
+    def __init__(
+        self, sdk: Any, model: str, *, provider: str, secrets: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
+        super().__init__(model, **kwargs)
+        self.name = provider
+        self.sdk = sdk
+        self._secrets = secrets
+
+    def _failure(self, detail: str) -> LLMError:
+        """An LLMError naming provider and model, with the secrets masked in ``detail``."""
+        return LLMError(f"{self.name}/{self.model}: {redact(detail, self._secrets)}")
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connections."""
+        await self.sdk.close()

@@ -14,9 +14,8 @@ from typing import Any
 from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
-from starweave.llm.client import BaseLLMClient
+from starweave.llm.client import SDKClient
 from starweave.llm.jsonschema import schema_instruction
-from starweave.redaction import redact
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 ANTHROPIC_INSTALL_HINT = "pip install 'starweave[anthropic]'"
@@ -81,24 +80,13 @@ def resolve_anthropic_key(configured: str) -> tuple[str, str]:
     return (value, ANTHROPIC_KEY_ENV) if value else ("", "")
 
 
-class AnthropicClient(BaseLLMClient):
+class AnthropicClient(SDKClient):
     """Claude through ``anthropic.AsyncAnthropic``."""
 
     name = "anthropic"
 
-    def __init__(
-        self,
-        sdk: Any,
-        model: str,
-        *,
-        provider: str = "anthropic",
-        secrets: tuple[str, ...] = (),
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(model, **kwargs)
-        self.name = provider
-        self.sdk = sdk
-        self._secrets = secrets
+    def __init__(self, sdk: Any, model: str, *, provider: str = "anthropic", **kwargs: Any) -> None:
+        super().__init__(sdk, model, provider=provider, **kwargs)
 
     async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         import anthropic
@@ -122,20 +110,12 @@ class AnthropicClient(BaseLLMClient):
                 f"agents.yaml or {ANTHROPIC_KEY_ENV}"
             ) from None
         except anthropic.APIStatusError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: HTTP {exc.status_code}: {redact(str(exc), self._secrets)}"
-            ) from None
+            raise self._failure(f"HTTP {exc.status_code}: {exc}") from None
         except anthropic.APIConnectionError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: cannot reach Anthropic: {redact(str(exc), self._secrets)}"
-            ) from None
+            raise self._failure(f"cannot reach Anthropic: {exc}") from None
         text = "".join(getattr(block, "text", "") for block in response.content)
         usage = Usage(response.usage.input_tokens, response.usage.output_tokens)
         return RawAnswer(text=text, usage=usage, model=response.model or self.model)
-
-    async def aclose(self) -> None:
-        """Close the SDK's HTTP connections."""
-        await self.sdk.close()
 
 
 def create_anthropic_client(

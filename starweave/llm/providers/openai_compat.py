@@ -16,9 +16,8 @@ import openai
 from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
-from starweave.llm.client import BaseLLMClient
+from starweave.llm.client import SDKClient
 from starweave.llm.jsonschema import schema_instruction
-from starweave.redaction import redact
 
 
 @dataclass(frozen=True)
@@ -85,8 +84,10 @@ def normalise_base(api_type: str, base: str) -> str | None:
     return base
 
 
-class OpenAICompatClient(BaseLLMClient):
+class OpenAICompatClient(SDKClient):
     """A chat model behind the OpenAI SDK (also used for Azure with an ``AsyncAzureOpenAI`` client)."""
+
+    sdk: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -96,17 +97,13 @@ class OpenAICompatClient(BaseLLMClient):
         provider: str = "openai",
         json_schema_supported: bool = True,
         reasoning_model: bool = False,
-        secrets: tuple[str, ...] = (),
         **kwargs: Any,
     ) -> None:
-        super().__init__(model, **kwargs)
-        self.name = provider
-        self.sdk = sdk
+        super().__init__(sdk, model, provider=provider, **kwargs)
         self.json_schema_supported = json_schema_supported
         # With json_schema support the schema goes into response_format and constrains the answer.
         self.schema_constrained = json_schema_supported
         self.reasoning_model = reasoning_model
-        self._secrets = secrets
 
     async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         body: dict[str, Any] = {"model": self.model, "messages": request.messages}
@@ -134,13 +131,10 @@ class OpenAICompatClient(BaseLLMClient):
                 "agents.yaml or the provider's API key environment variable"
             ) from None
         except openai.APIStatusError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: HTTP {exc.status_code}: {redact(str(exc.message), self._secrets)}"
-            ) from None
+            raise self._failure(f"HTTP {exc.status_code}: {exc.message}") from None
         except openai.APIConnectionError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: cannot reach {self.sdk.base_url}: "
-                f"{redact(str(exc), self._secrets)}; check API_BASE and that the server is running"
+            raise self._failure(
+                f"cannot reach {self.sdk.base_url}: {exc}; check API_BASE and that the server is running"
             ) from None
         if not response.choices:
             raise LLMError(f"{self.name}/{self.model}: the answer has no choices")
@@ -151,10 +145,6 @@ class OpenAICompatClient(BaseLLMClient):
             usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
             model=response.model or self.model,
         )
-
-    async def aclose(self) -> None:
-        """Close the SDK's HTTP connections."""
-        await self.sdk.close()
 
 
 def create_openai_client(
