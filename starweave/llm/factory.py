@@ -28,9 +28,16 @@ Builder = Callable[..., LLMClient]
 def _build_local(api_type: str, agent: AgentLLMConfig, system: SystemConfig, **common: Any) -> LLMClient:
     from starweave.llm.providers.local import LocalClient
 
-    # The embedded model's settings keep their agents.yaml names, but for the KV-cache switch.
-    model = agent.model_dump(include={"model_path", "n_ctx", "n_threads", "n_batch_threads", "n_slots"})
-    return LocalClient(kv_store=agent.kv_cache, **model, **common)
+    # Slots and threads decide the speed on a small CPU; see the README's "Models".
+    threads: dict[str, int] = {"n_threads": agent.n_threads, "n_batch_threads": agent.n_batch_threads}
+    return LocalClient(
+        model_path=agent.model_path,
+        n_ctx=agent.n_ctx,
+        n_slots=agent.n_slots,
+        kv_store=agent.kv_cache,
+        **threads,
+        **common,
+    )
 
 
 def _build_replay(api_type: str, agent: AgentLLMConfig, system: SystemConfig, **common: Any) -> LLMClient:
