@@ -68,29 +68,13 @@ class AgentLLMConfig(_Section):
     @field_validator("api_type")
     @classmethod
     def _known_type(cls, value: str) -> str:
+        # The provider table is the one list of api_types (imported late: llm imports this module).
+        from starweave.llm.factory import PROVIDERS
+
         value = value.strip().lower()
-        if value not in KNOWN_API_TYPES:
-            raise ValueError(f"unknown API_TYPE {value!r}; use one of {', '.join(sorted(KNOWN_API_TYPES))}")
+        if value not in PROVIDERS:
+            raise ValueError(f"unknown API_TYPE {value!r}; use one of {', '.join(sorted(PROVIDERS))}")
         return value
-
-
-KNOWN_API_TYPES = frozenset(
-    {
-        "local",
-        "replay",
-        "openai",
-        "ollama",
-        "vllm",
-        "deepseek",
-        "qwen",
-        "gemini",
-        "aoai",
-        "azure",
-        "azure_ad",
-        "claude",
-        "anthropic",
-    }
-)
 
 
 class ShellConfig(_Section):

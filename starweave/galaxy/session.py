@@ -123,7 +123,10 @@ class GalaxySession:
         self.secrets = [s for s in (secrets or []) if s]
         self.editor = ConstellationEditor()
         self.orchestrator = TaskConstellationOrchestrator(
-            device_manager, event_bus, task_timeout=settings.task_timeout
+            device_manager,
+            event_bus,
+            task_timeout=settings.task_timeout,
+            assignment_strategy=settings.assignment_strategy,
         )
         self.synchronizer = ConstellationModificationSynchronizer(
             self.orchestrator, modification_timeout=settings.modification_timeout

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from starweave.config.keys import galaxy_agent_problems, warn
 from starweave.config.loader import deep_merge, find_config_dir, read_yaml
@@ -58,6 +58,18 @@ class ConstellationSettings(BaseModel):
     edit_retries: int = Field(2, ge=0, le=5, validation_alias=_alias("edit_retries"))
     # Seconds the agent waits after a task result for others to join the same review.
     batch_window: float = Field(0.2, ge=0, le=10, validation_alias=_alias("batch_window"))
+    # How the orchestrator gives a device to each task the agent left without one: a name of
+    # starweave.galaxy.orchestrator.STRATEGIES, or none (every task must name its device).
+    assignment_strategy: str | None = Field(None, validation_alias=_alias("assignment_strategy"))
+
+    @field_validator("assignment_strategy")
+    @classmethod
+    def _known_strategy(cls, value: str | None) -> str | None:
+        from starweave.galaxy.orchestrator.assignment import STRATEGIES
+
+        if value is not None and value not in STRATEGIES:
+            raise ValueError(f"unknown assignment strategy {value!r}; use one of {', '.join(STRATEGIES)}")
+        return value
 
 
 class GalaxyConfig(BaseModel):

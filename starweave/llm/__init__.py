@@ -1,8 +1,8 @@
 """The LLM layer: one client interface over the embedded model, OpenAI-compatible endpoints, Azure,
 Anthropic and recorded answers, with shared timeouts, JSON validation, retries and cost accounting."""
 
-from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
-from starweave.llm.client import BaseLLMClient, OnCall
+from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, RawRequest, Schema, Usage
+from starweave.llm.client import BaseLLMClient, OnCall, SDKClient
 from starweave.llm.costs import BUILTIN_PRICES, cost_of, price_of
 from starweave.llm.factory import DEFAULT_MODELS, create_llm, provider_status, secret_values
 from starweave.llm.jsonschema import extract_json, schema_errors, schema_instruction, validate
@@ -17,6 +17,8 @@ __all__ = [
     "Message",
     "OnCall",
     "RawAnswer",
+    "RawRequest",
+    "SDKClient",
     "Schema",
     "Usage",
     "cost_of",

@@ -51,6 +51,18 @@ class Completion:
 
 
 @dataclass(frozen=True)
+class RawRequest:
+    """One request to a provider's raw call: the conversation, the JSON schema the answer must
+    follow (``None`` for free text) and its name, and the sampling settings of this attempt."""
+
+    messages: list[Message]
+    json_schema: dict[str, Any] | None
+    schema_name: str
+    max_tokens: int
+    temperature: float
+
+
+@dataclass(frozen=True)
 class RawAnswer:
     """What a provider's raw call returns: the answer text, the tokens it used and, when the
     provider measures them (the embedded model does), where the time went (``timings``)."""

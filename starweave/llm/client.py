@@ -13,10 +13,17 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from starweave.errors import JSONExtractionError, LLMResponseError, LLMTimeoutError, SchemaValidationError
-from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, Schema, Usage
+from starweave.errors import (
+    JSONExtractionError,
+    LLMError,
+    LLMResponseError,
+    LLMTimeoutError,
+    SchemaValidationError,
+)
+from starweave.llm.base import Completion, LLMClient, Message, RawAnswer, RawRequest, Schema, Usage
 from starweave.llm.costs import cost_of
 from starweave.llm.jsonschema import extract_json, schema_dict, schema_instruction, schema_name, validate
+from starweave.redaction import redact
 
 logger = logging.getLogger("starweave.llm")
 
@@ -65,14 +72,7 @@ class BaseLLMClient(LLMClient):
         self.on_call = on_call
 
     @abstractmethod
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         """Send one request and return the answer text and its token usage."""
 
     async def aclose(self) -> None:
@@ -98,7 +98,7 @@ class BaseLLMClient(LLMClient):
         last_error = ""
         for attempt in range(1, attempts_allowed + 1):
             attempt_started = time.monotonic()
-            answer = await self._timed_call(conversation, json_schema, name, tokens, temp)
+            answer = await self._timed_call(RawRequest(conversation, json_schema, name, tokens, temp))
             usage = usage + answer.usage
             model = answer.model or self.model
             parsed: dict[str, Any] | None = None
@@ -144,18 +144,9 @@ class BaseLLMClient(LLMClient):
             f"last error: {last_error}. Raise JSON_PARSING_RETRY in system.yaml or use a stronger model."
         )
 
-    async def _timed_call(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _timed_call(self, request: RawRequest) -> RawAnswer:
         try:
-            return await asyncio.wait_for(
-                self._raw_complete(messages, json_schema, name, max_tokens, temperature), self.timeout
-            )
+            return await asyncio.wait_for(self._raw_complete(request), self.timeout)
         except TimeoutError as exc:
             raise LLMTimeoutError(
                 f"{self.name}/{self.model} did not answer within {self.timeout:g} s; raise TIMEOUT in "
@@ -201,3 +192,24 @@ class BaseLLMClient(LLMClient):
                 **({"timings": answer.timings} if answer.timings else {}),
             }
         )
+
+
+class SDKClient(BaseLLMClient):
+    """A provider reached through a vendor SDK object (``sdk``): the provider name it reports, the
+    secrets to mask in its error texts, and closing the SDK's connections."""
+
+    def __init__(
+        self, sdk: Any, model: str, *, provider: str, secrets: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
+        super().__init__(model, **kwargs)
+        self.name = provider
+        self.sdk = sdk
+        self._secrets = secrets
+
+    def _failure(self, detail: str) -> LLMError:
+        """An LLMError naming provider and model, with the secrets masked in ``detail``."""
+        return LLMError(f"{self.name}/{self.model}: {redact(detail, self._secrets)}")
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connections."""
+        await self.sdk.close()

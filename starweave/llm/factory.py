@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -11,21 +12,130 @@ from starweave.config.models import AgentLLMConfig, StarweaveConfig, SystemConfi
 from starweave.errors import ProviderUnavailable
 from starweave.llm.base import LLMClient
 from starweave.llm.client import OnCall
-from starweave.llm.providers.anthropic import DEFAULT_CLAUDE_MODEL, resolve_anthropic_key
-from starweave.llm.providers.azure import resolve_azure_key
+from starweave.llm.providers.anthropic import (
+    DEFAULT_CLAUDE_MODEL,
+    create_anthropic_client,
+    resolve_anthropic_key,
+)
+from starweave.llm.providers.azure import create_azure_client, resolve_azure_key
 from starweave.llm.providers.local_model import MODEL_NAME, model_status
-from starweave.llm.providers.openai_compat import ENDPOINTS, resolve_key
+from starweave.llm.providers.openai_compat import ENDPOINTS, create_openai_client, resolve_key
 
-OPENAI_COMPATIBLE = frozenset(ENDPOINTS)
-AZURE_TYPES = frozenset({"aoai", "azure", "azure_ad"})
-ANTHROPIC_TYPES = frozenset({"claude", "anthropic"})
+Builder = Callable[..., LLMClient]
+"""``build(api_type, agent, system, **common)``: the client; ProviderUnavailable naming what is missing."""
+
+
+def _build_local(api_type: str, agent: AgentLLMConfig, system: SystemConfig, **common: Any) -> LLMClient:
+    from starweave.llm.providers.local import LocalClient
+
+    # Slots and threads decide the speed on a small CPU; see the README's "Models".
+    threads: dict[str, int] = {"n_threads": agent.n_threads, "n_batch_threads": agent.n_batch_threads}
+    return LocalClient(
+        model_path=agent.model_path,
+        n_ctx=agent.n_ctx,
+        n_slots=agent.n_slots,
+        kv_store=agent.kv_cache,
+        **threads,
+        **common,
+    )
+
+
+def _build_replay(api_type: str, agent: AgentLLMConfig, system: SystemConfig, **common: Any) -> LLMClient:
+    from starweave.llm.providers.replay import ReplayClient
+
+    if not agent.replay_file:
+        raise ProviderUnavailable("api_type 'replay' needs REPLAY_FILE (a JSON-lines file of answers)")
+    return ReplayClient(agent.replay_file, model=agent.api_model or "replay", **common)
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+# Each status function returns the fields of ``starweave doctor``'s entry it decides, given the
+# api_type, the agents that use it and the first key they configure.
+def _local_status(api_type: str, agents: list[AgentLLMConfig], configured: str) -> dict[str, Any]:
+    model = model_status()
+    custom = next((a.model_path for a in agents if a.model_path), "")
+    usable = model["runtime_installed"] and (
+        (bool(custom) and Path(custom).is_file()) or model["parts_installed"]
+    )
+    detail = "embedded model ready" if usable else f"run {model['install_hint']}"
+    return {"usable": usable, "detail": detail, "model": model}
+
+
+def _replay_status(api_type: str, agents: list[AgentLLMConfig], configured: str) -> dict[str, Any]:
+    files = [a.replay_file for a in agents if a.replay_file]
+    usable = bool(files) and all(Path(f).is_file() for f in files)
+    return {"usable": usable, "detail": "" if usable else "set REPLAY_FILE to an existing JSON-lines file"}
+
+
+def _openai_status(api_type: str, agents: list[AgentLLMConfig], configured: str) -> dict[str, Any]:
+    key, source = resolve_key(api_type, configured)
+    detail = "" if key else f"set API_KEY or {' or '.join(ENDPOINTS[api_type].env_vars)}"
+    return {"key_set": bool(key), "key_source": source or None, "usable": bool(key), "detail": detail}
+
+
+def _anthropic_status(api_type: str, agents: list[AgentLLMConfig], configured: str) -> dict[str, Any]:
+    _key, source = resolve_anthropic_key(configured)
+    sdk = _installed("anthropic")
+    return {
+        "key_set": bool(source),
+        "key_source": source or None,
+        "usable": sdk and bool(source),
+        "detail": "" if sdk else "pip install 'starweave[anthropic]'",
+    }
+
+
+def _azure_status(api_type: str, agents: list[AgentLLMConfig], configured: str) -> dict[str, Any]:
+    if api_type == "azure_ad":
+        usable = _installed("azure.identity")
+        return {"usable": usable, "detail": "" if usable else "pip install 'starweave[azure]'"}
+    _key, source = resolve_azure_key(api_type, configured)
+    return {"key_set": bool(source), "key_source": source or None, "usable": bool(source)}
+
+
+def _openai_secret(api_type: str, configured: str) -> str:
+    key, source = resolve_key(api_type, configured)
+    # Placeholder keys (Ollama's, vLLM's) are not secrets and would mask ordinary words.
+    return "" if source == "placeholder" else key
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One api_type: how its client is built, its default model, the key it would use (``secret``,
+    for redaction; None for providers without a key) and its ``starweave doctor`` status."""
+
+    build: Builder
+    status: Callable[[str, list[AgentLLMConfig], str], dict[str, Any]]
+    default_model: str | None = None
+    secret: Callable[[str, str], str] | None = None
+
+
+_OPENAI = Provider(create_openai_client, _openai_status, secret=_openai_secret)
+_AZURE = Provider(create_azure_client, _azure_status, secret=lambda t, c: resolve_azure_key(t, c)[0])
+_CLAUDE = Provider(
+    create_anthropic_client, _anthropic_status, DEFAULT_CLAUDE_MODEL, lambda t, c: resolve_anthropic_key(c)[0]
+)
+
+PROVIDERS: dict[str, Provider] = {
+    "local": Provider(_build_local, _local_status, MODEL_NAME),
+    "replay": Provider(_build_replay, _replay_status, "replay"),
+    **{t: replace(_OPENAI, default_model=ENDPOINTS[t].default_model) for t in sorted(ENDPOINTS)},
+    "aoai": _AZURE,
+    "azure": _AZURE,
+    "azure_ad": _AZURE,
+    "claude": _CLAUDE,
+    "anthropic": _CLAUDE,
+}
+"""Every api_type, in ``starweave doctor``'s order. Adding a provider is a module under
+``providers/`` and one entry here; the config validator accepts the names of this table."""
 
 DEFAULT_MODELS: dict[str, str] = {
-    "local": MODEL_NAME,
-    "replay": "replay",
-    **{api_type: endpoint.default_model for api_type, endpoint in ENDPOINTS.items()},
-    "claude": DEFAULT_CLAUDE_MODEL,
-    "anthropic": DEFAULT_CLAUDE_MODEL,
+    api_type: p.default_model for api_type, p in PROVIDERS.items() if p.default_model is not None
 }
 
 
@@ -46,70 +156,12 @@ def create_llm(
     on_call: OnCall | None = None,
 ) -> LLMClient:
     """The client for ``agent.api_type``; raises ProviderUnavailable naming what to install or set."""
-    api_type = agent.api_type
-    settings = _call_settings(agent, system)
-    common: dict[str, Any] = {**settings, "prices": prices, "on_call": on_call}
-    key = agent.api_key.get_secret_value()
-    if api_type == "local":
-        from starweave.llm.providers.local import LocalClient
-
-        return LocalClient(
-            model_path=agent.model_path,
-            n_ctx=agent.n_ctx,
-            n_threads=agent.n_threads,
-            n_batch_threads=agent.n_batch_threads,
-            n_slots=agent.n_slots,
-            kv_store=agent.kv_cache,
-            **common,
-        )
-    if api_type == "replay":
-        from starweave.llm.providers.replay import ReplayClient
-
-        if not agent.replay_file:
-            raise ProviderUnavailable("api_type 'replay' needs REPLAY_FILE (a JSON-lines file of answers)")
-        return ReplayClient(agent.replay_file, model=agent.api_model or "replay", **common)
-    if api_type in OPENAI_COMPATIBLE:
-        from starweave.llm.providers.openai_compat import create_openai_client
-
-        return create_openai_client(
-            api_type,
-            api_key=key,
-            api_base=agent.api_base,
-            api_model=agent.api_model,
-            max_retries=system.max_retry,
-            reasoning_model=agent.reasoning_model,
-            **common,
-        )
-    if api_type in AZURE_TYPES:
-        from starweave.llm.providers.azure import create_azure_client
-
-        return create_azure_client(
-            api_type,
-            api_key=key,
-            api_base=agent.api_base,
-            api_version=agent.api_version,
-            deployment=agent.api_deployment_id,
-            api_model=agent.api_model,
-            max_retries=system.max_retry,
-            aad_tenant_id=agent.aad_tenant_id,
-            aad_api_scope=agent.aad_api_scope,
-            aad_api_scope_base=agent.aad_api_scope_base,
-            reasoning_model=agent.reasoning_model,
-            **common,
-        )
-    if api_type in ANTHROPIC_TYPES:
-        from starweave.llm.providers.anthropic import create_anthropic_client
-
-        return create_anthropic_client(
-            api_type,
-            api_key=key,
-            api_base=agent.api_base,
-            api_model=agent.api_model,
-            max_retries=system.max_retry,
-            **common,
-        )
-    # The config validator rejects unknown types; this guards a hand-built config.
-    raise ProviderUnavailable(f"unknown api_type {api_type!r}")
+    provider = PROVIDERS.get(agent.api_type)
+    if provider is None:
+        # The config validator rejects unknown types; this guards a hand-built config.
+        raise ProviderUnavailable(f"unknown api_type {agent.api_type!r}")
+    common = _call_settings(agent, system)
+    return provider.build(agent.api_type, agent, system, **common, prices=prices, on_call=on_call)
 
 
 def _agents(config: StarweaveConfig) -> dict[str, AgentLLMConfig]:
@@ -121,13 +173,6 @@ def _agents(config: StarweaveConfig) -> dict[str, AgentLLMConfig]:
     }
 
 
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def secret_values(agent: AgentLLMConfig) -> list[str]:
     """The API key(s) the provider for ``agent`` would use, from its config or the environment.
 
@@ -135,64 +180,11 @@ def secret_values(agent: AgentLLMConfig) -> list[str]:
     replay, azure_ad) and when no key is set; placeholder keys (Ollama's, vLLM's) are not secrets
     and would mask ordinary words, so they are left out.
     """
-    api_type = agent.api_type
-    configured = agent.api_key.get_secret_value()
-    if api_type in OPENAI_COMPATIBLE:
-        key, source = resolve_key(api_type, configured)
-        if source == "placeholder":
-            return []
-    elif api_type in AZURE_TYPES:
-        key, _source = resolve_azure_key(api_type, configured)
-    elif api_type in ANTHROPIC_TYPES:
-        key, _source = resolve_anthropic_key(configured)
-    else:
+    provider = PROVIDERS.get(agent.api_type)
+    if provider is None or provider.secret is None:
         return []
+    key = provider.secret(agent.api_type, agent.api_key.get_secret_value())
     return [key] if key else []
-
-
-def _status_of(api_type: str, agents: list[AgentLLMConfig]) -> dict[str, Any]:
-    """Usability of one api_type given the agents that use it (keys are reported as set/unset only)."""
-    configured_key = next((a.api_key.get_secret_value() for a in agents if a.api_key.get_secret_value()), "")
-    status: dict[str, Any] = {
-        "provider": api_type,
-        "key_set": None,
-        "key_source": None,
-        "usable": True,
-        "detail": "",
-    }
-    if api_type == "local":
-        model = model_status()
-        custom = next((a.model_path for a in agents if a.model_path), "")
-        status["usable"] = model["runtime_installed"] and (
-            (bool(custom) and Path(custom).is_file()) or model["parts_installed"]
-        )
-        status["detail"] = "embedded model ready" if status["usable"] else f"run {model['install_hint']}"
-        status["model"] = model
-    elif api_type == "replay":
-        files = [a.replay_file for a in agents if a.replay_file]
-        status["usable"] = bool(files) and all(Path(f).is_file() for f in files)
-        status["detail"] = "" if status["usable"] else "set REPLAY_FILE to an existing JSON-lines file"
-    elif api_type in OPENAI_COMPATIBLE:
-        key, source = resolve_key(api_type, configured_key)
-        status.update(key_set=bool(key), key_source=source or None, usable=bool(key))
-        if not key:
-            status["detail"] = f"set API_KEY or {' or '.join(ENDPOINTS[api_type].env_vars)}"
-    elif api_type in ANTHROPIC_TYPES:
-        _key, anthropic_source = resolve_anthropic_key(configured_key)
-        sdk = _installed("anthropic")
-        status.update(
-            key_set=bool(anthropic_source),
-            key_source=anthropic_source or None,
-            usable=sdk and bool(anthropic_source),
-        )
-        status["detail"] = "" if sdk else "pip install 'starweave[anthropic]'"
-    elif api_type == "azure_ad":
-        status["usable"] = _installed("azure.identity")
-        status["detail"] = "" if status["usable"] else "pip install 'starweave[azure]'"
-    elif api_type in AZURE_TYPES:
-        _key, azure_source = resolve_azure_key(api_type, configured_key)
-        status.update(key_set=bool(azure_source), key_source=azure_source or None, usable=bool(azure_source))
-    return status
 
 
 def provider_status(config: StarweaveConfig) -> list[dict[str, Any]]:
@@ -202,21 +194,19 @@ def provider_status(config: StarweaveConfig) -> list[dict[str, Any]]:
     (and where from); the key itself is never included.
     """
     agents = _agents(config)
-    order = [
-        "local",
-        "replay",
-        *sorted(OPENAI_COMPATIBLE),
-        "aoai",
-        "azure",
-        "azure_ad",
-        "claude",
-        "anthropic",
-    ]
     report: list[dict[str, Any]] = []
-    for api_type in order:
+    for api_type, provider in PROVIDERS.items():
         users = [name for name, agent in agents.items() if agent.api_type == api_type]
-        entry = _status_of(api_type, [agents[name] for name in users])
+        configured = next((key for name in users if (key := agents[name].api_key.get_secret_value())), "")
+        entry: dict[str, Any] = {
+            "provider": api_type,
+            "key_set": None,
+            "key_source": None,
+            "usable": True,
+            "detail": "",
+        }
+        entry.update(provider.status(api_type, [agents[name] for name in users], configured))
         entry["used_by"] = users
-        entry["default_model"] = DEFAULT_MODELS.get(api_type, "")
+        entry["default_model"] = provider.default_model or ""
         report.append(entry)
     return report

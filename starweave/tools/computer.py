@@ -143,7 +143,7 @@ class Computer:
     async def _list(self, server: MCPServerHandle) -> list[Tool]:
         try:
             return await server.list_tools()
-        except Exception as exc:  # any protocol or connection failure while listing
+        except ToolError as exc:  # the handle turns any protocol or connection failure into one
             raise ToolError(f"{server.label} could not list its tools: {describe_exception(exc)}") from exc
 
     def _register(
@@ -317,7 +317,7 @@ class Computer:
             return error_result(f"Tool execution timed out after {self.tool_timeout:g}s")
         try:
             return task.result()
-        except Exception as exc:  # a broken connection or protocol error: report it as the tool's result
+        except ToolError as exc:  # a broken connection or protocol error: report it as the tool's result
             return error_result(
                 f"Tool {call.tool_name!r} on server {call.namespace!r} failed: {describe_exception(exc)}"
             )

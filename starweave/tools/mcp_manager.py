@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TextIO, TypeVar, cast
 
 from mcp import Client, StdioServerParameters, stdio_client
@@ -35,6 +35,7 @@ LocalServerFactory = Callable[[ShellConfig], MCPServer]
 """Builds one in-process MCP server for a device whose shell settings (workspace, mode) are given."""
 
 _F = TypeVar("_F", bound=LocalServerFactory)
+_T = TypeVar("_T")
 
 # Modules imported on the first lookup, so that the servers we ship register their factories.
 DEFAULT_AUTOLOAD = ("starweave.tools.servers",)
@@ -127,6 +128,23 @@ def describe_exception(exc: BaseException) -> str:
     return text if isinstance(exc, ToolError) else f"{type(exc).__name__}: {text}"
 
 
+def _as_tool_error(exc: Exception) -> ToolError:
+    if isinstance(exc, ToolError):
+        return exc
+    error = ToolError(describe_exception(exc))
+    error.__cause__ = exc
+    return error
+
+
+async def _transport(call: Awaitable[_T]) -> _T:
+    """Await one client request: the MCP client, its transports and anyio raise many unrelated
+    types, so this is the single boundary that turns any of them into a described ToolError."""
+    try:
+        return await call
+    except Exception as exc:  # the transport boundary (see the docstring)
+        raise ToolError(describe_exception(exc)) from exc
+
+
 class MCPServerHandle:
     """One open client session to one MCP server; create it through :class:`MCPServerManager`."""
 
@@ -174,7 +192,7 @@ class MCPServerHandle:
             self._client = await asyncio.wait_for(asyncio.shield(self._ready), startup_timeout)
         except TimeoutError:
             cause = f"no answer within {startup_timeout:g}s"
-        except Exception as exc:
+        except ToolError as exc:  # _own_session's failure, already described
             cause = describe_exception(exc)
         else:
             return
@@ -197,7 +215,7 @@ class MCPServerHandle:
             # Before the session is ready the failure belongs to start(); afterwards the connection
             # died under us and the next call will report it.
             if not self._ready.done():
-                self._ready.set_exception(exc)
+                self._ready.set_exception(_as_tool_error(exc))
             else:
                 logger.warning("MCP session %s ended with an error: %s", self.label, describe_exception(exc))
         finally:
@@ -205,19 +223,20 @@ class MCPServerHandle:
                 self._ready.cancel()
 
     async def list_tools(self) -> list[Tool]:
-        """Every tool the server offers (following pagination)."""
+        """Every tool the server offers (following pagination); ToolError on any failure."""
         tools: list[Tool] = []
         cursor: str | None = None
         while True:
-            page = await self.client.list_tools(cursor=cursor)
+            page = await _transport(self.client.list_tools(cursor=cursor))
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
                 return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call one tool; timeouts are the caller's business (see :class:`~starweave.tools.Computer`)."""
-        return await self.client.call_tool(name, arguments)
+        """Call one tool; ToolError on any failure. Timeouts are the caller's business (see
+        :class:`~starweave.tools.Computer`)."""
+        return await _transport(self.client.call_tool(name, arguments))
 
     async def _stop_owner(self) -> None:
         self._closing.set()
@@ -292,8 +311,6 @@ class MCPServerManager:
             await handle.start(self.startup_timeout)
             self._servers[key] = handle
             return handle
-
-    create_or_get_server = get_or_create
 
     async def create_servers_from_config(
         self, mcp_config: Mapping[str, Mapping[str, McpServerSet]]

@@ -1,11 +1,10 @@
 """The task constellation: a DAG of TaskStars joined by typed TaskStarLines."""
 
-from .commands import CommandInvoker, EditCommand, snapshot
+from .commands import snapshot
 from .constellation import TaskConstellation
 from .display import DISPLAY_MODES, display_dag, render_constellation
 from .editor import ConstellationEditor
 from .enums import ConstellationState, DependencyType, DeviceType, TaskPriority, TaskStatus
-from .graph import DagIndex
 from .render import to_dot, to_mermaid, to_prompt_text, to_rich_tree
 from .schema import TaskConstellationSchema, TaskStarLineSchema, TaskStarSchema
 from .star_line import TaskStarLine
@@ -14,13 +13,10 @@ from .task_star import TaskStar
 
 __all__ = [
     "DISPLAY_MODES",
-    "CommandInvoker",
     "ConstellationEditor",
     "ConstellationState",
-    "DagIndex",
     "DependencyType",
     "DeviceType",
-    "EditCommand",
     "TaskConfiguration",
     "TaskConstellation",
     "TaskConstellationSchema",

@@ -164,15 +164,16 @@ class CommandInvoker:
         c = self.constellation
         command.check(c)
         before = take_memento(c) if self.enable_history or command.needs_rollback else None
+        done = False
         try:
             result = command.run(c)
-        except Exception:
+            done = True
+        finally:
             # Single edits are atomic in the model (refused before any change), so only bulk
             # commands that can fail half-way are rolled back; a refused single edit keeps every
             # object (and every reference the orchestrator holds) as it was.
-            if command.needs_rollback and before is not None:
+            if not done and command.needs_rollback and before is not None:
                 restore_memento(c, before)
-            raise
         self.execution_count += 1
         if self.enable_history and before is not None:
             self._undo.append(_Entry(command, before))

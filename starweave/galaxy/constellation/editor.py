@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -348,10 +347,6 @@ class ConstellationEditor:
         """Write the constellation JSON to ``path``; returns the path."""
         self.constellation.to_json(save_path=path)
         return str(path)
-
-    async def save_constellation_async(self, path: str | Path) -> str:
-        """:meth:`save_constellation` off the event loop."""
-        return await asyncio.to_thread(self.save_constellation, path)
 
     def load_from_dict(self, data: dict[str, Any]) -> TaskConstellation:
         """Replace the constellation's contents with ``data`` (undoable)."""

@@ -62,7 +62,13 @@ def create_constellation_server(
     ed = editor or ConstellationEditor()
     srv = MCPServer(SERVER_NAME, log_level="WARNING")
 
-    def snapshot() -> str:
+    def apply(action: str, edit: Callable[[], object]) -> str:
+        """Run one editor operation; a refused edit becomes the spec's ToolError text for ``action``,
+        success returns the whole constellation as JSON."""
+        try:
+            edit()
+        except ValueError as exc:
+            raise _tool_error(exc, action) from exc
         return ed.constellation.to_json()
 
     def check_devices(*device_ids: str | None) -> None:
@@ -85,22 +91,17 @@ def create_constellation_server(
         """Add a PENDING task (priority MEDIUM); returns the whole constellation as JSON."""
         name = name or short_name(description)
         check_devices(target_device_id)
-        try:
-            ed.create_and_add_task(
+        return apply(
+            "add task",
+            lambda: ed.create_and_add_task(
                 task_id, description, name=name, target_device_id=target_device_id, tips=tips
-            )
-        except ValueError as exc:
-            raise _tool_error(exc, "add task") from exc
-        return snapshot()
+            ),
+        )
 
     @srv.tool()
     async def remove_task(task_id: str) -> str:
         """Remove a task and every dependency into or out of it; returns the constellation JSON."""
-        try:
-            ed.remove_task(task_id)
-        except ValueError as exc:
-            raise _tool_error(exc, "remove task") from exc
-        return snapshot()
+        return apply("remove task", lambda: ed.remove_task(task_id))
 
     @srv.tool()
     async def update_task(
@@ -124,55 +125,43 @@ def create_constellation_server(
         if not fields:
             raise ToolError("At least one field required: name, description, target_device_id or tips")
         check_devices(target_device_id)
-        try:
-            ed.update_task(task_id, **fields)
-        except ValueError as exc:
-            raise _tool_error(exc, "update task") from exc
-        return snapshot()
+        return apply("update task", lambda: ed.update_task(task_id, **fields))
 
     @srv.tool()
     async def add_dependency(
         dependency_id: str, from_task_id: str, to_task_id: str, condition_description: str | None = None
     ) -> str:
         """Add an unconditional dependency from_task_id -> to_task_id; returns the constellation JSON."""
-        try:
-            ed.create_and_add_dependency(
+        return apply(
+            "add dependency",
+            lambda: ed.create_and_add_dependency(
                 from_task_id,
                 to_task_id,
                 "unconditional",
                 line_id=dependency_id,
                 condition_description=condition_description,
-            )
-        except ValueError as exc:
-            raise _tool_error(exc, "add dependency") from exc
-        return snapshot()
+            ),
+        )
 
     @srv.tool()
     async def remove_dependency(dependency_id: str) -> str:
         """Remove a dependency (its target may become ready); returns the constellation JSON."""
-        try:
-            ed.remove_dependency(dependency_id)
-        except ValueError as exc:
-            raise _tool_error(exc, "remove dependency") from exc
-        return snapshot()
+        return apply("remove dependency", lambda: ed.remove_dependency(dependency_id))
 
     @srv.tool()
     async def update_dependency(dependency_id: str, condition_description: str) -> str:
         """Change a dependency's condition description; returns the constellation JSON."""
-        try:
-            ed.update_dependency(dependency_id, condition_description=condition_description)
-        except ValueError as exc:
-            raise _tool_error(exc, "update dependency") from exc
-        return snapshot()
+        return apply(
+            "update dependency",
+            lambda: ed.update_dependency(dependency_id, condition_description=condition_description),
+        )
 
     @srv.tool()
     async def build_constellation(config: TaskConstellationSchema, clear_existing: bool = True) -> str:
         """Bulk build (not shown to the LLM, see HIDDEN_FROM_LLM); returns the constellation JSON."""
         check_devices(*(task.target_device_id for task in config.get_tasks_as_list()))
-        try:
-            ed.build_constellation(config, clear_existing=clear_existing)
-        except ValueError as exc:
-            raise _tool_error(exc, "build constellation") from exc
-        return snapshot()
+        return apply(
+            "build constellation", lambda: ed.build_constellation(config, clear_existing=clear_existing)
+        )
 
     return srv

@@ -83,12 +83,6 @@ class ConstellationQueries:
             raise TaskNotFoundError(f"Task {task_id} not found")
         return [self._lines[lid] for lid in self._dag.in_lines(task_id)]
 
-    def get_task_dependents(self, task_id: str) -> list[TaskStarLine]:
-        """Outgoing lines of a task."""
-        if task_id not in self._tasks:
-            raise TaskNotFoundError(f"Task {task_id} not found")
-        return [self._lines[lid] for lid in self._dag.out_lines(task_id)]
-
     def is_dependency_modifiable(self, line_id: str) -> bool:
         """True when the line exists and its target is pending or waiting (I3)."""
         line = self._lines.get(line_id)
@@ -120,10 +114,6 @@ class ConstellationQueries:
         """Tasks in FAILED."""
         return self._with_status(TaskStatus.FAILED)
 
-    def get_cancelled_tasks(self) -> list[TaskStar]:
-        """Tasks in CANCELLED."""
-        return self._with_status(TaskStatus.CANCELLED)
-
     def get_pending_tasks(self) -> list[TaskStar]:
         """Tasks in PENDING or WAITING_DEPENDENCY."""
         return self._with_status(*MODIFIABLE_STATUSES)
@@ -146,20 +136,6 @@ class ConstellationQueries:
                 errors.append(f"Dependency references non-existent source task {line.from_task_id}")
             if line.to_task_id not in self._tasks:
                 errors.append(f"Dependency references non-existent target task {line.to_task_id}")
-        return not errors, errors
-
-    def validate_assignments(self) -> tuple[bool, list[str]]:
-        """I1 pre-execution check: every non-terminal task has exactly one device assigned."""
-        errors = [
-            f"Task {t.task_id} ({t.name}) has no target_device_id; assign a device before execution"
-            for t in self._tasks.values()
-            if not t.is_terminal and not t.target_device_id
-        ]
-        return not errors, errors
-
-    def validate_tasks(self) -> tuple[bool, list[str]]:
-        """Field validation of every task, each error prefixed with its task id."""
-        errors = [f"{t.task_id}: {e}" for t in self._tasks.values() for e in t.get_validation_errors()]
         return not errors, errors
 
     def has_cycle(self) -> bool:

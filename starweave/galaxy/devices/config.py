@@ -29,6 +29,7 @@ import yaml
 
 from starweave.config.loader import substitute_env
 from starweave.errors import ConfigError
+from starweave.galaxy.settings import ConstellationSettings
 
 __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
 
@@ -46,17 +47,6 @@ LOWER_KEYS = (
     "api_key",
     "devices",
 )
-# Session settings that share constellation.yaml; starweave.galaxy.settings reads them.
-SESSION_KEYS = (
-    "TASK_TIMEOUT",
-    "MODIFICATION_TIMEOUT",
-    "EVENT_TIMEOUT",
-    "CONNECT_TIMEOUT",
-    "REVIEW_MODE",
-    "EDIT_RETRIES",
-    "BATCH_WINDOW",
-)
-
 UPPER_KEYS = {
     "CONSTELLATION_ID": "task_name",
     "HEARTBEAT_INTERVAL": "heartbeat_interval",
@@ -67,6 +57,11 @@ UPPER_KEYS = {
     "API_KEY": "api_key",
     "DEVICE_INFO": "",
 }
+# Session settings that share constellation.yaml: starweave.galaxy.settings reads them, so its
+# model's fields are the list (a new setting is one field there).
+SESSION_KEYS = tuple(
+    key for key in (name.upper() for name in ConstellationSettings.model_fields) if key not in UPPER_KEYS
+)
 
 
 @dataclass

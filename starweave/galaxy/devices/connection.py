@@ -29,7 +29,9 @@ from starweave.galaxy.events import DeviceEvent, EventBus, EventType
 
 log = logging.getLogger("starweave.galaxy.devices")
 
-__all__ = ["DeviceConnector"]
+__all__ = ["DEFAULT_TASK_TIMEOUT", "DeviceConnector"]
+
+DEFAULT_TASK_TIMEOUT = 1000.0
 
 
 class DeviceConnector:
@@ -44,6 +46,7 @@ class DeviceConnector:
         api_key: str | None = None,
         transport_factory: Callable[[], Transport] | None = None,
         *,
+        task_timeout: float | None = DEFAULT_TASK_TIMEOUT,
         max_backoff: float = 300.0,
     ) -> None:
         if heartbeat_interval <= 0:
@@ -57,6 +60,8 @@ class DeviceConnector:
         self.max_backoff = max(max_backoff, reconnect_delay)
         self.event_bus = event_bus if event_bus is not None else EventBus()
         self.api_key = api_key
+        # Longest one task may run on a device (None: no bound); see ConstellationDeviceManager.
+        self.task_timeout = task_timeout
         self.transport_factory: Callable[[], Transport] = transport_factory or WebSocketTransport
         # Unique per manager: a server refuses a second client with the same id.
         self.constellation_id = f"{safe_name(task_name)}-{uuid.uuid4().hex[:6]}"

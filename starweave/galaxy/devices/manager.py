@@ -15,49 +15,24 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
-from starweave.aip.transport import Transport
 from starweave.errors import TaskRejected
 from starweave.galaxy.devices.config import ConstellationConfig
 from starweave.galaxy.devices.connection import DeviceConnector
 from starweave.galaxy.devices.profile import ONLINE_STATUSES, AgentProfile, DeviceStatus
 from starweave.galaxy.devices.queue import QueuedTask
 from starweave.galaxy.devices.runtime import failed_result, result_from_task_end, safe_name
-from starweave.galaxy.events import EventBus, EventType
+from starweave.galaxy.events import EventType
 from starweave.galaxy.types import ExecutionResult, now
 
 log = logging.getLogger("starweave.galaxy.devices")
 
 __all__ = ["ConstellationDeviceManager"]
 
-DEFAULT_TASK_TIMEOUT = 1000.0
 _STOP_WAIT = 10.0
 
 
 class ConstellationDeviceManager(DeviceConnector):
     """Devices of one constellation: registry, connections, per-device queues and task execution."""
-
-    def __init__(
-        self,
-        task_name: str = "galaxy",
-        heartbeat_interval: float = 30.0,
-        reconnect_delay: float = 5.0,
-        event_bus: EventBus | None = None,
-        api_key: str | None = None,
-        transport_factory: Callable[[], Transport] | None = None,
-        *,
-        task_timeout: float | None = DEFAULT_TASK_TIMEOUT,
-        max_backoff: float = 300.0,
-    ) -> None:
-        super().__init__(
-            task_name,
-            heartbeat_interval,
-            reconnect_delay,
-            event_bus,
-            api_key,
-            transport_factory,
-            max_backoff=max_backoff,
-        )
-        self.task_timeout = task_timeout
 
     # ---- registration ---------------------------------------------------------------------
     async def register_device(

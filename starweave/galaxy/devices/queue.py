@@ -117,8 +117,3 @@ class TaskQueueManager:
             )
             cleared.append(task)
         return cleared
-
-    def clear_all(self, status: str, error: str) -> None:
-        """Empty every queue (shutdown)."""
-        for device_id in list(self._queues):
-            self.clear_queue(device_id, status, error.format(device_id=device_id))

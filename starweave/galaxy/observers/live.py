@@ -168,7 +168,3 @@ class LiveViewObserver:
             list(self.recent),
             self.max_tasks,
         )
-
-    def print_summary(self) -> None:
-        """Print the final view once (used after a plain-mode run, or to keep it on screen)."""
-        self.console.print(self.render())

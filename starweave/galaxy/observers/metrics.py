@@ -49,6 +49,15 @@ def _ratio(part: float, whole: float) -> float:
     return part / whole if whole > 0 else 0.0
 
 
+def _durations(noun: str, durations: list[float]) -> dict[str, float]:
+    """``average_/min_/max_<noun>_duration`` (0.0 without any duration)."""
+    return {
+        f"average_{noun}_duration": sum(durations) / len(durations) if durations else 0.0,
+        f"min_{noun}_duration": min(durations, default=0.0),
+        f"max_{noun}_duration": max(durations, default=0.0),
+    }
+
+
 class SessionMetricsObserver:
     """Collects task, constellation and modification metrics of one Galaxy session."""
 
@@ -156,9 +165,7 @@ class SessionMetricsObserver:
             "failed_tasks": m["failed_tasks"],
             "success_rate": _ratio(m["completed_tasks"], total),
             "failure_rate": _ratio(m["failed_tasks"], total),
-            "average_task_duration": sum(durations) / len(durations) if durations else 0.0,
-            "min_task_duration": min(durations, default=0.0),
-            "max_task_duration": max(durations, default=0.0),
+            **_durations("task", durations),
             "total_task_execution_time": m["total_execution_time"],
         }
 
@@ -172,9 +179,7 @@ class SessionMetricsObserver:
             "completed_constellations": m["completed_constellations"],
             "failed_constellations": m["failed_constellations"],
             "success_rate": _ratio(m["completed_constellations"], total),
-            "average_constellation_duration": sum(durations) / len(durations) if durations else 0.0,
-            "min_constellation_duration": min(durations, default=0.0),
-            "max_constellation_duration": max(durations, default=0.0),
+            **_durations("constellation", durations),
             "total_constellation_time": m["total_constellation_time"],
             "average_tasks_per_constellation": _ratio(m["task_count"], total),
         }

@@ -6,7 +6,7 @@ DeviceExecutor, build_task_request, merge_constellation_states.
 
 from .assignment import STRATEGIES, ConstellationManager
 from .executor import DeviceExecutor
-from .merge import is_state_more_advanced, merge_constellation_states
+from .merge import merge_constellation_states
 from .orchestrator import TaskConstellationOrchestrator
 from .requests import RESULTS_HEADER, build_task_request, device_answer, result_payload, result_text
 from .synchronizer import SYNC_EVENT_TYPES, ConstellationModificationSynchronizer
@@ -21,7 +21,6 @@ __all__ = [
     "TaskConstellationOrchestrator",
     "build_task_request",
     "device_answer",
-    "is_state_more_advanced",
     "merge_constellation_states",
     "result_payload",
     "result_text",

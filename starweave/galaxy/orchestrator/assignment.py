@@ -11,6 +11,7 @@ reassigned (their device is frozen, invariant I1).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from starweave.errors import OrchestrationError
@@ -20,7 +21,10 @@ from .executor import DeviceExecutor
 
 log = logging.getLogger("starweave.galaxy.orchestrator")
 
-STRATEGIES = ("round_robin", "capability_match", "load_balance")
+AssignmentStrategy = Callable[[TaskStar, int, list[dict[str, Any]], dict[str, int]], str]
+"""``strategy(task, index, devices, load)``: the device id for the ``index``-th task without a
+usable preference; ``devices`` as :meth:`ConstellationManager.available_devices` lists them (in
+order, never empty), ``load`` the number of tasks each device id has so far."""
 
 
 def _matches(task: TaskStar, device: dict[str, Any]) -> bool:
@@ -29,6 +33,32 @@ def _matches(task: TaskStar, device: dict[str, Any]) -> bool:
         return True
     capabilities = [str(c).lower() for c in device.get("capabilities") or []]
     return device.get("device_type") == wanted or wanted in capabilities
+
+
+def _round_robin(task: TaskStar, index: int, devices: list[dict[str, Any]], load: dict[str, int]) -> str:
+    return str(devices[index % len(devices)]["device_id"])
+
+
+def _least_loaded(candidates: list[str], load: dict[str, int]) -> str:
+    return min(candidates, key=lambda d: load[d])  # first on ties
+
+
+def _load_balance(task: TaskStar, index: int, devices: list[dict[str, Any]], load: dict[str, int]) -> str:
+    return _least_loaded([d["device_id"] for d in devices], load)
+
+
+def _capability_match(task: TaskStar, index: int, devices: list[dict[str, Any]], load: dict[str, int]) -> str:
+    matching = [d["device_id"] for d in devices if _matches(task, d)]
+    return _least_loaded(matching or [d["device_id"] for d in devices], load)
+
+
+STRATEGIES: dict[str, AssignmentStrategy] = {
+    "round_robin": _round_robin,
+    "capability_match": _capability_match,
+    "load_balance": _load_balance,
+}
+"""The assignment strategies by name. Adding one is a function and an entry here; constellation.yaml
+selects it with ``ASSIGNMENT_STRATEGY`` (its validator reads this table)."""
 
 
 class ConstellationManager:
@@ -40,12 +70,8 @@ class ConstellationManager:
         self._constellation_metadata: dict[str, dict[str, Any]] = {}
 
     # ----------------------------------------------------------------- devices
-    async def get_available_devices(self) -> list[dict[str, Any]]:
-        """``[{device_id, device_type, capabilities, status: "connected", metadata}]`` (connected only)."""
-        return self.available_devices()
-
     def available_devices(self) -> list[dict[str, Any]]:
-        """Synchronous form of :meth:`get_available_devices`."""
+        """``[{device_id, device_type, capabilities, status: "connected", metadata}]`` (connected only)."""
         if self.device_manager is None:
             return []
         devices = []
@@ -115,14 +141,9 @@ class ConstellationManager:
                 load[preferred] += 1
             else:
                 free.append(task)
+        choose = STRATEGIES[strategy]
         for index, task in enumerate(free):
-            if strategy == "round_robin":
-                choice = ids[index % len(ids)]
-            else:
-                candidates = ids
-                if strategy == "capability_match":
-                    candidates = [d["device_id"] for d in devices if _matches(task, d)] or ids
-                choice = min(candidates, key=lambda d: load[d])  # first on ties
+            choice = choose(task, index, devices, load)
             plan[task.task_id] = choice
             load[choice] += 1
         return plan

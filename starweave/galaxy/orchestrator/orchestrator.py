@@ -62,8 +62,11 @@ class TaskConstellationOrchestrator:
         device_manager: DeviceExecutor | None = None,
         event_bus: EventBus | None = None,
         task_timeout: float | None = None,
+        assignment_strategy: str | None = None,
     ) -> None:
         self.device_manager = device_manager
+        # The strategy of a run that names none (constellation.yaml's ASSIGNMENT_STRATEGY).
+        self.assignment_strategy = assignment_strategy
         self.event_bus = event_bus if event_bus is not None else get_event_bus()
         self.task_timeout = task_timeout
         self._constellation_manager = ConstellationManager(device_manager)
@@ -108,14 +111,19 @@ class TaskConstellationOrchestrator:
     ) -> dict[str, Any]:
         """Run every task to a terminal state; returns ``{results, errors, status, total_tasks, statistics}``.
 
-        ValueError before anything runs for an invalid DAG or missing/unknown device assignments.
+        Without ``assignment_strategy`` the orchestrator's own (from its constructor) is used.
+        OrchestrationError before anything runs for an invalid DAG or missing/unknown device assignments.
         Returns with status "cancelled" after ``cancel_execution``; re-raises CancelledError when
         the calling task itself is cancelled (running device calls are cancelled first).
         """
         prepare_start = time.time()
+        if assignment_strategy is None:
+            assignment_strategy = self.assignment_strategy
         cid = constellation.constellation_id
         if cid in self._runs:
-            raise RuntimeError(f"Constellation {cid} is already being orchestrated; wait for it or cancel it")
+            raise OrchestrationError(
+                f"Constellation {cid} is already being orchestrated; wait for it or cancel it"
+            )
         await self._validate_and_prepare(constellation, device_assignments, assignment_strategy)
         run = _Run(constellation, assignment_strategy, time.time())
         self._runs[cid] = run
@@ -140,8 +148,6 @@ class TaskConstellationOrchestrator:
         finally:
             self._runs.pop(cid, None)
             self._constellation_manager.unregister_constellation(cid)
-
-    execute_constellation = orchestrate_constellation
 
     async def cancel_execution(self, constellation_id: str) -> bool:
         """Cancel a run: its device calls are cancelled and its unfinished tasks marked CANCELLED.
@@ -177,21 +183,6 @@ class TaskConstellationOrchestrator:
     async def get_constellation_status(self, constellation: TaskConstellation) -> dict[str, Any] | None:
         """Status of a running constellation (None when it is not being orchestrated)."""
         return await self._constellation_manager.get_constellation_status(constellation.constellation_id)
-
-    async def get_available_devices(self) -> list[dict[str, Any]]:
-        """The connected devices as assignment sees them."""
-        return await self._constellation_manager.get_available_devices()
-
-    async def assign_devices_automatically(
-        self,
-        constellation: TaskConstellation,
-        strategy: str = "round_robin",
-        device_preferences: dict[str, str] | None = None,
-    ) -> dict[str, str]:
-        """See :meth:`ConstellationManager.assign_devices_automatically`."""
-        return await self._constellation_manager.assign_devices_automatically(
-            constellation, strategy, device_preferences
-        )
 
     # ----------------------------------------------------------------- preparation
     async def _validate_and_prepare(

@@ -1,7 +1,7 @@
 """Galaxy reports from a log folder: trajectory markdown, Gantt chart, result.json."""
 
 from .gantt import gantt_chart, timings_from_constellation, timings_from_events
-from .loading import JsonLines, ParsedConstellation, parse_constellation, read_jsonl
+from .loading import read_jsonl
 from .result import RESULT_FILE, build_result, write_result_json
 from .trajectory import (
     EVALUATION_LOG,
@@ -11,7 +11,7 @@ from .trajectory import (
     GalaxyTrajectory,
     build_trajectory_markdown,
 )
-from .types import ResponseLogLine, SessionSummary, TaskTiming
+from .types import SessionSummary, TaskTiming
 from .writer import ReportPaths, write_reports, write_reports_async
 
 __all__ = [
@@ -21,16 +21,12 @@ __all__ = [
     "RESPONSE_LOG",
     "RESULT_FILE",
     "GalaxyTrajectory",
-    "JsonLines",
-    "ParsedConstellation",
     "ReportPaths",
-    "ResponseLogLine",
     "SessionSummary",
     "TaskTiming",
     "build_result",
     "build_trajectory_markdown",
     "gantt_chart",
-    "parse_constellation",
     "read_jsonl",
     "timings_from_constellation",
     "timings_from_events",

@@ -11,11 +11,11 @@ import os
 import re
 from typing import Any
 
+from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
-from starweave.llm.base import Message, RawAnswer, Usage
-from starweave.llm.client import BaseLLMClient
+from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
+from starweave.llm.client import SDKClient
 from starweave.llm.jsonschema import schema_instruction
-from starweave.redaction import redact
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 ANTHROPIC_INSTALL_HINT = "pip install 'starweave[anthropic]'"
@@ -80,79 +80,46 @@ def resolve_anthropic_key(configured: str) -> tuple[str, str]:
     return (value, ANTHROPIC_KEY_ENV) if value else ("", "")
 
 
-class AnthropicClient(BaseLLMClient):
+class AnthropicClient(SDKClient):
     """Claude through ``anthropic.AsyncAnthropic``."""
 
     name = "anthropic"
 
-    def __init__(
-        self,
-        sdk: Any,
-        model: str,
-        *,
-        provider: str = "anthropic",
-        secrets: tuple[str, ...] = (),
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(model, **kwargs)
-        self.name = provider
-        self.sdk = sdk
-        self._secrets = secrets
+    def __init__(self, sdk: Any, model: str, *, provider: str = "anthropic", **kwargs: Any) -> None:
+        super().__init__(sdk, model, provider=provider, **kwargs)
 
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         import anthropic
 
-        system, converted = to_anthropic_messages(messages)
-        if json_schema is not None:
-            system = f"{system}\n\n{schema_instruction(json_schema)}".strip()
-        request: dict[str, Any] = {
+        system, converted = to_anthropic_messages(request.messages)
+        if request.json_schema is not None:
+            system = f"{system}\n\n{schema_instruction(request.json_schema)}".strip()
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": converted,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
         }
         if system:
-            request["system"] = system
+            body["system"] = system
         try:
-            response = await self.sdk.messages.create(**request)
+            response = await self.sdk.messages.create(**body)
         except anthropic.AuthenticationError:
             raise ProviderUnavailable(
                 f"{self.name}/{self.model}: Anthropic rejected the API key (HTTP 401); check API_KEY in "
                 f"agents.yaml or {ANTHROPIC_KEY_ENV}"
             ) from None
         except anthropic.APIStatusError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: HTTP {exc.status_code}: {redact(str(exc), self._secrets)}"
-            ) from None
+            raise self._failure(f"HTTP {exc.status_code}: {exc}") from None
         except anthropic.APIConnectionError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: cannot reach Anthropic: {redact(str(exc), self._secrets)}"
-            ) from None
+            raise self._failure(f"cannot reach Anthropic: {exc}") from None
         text = "".join(getattr(block, "text", "") for block in response.content)
         usage = Usage(response.usage.input_tokens, response.usage.output_tokens)
         return RawAnswer(text=text, usage=usage, model=response.model or self.model)
 
-    async def aclose(self) -> None:
-        """Close the SDK's HTTP connections."""
-        await self.sdk.close()
-
 
 def create_anthropic_client(
-    api_type: str,
-    *,
-    api_key: str,
-    api_base: str,
-    api_model: str,
-    max_retries: int,
-    timeout: float,
-    **kwargs: Any,
+    api_type: str, agent: AgentLLMConfig, system: SystemConfig, *, timeout: float, **kwargs: Any
 ) -> AnthropicClient:
     """Build the Claude client; ProviderUnavailable when the SDK or the key is missing."""
     try:
@@ -161,14 +128,19 @@ def create_anthropic_client(
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs the anthropic SDK: run {ANTHROPIC_INSTALL_HINT}"
         ) from exc
-    key, _source = resolve_anthropic_key(api_key)
+    key, _source = resolve_anthropic_key(agent.api_key.get_secret_value())
     if not key:
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or {ANTHROPIC_KEY_ENV}"
         )
     sdk = anthropic.AsyncAnthropic(
-        api_key=key, base_url=api_base or None, max_retries=max_retries, timeout=timeout
+        api_key=key, base_url=agent.api_base or None, max_retries=system.max_retry, timeout=timeout
     )
     return AnthropicClient(
-        sdk, api_model or DEFAULT_CLAUDE_MODEL, provider=api_type, secrets=(key,), timeout=timeout, **kwargs
+        sdk,
+        agent.api_model or DEFAULT_CLAUDE_MODEL,
+        provider=api_type,
+        secrets=(key,),
+        timeout=timeout,
+        **kwargs,
     )

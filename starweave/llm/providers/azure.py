@@ -13,6 +13,7 @@ from typing import Any
 
 import openai
 
+from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import ProviderUnavailable
 from starweave.llm.providers.openai_compat import OpenAICompatClient
 
@@ -52,28 +53,16 @@ def _check_common(api_type: str, api_base: str, deployment: str) -> None:
 
 
 def create_azure_client(
-    api_type: str,
-    *,
-    api_key: str,
-    api_base: str,
-    api_version: str,
-    deployment: str,
-    api_model: str,
-    max_retries: int,
-    timeout: float,
-    aad_tenant_id: str = "",
-    aad_api_scope: str = "",
-    aad_api_scope_base: str = "",
-    reasoning_model: bool = False,
-    **kwargs: Any,
+    api_type: str, agent: AgentLLMConfig, system: SystemConfig, *, timeout: float, **kwargs: Any
 ) -> OpenAICompatClient:
     """Build an Azure OpenAI client; ProviderUnavailable names what is missing."""
-    _check_common(api_type, api_base, deployment)
+    deployment = agent.api_deployment_id
+    _check_common(api_type, agent.api_base, deployment)
     common: dict[str, Any] = {
-        "azure_endpoint": api_base,
-        "api_version": api_version,
+        "azure_endpoint": agent.api_base,
+        "api_version": agent.api_version,
         "azure_deployment": deployment,
-        "max_retries": max_retries,
+        "max_retries": system.max_retry,
         "timeout": timeout,
     }
     secrets: tuple[str, ...] = ()
@@ -85,6 +74,7 @@ def create_azure_client(
                 f"api_type 'azure_ad' needs azure-identity: run {AZURE_INSTALL_HINT}"
             ) from exc
         credential_args: dict[str, Any] = {}
+        aad_tenant_id = agent.aad_tenant_id
         if aad_tenant_id:
             # Interactive and shared-cache sign-ins need the tenant; env/CLI credentials find their own.
             credential_args["interactive_browser_tenant_id"] = aad_tenant_id
@@ -92,12 +82,14 @@ def create_azure_client(
         credential = DefaultAzureCredential(**credential_args)
         sdk = openai.AsyncAzureOpenAI(
             azure_ad_token_provider=_async_provider(
-                get_bearer_token_provider(credential, aad_scope(aad_api_scope_base, aad_api_scope))
+                get_bearer_token_provider(
+                    credential, aad_scope(agent.aad_api_scope_base, agent.aad_api_scope)
+                )
             ),
             **common,
         )
     else:
-        key, _source = resolve_azure_key(api_type, api_key)
+        key, _source = resolve_azure_key(api_type, agent.api_key.get_secret_value())
         if not key:
             raise ProviderUnavailable(
                 f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or {AZURE_KEY_ENV}"
@@ -106,9 +98,9 @@ def create_azure_client(
         sdk = openai.AsyncAzureOpenAI(api_key=key, **common)
     return OpenAICompatClient(
         sdk,
-        api_model or deployment,
+        agent.api_model or deployment,
         provider=api_type,
-        reasoning_model=reasoning_model,
+        reasoning_model=agent.reasoning_model,
         secrets=secrets,
         timeout=timeout,
         **kwargs,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.errors import LLMError, ProviderUnavailable
-from starweave.llm.base import Message, RawAnswer, Usage
+from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
 from starweave.llm.client import BaseLLMClient
 from starweave.llm.providers.local_model import (
     INSTALL_HINT,
@@ -192,20 +192,17 @@ class LocalClient(BaseLLMClient):
             return None
         return store
 
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         await self.load()
-        request: dict[str, Any] = {"messages": messages, "max_tokens": max_tokens, "temperature": temperature}
-        if json_schema is not None:
-            request["grammar"] = compact_grammar(json_schema)
+        body: dict[str, Any] = {
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.json_schema is not None:
+            body["grammar"] = compact_grammar(request.json_schema)
         # A daemon thread: Ctrl+C during a long generation must not wait for it to finish.
-        result = await in_daemon_thread(self._call_blocking, request, name="starweave-llm")
+        result = await in_daemon_thread(self._call_blocking, body, name="starweave-llm")
         return _answer_of(result, self.model)
 
     def _call_blocking(self, request: dict[str, Any]) -> Any:

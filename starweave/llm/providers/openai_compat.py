@@ -13,11 +13,11 @@ from typing import Any
 
 import openai
 
+from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
-from starweave.llm.base import Message, RawAnswer, Usage
-from starweave.llm.client import BaseLLMClient
+from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
+from starweave.llm.client import SDKClient
 from starweave.llm.jsonschema import schema_instruction
-from starweave.redaction import redact
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,10 @@ def normalise_base(api_type: str, base: str) -> str | None:
     return base
 
 
-class OpenAICompatClient(BaseLLMClient):
+class OpenAICompatClient(SDKClient):
     """A chat model behind the OpenAI SDK (also used for Azure with an ``AsyncAzureOpenAI`` client)."""
+
+    sdk: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -95,58 +97,44 @@ class OpenAICompatClient(BaseLLMClient):
         provider: str = "openai",
         json_schema_supported: bool = True,
         reasoning_model: bool = False,
-        secrets: tuple[str, ...] = (),
         **kwargs: Any,
     ) -> None:
-        super().__init__(model, **kwargs)
-        self.name = provider
-        self.sdk = sdk
+        super().__init__(sdk, model, provider=provider, **kwargs)
         self.json_schema_supported = json_schema_supported
         # With json_schema support the schema goes into response_format and constrains the answer.
         self.schema_constrained = json_schema_supported
         self.reasoning_model = reasoning_model
-        self._secrets = secrets
 
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
-        request: dict[str, Any] = {"model": self.model, "messages": messages}
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
+        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
         if self.reasoning_model:
             # o-series models take max_completion_tokens and no temperature.
-            request["max_completion_tokens"] = max_tokens
+            body["max_completion_tokens"] = request.max_tokens
         else:
-            request["max_tokens"] = max_tokens
-            request["temperature"] = temperature
-        if json_schema is not None:
+            body["max_tokens"] = request.max_tokens
+            body["temperature"] = request.temperature
+        if request.json_schema is not None:
             if self.json_schema_supported:
-                request["response_format"] = {
+                body["response_format"] = {
                     "type": "json_schema",
-                    "json_schema": {"name": schema_name, "schema": json_schema},
+                    "json_schema": {"name": request.schema_name, "schema": request.json_schema},
                 }
             else:
-                request["response_format"] = {"type": "json_object"}
-                instruction: Message = {"role": "system", "content": schema_instruction(json_schema)}
-                request["messages"] = [*messages, instruction]
+                body["response_format"] = {"type": "json_object"}
+                instruction: Message = {"role": "system", "content": schema_instruction(request.json_schema)}
+                body["messages"] = [*request.messages, instruction]
         try:
-            response = await self.sdk.chat.completions.create(**request)
+            response = await self.sdk.chat.completions.create(**body)
         except openai.AuthenticationError:
             raise ProviderUnavailable(
                 f"{self.name}/{self.model}: the endpoint rejected the API key (HTTP 401); check API_KEY in "
                 "agents.yaml or the provider's API key environment variable"
             ) from None
         except openai.APIStatusError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: HTTP {exc.status_code}: {redact(str(exc.message), self._secrets)}"
-            ) from None
+            raise self._failure(f"HTTP {exc.status_code}: {exc.message}") from None
         except openai.APIConnectionError as exc:
-            raise LLMError(
-                f"{self.name}/{self.model}: cannot reach {self.sdk.base_url}: "
-                f"{redact(str(exc), self._secrets)}; check API_BASE and that the server is running"
+            raise self._failure(
+                f"cannot reach {self.sdk.base_url}: {exc}; check API_BASE and that the server is running"
             ) from None
         if not response.choices:
             raise LLMError(f"{self.name}/{self.model}: the answer has no choices")
@@ -158,42 +146,33 @@ class OpenAICompatClient(BaseLLMClient):
             model=response.model or self.model,
         )
 
-    async def aclose(self) -> None:
-        """Close the SDK's HTTP connections."""
-        await self.sdk.close()
-
 
 def create_openai_client(
-    api_type: str,
-    *,
-    api_key: str,
-    api_base: str,
-    api_model: str,
-    max_retries: int,
-    timeout: float,
-    reasoning_model: bool = False,
-    **kwargs: Any,
+    api_type: str, agent: AgentLLMConfig, system: SystemConfig, *, timeout: float, **kwargs: Any
 ) -> OpenAICompatClient:
     """Build the client for an OpenAI-compatible ``api_type``; ProviderUnavailable if no key is set."""
     endpoint = ENDPOINTS[api_type]
-    key, _source = resolve_key(api_type, api_key)
+    key, _source = resolve_key(api_type, agent.api_key.get_secret_value())
     if not key:
         raise ProviderUnavailable(
             f"api_type {api_type!r} needs an API key: set API_KEY in agents.yaml or the environment "
             f"variable {' or '.join(endpoint.env_vars)}"
         )
-    model = api_model or endpoint.default_model
+    model = agent.api_model or endpoint.default_model
     if not model:
         raise ProviderUnavailable(f"api_type {api_type!r} has no default model: set API_MODEL in agents.yaml")
     sdk = openai.AsyncOpenAI(
-        api_key=key, base_url=normalise_base(api_type, api_base), max_retries=max_retries, timeout=timeout
+        api_key=key,
+        base_url=normalise_base(api_type, agent.api_base),
+        max_retries=system.max_retry,
+        timeout=timeout,
     )
     return OpenAICompatClient(
         sdk,
         model,
         provider=api_type,
         json_schema_supported=endpoint.json_schema_supported,
-        reasoning_model=reasoning_model,
+        reasoning_model=agent.reasoning_model,
         secrets=(key,),
         timeout=timeout,
         **kwargs,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.errors import LLMError, ProviderUnavailable
-from starweave.llm.base import Message, RawAnswer
+from starweave.llm.base import RawAnswer, RawRequest
 from starweave.llm.client import BaseLLMClient
 
 REPLAY_MODEL = "replay"
@@ -91,14 +91,7 @@ class ReplayClient(BaseLLMClient):
         """How many answers are left."""
         return len(self.answers) - self.position
 
-    async def _raw_complete(
-        self,
-        messages: list[Message],
-        json_schema: dict[str, Any] | None,
-        schema_name: str,
-        max_tokens: int,
-        temperature: float,
-    ) -> RawAnswer:
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         if self.position >= len(self.answers):
             raise LLMError(
                 f"{self.path}: the replay file had {len(self.answers)} answers and all were used "
@@ -109,5 +102,5 @@ class ReplayClient(BaseLLMClient):
         if isinstance(answer, str):
             return RawAnswer(text=answer, model=self.model)
         return RawAnswer(
-            text=json.dumps(select_fields(answer, json_schema), ensure_ascii=False), model=self.model
+            text=json.dumps(select_fields(answer, request.json_schema), ensure_ascii=False), model=self.model
         )

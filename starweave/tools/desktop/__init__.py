@@ -10,11 +10,12 @@ import sys
 
 from starweave.errors import DesktopError
 from starweave.tools.desktop.backend import DesktopBackend
-from starweave.tools.desktop.model import ControlInfo, Rect, SettlePolicy, WalkLimits, WindowInfo
+from starweave.tools.desktop.model import ControlInfo, Drag, Rect, SettlePolicy, WalkLimits, WindowInfo
 
 __all__ = [
     "ControlInfo",
     "DesktopBackend",
+    "Drag",
     "Rect",
     "SettlePolicy",
     "WalkLimits",

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from starweave.errors import ControlNotFound
-from starweave.tools.desktop.model import ControlInfo, WalkLimits, WindowInfo
+from starweave.errors import ControlNotFound, DesktopError, WindowNotFound
+from starweave.tools.desktop.model import ControlInfo, Drag, WalkLimits, WindowInfo
 
 T = TypeVar("T")
+W = TypeVar("W")
 
 
 @runtime_checkable
@@ -60,16 +61,7 @@ class DesktopBackend(Protocol):
         """Click a control of the last walk (at its centre) or the screen point (x, y)."""
         ...
 
-    async def drag(
-        self,
-        x1: int,
-        y1: int,
-        x2: int,
-        y2: int,
-        button: str = "left",
-        duration: float = 1.0,
-        key_hold: str | None = None,
-    ) -> None:
+    async def drag(self, move: Drag) -> None:
         """Drag between two screen points, optionally holding "ctrl" or "shift"."""
         ...
 
@@ -100,6 +92,20 @@ class DesktopBackend(Protocol):
     async def aclose(self) -> None:
         """Release the worker thread (launched applications keep running)."""
         ...
+
+
+def known_window(window_id: str, listed: Callable[[], dict[str, W]], relist: Callable[[], object]) -> W:
+    """The window ``window_id`` of the last listing (``listed()``); an unknown id lists the windows
+    again first (``relist``), then raises WindowNotFound naming the open ones."""
+    if str(window_id) not in listed():
+        relist()
+    windows = listed()
+    try:
+        return windows[str(window_id)]
+    except KeyError as exc:
+        raise WindowNotFound(
+            f"Window '{window_id}' not found. Open windows: {list(windows)}; list the windows again."
+        ) from exc
 
 
 @dataclass
@@ -165,7 +171,7 @@ class WorkerThread:
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         if not self._thread.is_alive():
-            raise RuntimeError("The desktop backend was closed; create a new one.")
+            raise DesktopError("The desktop backend was closed; create a new one.")
         loop = asyncio.get_running_loop()
         job = _Job(lambda: fn(*args), loop, loop.create_future(), threading.Event())
         self._jobs.put(job)

@@ -1,4 +1,5 @@
-"""Optional visual control detection and the hybrid merge rule (spec D §17).
+"""Optional visual control detection and the IoU threshold of the hybrid merge rule (spec D §17;
+the merge itself is `starweave.agents.app.detection.add_detected_controls`).
 
 No detector is required: the accessibility tree is the default source. A detector (e.g. an OmniParser
 endpoint) only has to implement :class:`ControlDetector`.
@@ -20,16 +21,3 @@ class ControlDetector(Protocol):
     async def detect(self, png: bytes, origin: Rect) -> list[ControlInfo]:
         """Controls seen in ``png`` (a capture whose top-left is at ``origin`` on screen)."""
         ...
-
-
-def merge_controls(
-    a11y: list[ControlInfo], detected: list[ControlInfo], iou: float = IOU_THRESHOLD_FOR_MERGE
-) -> list[ControlInfo]:
-    """Keep every accessibility control; add each detected one whose IoU with all of them is <= ``iou``;
-    relabel 1..N (accessibility controls first, in order, so their walk ids stay valid)."""
-    kept = [d for d in detected if all(d.rect.iou(a.rect) <= iou for a in a11y)]
-    merged: list[ControlInfo] = []
-    for index, control in enumerate([*a11y, *kept], start=1):
-        source = control.source if index <= len(a11y) else "detector"
-        merged.append(control.model_copy(update={"id": str(index), "source": source}))
-    return merged

@@ -6,6 +6,8 @@ The backends correct toolkit quirks (GTK4 window-relative extents) before buildi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, Field
 
 
@@ -118,3 +120,17 @@ class SettlePolicy(BaseModel):
     quiet: float = 0.15
     first_change: float = 0.6
     max_wait: float = 3.0
+
+
+@dataclass(frozen=True)
+class Drag:
+    """One mouse drag in screen pixels: press ``button`` at (x1, y1), move over ``duration``
+    seconds, release at (x2, y2), holding ``key_hold`` ("ctrl", "shift", "alt") when given."""
+
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+    button: str = "left"
+    duration: float = 1.0
+    key_hold: str | None = None

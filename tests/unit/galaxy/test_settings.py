@@ -70,3 +70,24 @@ def test_review_settings_default_to_the_fast_path_and_load_from_the_file(tmp_pat
         load_galaxy_config(root, env={})
     shipped = load_galaxy_config(Path(__file__).resolve().parents[3] / "config", env={}).constellation
     assert shipped.review_mode == "fast"
+
+
+def test_assignment_strategy_is_chosen_by_name_from_the_strategy_table(tmp_path: Path) -> None:
+    assert load_galaxy_config(folder(tmp_path), env={}).constellation.assignment_strategy is None
+    (tmp_path / "b").mkdir()
+    root = folder(
+        tmp_path / "b", constellation="DEVICE_INFO: devices.yaml\nASSIGNMENT_STRATEGY: load_balance\n"
+    )
+    assert load_galaxy_config(root, env={}).constellation.assignment_strategy == "load_balance"
+    # The device loader reads the same file and knows the key too.
+    (root / "galaxy" / "devices.yaml").write_text(
+        "devices:\n  - device_id: d1\n    server_url: ws://h:1/ws\n"
+    )
+    assert load_devices_config(root / "galaxy" / "constellation.yaml").device_ids == ["d1"]
+    (root / "galaxy" / "constellation.yaml").write_text("ASSIGNMENT_STRATEGY: fastest\n")
+    with pytest.raises(
+        ConfigError,
+        match=r"constellation\.yaml: ASSIGNMENT_STRATEGY: unknown assignment strategy 'fastest'; "
+        r"use one of round_robin, capability_match, load_balance",
+    ):
+        load_galaxy_config(root, env={})

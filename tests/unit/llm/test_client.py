@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from starweave.errors import LLMResponseError, LLMTimeoutError
-from starweave.llm.base import Message, RawAnswer, Usage
+from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
 from starweave.llm.client import BaseLLMClient, retry_message
 from starweave.llm.providers.replay import ReplayClient
 
@@ -39,9 +39,9 @@ class RecordingReplay(ReplayClient):
         super().__init__(*args, **kwargs)
         self.sent: list[list[Message]] = []
 
-    async def _raw_complete(self, messages: list[Message], *args: Any) -> RawAnswer:
-        self.sent.append(list(messages))
-        answer = await super()._raw_complete(messages, *args)
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
+        self.sent.append(list(request.messages))
+        answer = await super()._raw_complete(request)
         # Pretend each answer used tokens so accumulation can be checked.
         return RawAnswer(answer.text, Usage(10, 5), answer.model)
 
@@ -108,7 +108,7 @@ class SlowClient(BaseLLMClient):
         super().__init__("slow-model", **kwargs)
         self.delay = delay
 
-    async def _raw_complete(self, messages: list[Message], *args: Any) -> RawAnswer:
+    async def _raw_complete(self, request: RawRequest) -> RawAnswer:
         await asyncio.sleep(self.delay)
         return RawAnswer('{"thought": "t", "status": "FINISH"}', Usage(1000, 1000))
 

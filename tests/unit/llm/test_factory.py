@@ -159,3 +159,26 @@ def test_qwen_prefers_dashscope_key_like_the_client(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("QWEN_API_KEY", "qwen-second-choice")
     monkeypatch.setenv("DASHSCOPE_API_KEY", "dashscope-first-choice")
     assert secret_values(AgentLLMConfig(API_TYPE="qwen")) == ["dashscope-first-choice"]
+
+
+def test_a_provider_added_to_the_table_is_accepted_by_the_config_and_built(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from starweave.llm.factory import PROVIDERS, Provider
+
+    with pytest.raises(ValueError, match="unknown API_TYPE 'echo'"):
+        AgentLLMConfig(API_TYPE="echo")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('"hello"\n', encoding="utf-8")
+
+    def build(api_type: str, agent: AgentLLMConfig, system: SystemConfig, **common: object) -> ReplayClient:
+        return ReplayClient(str(answers), model=f"{api_type}-model", **common)  # type: ignore[arg-type]
+
+    monkeypatch.setitem(PROVIDERS, "echo", Provider(build, lambda t, a, k: {"detail": "echo here"}, "echo-1"))
+    agent = AgentLLMConfig(API_TYPE="ECHO")
+    client = create_llm(agent, SystemConfig())
+    assert isinstance(client, ReplayClient) and client.model == "echo-model"
+    report = {e["provider"]: e for e in provider_status(StarweaveConfig())}
+    assert report["echo"]["detail"] == "echo here" and report["echo"]["usable"] is True
+    assert report["echo"]["default_model"] == "echo-1"
+    assert secret_values(agent) == []

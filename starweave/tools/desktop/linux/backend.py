@@ -13,12 +13,12 @@ import subprocess
 import time
 from typing import Any
 
-from starweave.errors import DesktopError, WindowNotFound
-from starweave.tools.desktop.backend import WalkState, WorkerThread
+from starweave.errors import DesktopError
+from starweave.tools.desktop.backend import WalkState, WorkerThread, known_window
 from starweave.tools.desktop.keys import text_ops
 from starweave.tools.desktop.linux import atspi, x11
 from starweave.tools.desktop.linux.keys import to_xdotool, translate_keys
-from starweave.tools.desktop.model import ControlInfo, SettlePolicy, WalkLimits, WindowInfo
+from starweave.tools.desktop.model import ControlInfo, Drag, SettlePolicy, WalkLimits, WindowInfo
 from starweave.tools.desktop.settle import fingerprint, poll_until, wait_until_settled
 from starweave.tools.desktop.walk import WalkResult, build_tree, ui_node, walk_controls
 
@@ -78,19 +78,10 @@ class LinuxDesktopBackend:
     ) -> None:
         await self._worker.run(self._click, control_id, x, y, button, double)
 
-    async def drag(
-        self,
-        x1: int,
-        y1: int,
-        x2: int,
-        y2: int,
-        button: str = "left",
-        duration: float = 1.0,
-        key_hold: str | None = None,
-    ) -> None:
+    async def drag(self, move: Drag) -> None:
         def act() -> None:
             self._bring_up_walked(None)  # no window manager: raise what the agent is looking at
-            self._acting(lambda: x11.drag(x1, y1, x2, y2, button, duration, key_hold))
+            self._acting(lambda: x11.drag(move))
 
         await self._worker.run(act)
 
@@ -154,15 +145,7 @@ class LinuxDesktopBackend:
         return found
 
     def _window(self, window_id: str) -> atspi.A11yWindow:
-        if str(window_id) not in self._windows:
-            self._list_windows()
-        try:
-            return self._windows[str(window_id)]
-        except KeyError as exc:
-            raise WindowNotFound(
-                f"Window '{window_id}' not found. Open windows: {list(self._windows)}; "
-                "list the windows again."
-            ) from exc
+        return known_window(window_id, lambda: self._windows, self._list_windows)
 
     def _focus_window(self, window_id: str) -> WindowInfo:
         win = self._window(window_id)

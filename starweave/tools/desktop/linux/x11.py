@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from starweave.errors import DesktopError
-from starweave.tools.desktop.model import Rect
+from starweave.tools.desktop.model import Drag, Rect
 from starweave.tools.desktop.screen import grab_raw as grab_raw
 from starweave.tools.desktop.screen import screen_size as screen_size
 from starweave.tools.desktop.screen import screenshot_png as screenshot_png
@@ -145,31 +145,23 @@ def _move_to(x: int, y: int) -> list[str]:
     return ["mousemove", "--sync", str(x), str(y)]
 
 
-def drag(
-    x1: int,
-    y1: int,
-    x2: int,
-    y2: int,
-    button: str = "left",
-    duration: float = 1.0,
-    key_hold: str | None = None,
-) -> None:
+def drag(move: Drag) -> None:
     """Press at (x1, y1), move in steps over ``duration`` seconds, release at (x2, y2)."""
-    code = _button(button)
-    steps = max(2, min(50, int(duration / 0.02)))
-    pause = f"{max(duration, 0.0) / steps:.3f}"
+    code = _button(move.button)
+    steps = max(2, min(50, int(move.duration / 0.02)))
+    pause = f"{max(move.duration, 0.0) / steps:.3f}"
     args: list[str] = []
-    if key_hold:
-        args += ["keydown", key_hold]
-    args += [*_move_to(x1, y1), "mousedown", code]
+    if move.key_hold:
+        args += ["keydown", move.key_hold]
+    args += [*_move_to(move.x1, move.y1), "mousedown", code]
     for i in range(1, steps + 1):
-        px = x1 + (x2 - x1) * i // steps
-        py = y1 + (y2 - y1) * i // steps
+        px = move.x1 + (move.x2 - move.x1) * i // steps
+        py = move.y1 + (move.y2 - move.y1) * i // steps
         args += ["sleep", pause, "mousemove", str(px), str(py)]
     args += ["mouseup", code]
-    if key_hold:
-        args += ["keyup", key_hold]
-    xdotool(*args, timeout=XDOTOOL_TIMEOUT + duration)
+    if move.key_hold:
+        args += ["keyup", move.key_hold]
+    xdotool(*args, timeout=XDOTOOL_TIMEOUT + move.duration)
 
 
 def scroll(x: int, y: int, wheel_dist: int) -> None:

@@ -18,11 +18,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from starweave.errors import DesktopError, WindowNotFound
+from starweave.errors import DesktopError
 from starweave.tools.desktop import screen
-from starweave.tools.desktop.backend import WalkState, WorkerThread
+from starweave.tools.desktop.backend import WalkState, WorkerThread, known_window
 from starweave.tools.desktop.keys import KeyOp, KeyPress, parse_keys, text_ops
-from starweave.tools.desktop.model import ControlInfo, SettlePolicy, WalkLimits, WindowInfo
+from starweave.tools.desktop.model import ControlInfo, Drag, SettlePolicy, WalkLimits, WindowInfo
 from starweave.tools.desktop.settle import fingerprint, wait_until_settled
 from starweave.tools.desktop.walk import build_tree, ui_node
 from starweave.tools.desktop.windows.com import ComApartment
@@ -99,17 +99,8 @@ class UIABackend:
     ) -> None:
         await self._run(self._click, control_id, x, y, button, double)
 
-    async def drag(
-        self,
-        x1: int,
-        y1: int,
-        x2: int,
-        y2: int,
-        button: str = "left",
-        duration: float = 1.0,
-        key_hold: str | None = None,
-    ) -> None:
-        await self._run(self._drag, x1, y1, x2, y2, duration, key_hold)
+    async def drag(self, move: Drag) -> None:
+        await self._run(self._drag, move)
 
     async def set_text(self, control_id: str, text: str, clear: bool = False) -> None:
         await self._run(self._set_text, control_id, text, clear)
@@ -209,15 +200,7 @@ class UIABackend:
             return 0
 
     def _window(self, window_id: str) -> Any:
-        if str(window_id) not in self._windows:
-            self._list_windows()
-        try:
-            return self._windows[str(window_id)]
-        except KeyError as exc:
-            raise WindowNotFound(
-                f"Window '{window_id}' not found. Open windows: {list(self._windows)}; "
-                "list the windows again."
-            ) from exc
+        return known_window(window_id, lambda: self._windows, self._list_windows)
 
     def _activate(self, window_id: str, element: Any) -> None:
         try:
@@ -354,15 +337,16 @@ class UIABackend:
         cx, cy = info.rect.center
         self._acting(lambda: self._mouse(cx, cy, button, double))
 
-    def _drag(self, x1: int, y1: int, x2: int, y2: int, duration: float, key_hold: str | None) -> None:
-        hold = getattr(self.auto.Keys, vk_name(key_hold)) if key_hold else None
+    def _drag(self, move: Drag) -> None:
+        hold = getattr(self.auto.Keys, vk_name(move.key_hold)) if move.key_hold else None
         self._focus_walked(None)
 
         def act() -> None:
             if hold is not None:
                 self.auto.PressKey(hold)
             try:
-                self.auto.DragDrop(x1, y1, x2, y2, moveSpeed=max(0.1, 1.0 / max(duration, 0.1)))
+                speed = max(0.1, 1.0 / max(move.duration, 0.1))
+                self.auto.DragDrop(move.x1, move.y1, move.x2, move.y2, moveSpeed=speed)
             finally:
                 if hold is not None:
                     self.auto.ReleaseKey(hold)

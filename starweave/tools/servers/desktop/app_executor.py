@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from pydantic import Field
 
-from starweave.tools.desktop.model import ControlInfo, Rect
+from starweave.tools.desktop.model import ControlInfo, Drag, Rect
 from starweave.tools.servers.desktop.state import ACTION_ERRORS, UIState, describe
 
 APP_EXECUTOR_NAME = "UFO UI AppAgent Action MCP Server"
@@ -114,7 +114,7 @@ def create_app_executor_server(state: UIState) -> MCPServer:
         x1, y1 = to_screen(rect, start_x, start_y)
         x2, y2 = to_screen(rect, end_x, end_y)
         await _run(
-            state.backend.drag(x1, y1, x2, y2, button, duration, key_hold),
+            state.backend.drag(Drag(x1, y1, x2, y2, button, duration, key_hold)),
             f"drag from ({x1}, {y1}) to ({x2}, {y2})",
         )
         held = f" holding {key_hold}" if key_hold else ""

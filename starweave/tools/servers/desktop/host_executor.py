@@ -70,8 +70,11 @@ def window_info_dict(annotation_id: str, window: WindowInfo) -> dict[str, Any]:
     }
 
 
-def lookup_window(state: UIState, window_id: str) -> WindowInfo:
-    """The window of the last ``get_desktop_app_info`` with annotation id ``window_id``."""
+def lookup_window(state: UIState, window_id: str, tool: str) -> WindowInfo:
+    """The window of the last ``get_desktop_app_info`` with annotation id ``window_id`` (the id
+    ``tool`` was given)."""
+    if not str(window_id).strip():
+        raise McpToolError(f"Window id is required for {tool}")
     if not state.last_app_windows:
         raise McpToolError(NO_WINDOWS_AVAILABLE)
     window = state.last_app_windows.get(str(window_id))
@@ -112,9 +115,7 @@ def create_host_executor_server(state: UIState) -> MCPServer:
 
         Returns {"root_name": the application's process name, "window_info": {...}}.
         """
-        if not str(id).strip():
-            raise McpToolError("Window id is required for select_application_window")
-        window = lookup_window(state, id)
+        window = lookup_window(state, id, "select_application_window")
         try:
             await state.backend.focus_window(window.id)
         except ACTION_ERRORS as exc:
@@ -169,9 +170,7 @@ def create_host_executor_server(state: UIState) -> MCPServer:
         name: Annotated[str, Field(description="The name of the window with that id.")],
     ) -> str:
         """Close an application window (the application may ask to save first)."""
-        if not str(id).strip():
-            raise McpToolError("Window id is required for close_application_window")
-        window = lookup_window(state, id)
+        window = lookup_window(state, id, "close_application_window")
         try:
             await state.backend.close_window(window.id)
         except ACTION_ERRORS as exc:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 
@@ -166,8 +165,3 @@ def describe(exc: BaseException) -> str:
     """A one-line description of a backend failure."""
     text = str(exc) or type(exc).__name__
     return text if isinstance(exc, (StarweaveError, McpToolError)) else f"{type(exc).__name__}: {text}"
-
-
-def control_summary(control: ControlInfo) -> dict[str, Any]:
-    """``{id, name, type}`` of a control, for action results."""
-    return {"id": control.id, "name": control.name, "type": control.control_type}

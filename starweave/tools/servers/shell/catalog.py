@@ -13,7 +13,7 @@ from starweave.tools.servers.shell.rulebook import Rule, generic_look, generic_r
 from starweave.tools.servers.shell.rules_archive import ARCHIVE_RULES
 from starweave.tools.servers.shell.rules_files import FILE_RULES
 from starweave.tools.servers.shell.rules_git import rule_git
-from starweave.tools.servers.shell.rules_system import SYSTEM_RULES, rule_listing
+from starweave.tools.servers.shell.rules_system import SYSTEM_RULES
 from starweave.tools.servers.shell.rules_text import TEXT_RULES
 from starweave.tools.servers.shell.rules_tools import INTERPRETER, TOOL_RULES, rule_interpreter
 
@@ -211,8 +211,8 @@ def lookup_rule(name: str) -> Rule:
         return generic_read
     if name in LOOK_ONLY:
         return generic_look
-    if name in LISTINGS:
-        return rule_listing
+    if name in LISTINGS:  # system listings (lsblk, findmnt ...): their path values are read
+        return generic_read
     if name in NO_PATHS:
         return no_paths
     if name in SHELL_BUILTINS:

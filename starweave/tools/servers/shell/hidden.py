@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 from starweave.tools.servers.shell.paths import (
+    HISTORY_FILES,
     SENSITIVE_DIRS,
     SENSITIVE_NAMES,
     SENSITIVE_PREFIXES,
@@ -54,12 +55,7 @@ RUN = "/run"
 RUN_KEPT = frozenset({"systemd", "resolvconf", "lock", "utmp"})
 # Besides the policy's names: shell and REPL histories hold typed secrets; a few token files.
 EXTRA_HOME_NAMES = (
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".psql_history",
-    ".mysql_history",
-    ".node_repl_history",
+    *HISTORY_FILES,
     ".vault-token",
     ".config/containers/auth.json",
     ".cargo/credentials",

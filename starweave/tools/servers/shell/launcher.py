@@ -152,7 +152,7 @@ def _clear_files(dir_fd: int) -> list[str]:
     folders: list[str] = []
     try:
         entries = list(os.scandir(dir_fd))
-    except Exception:
+    except OSError:
         return folders
     for entry in entries:
         try:
@@ -163,7 +163,7 @@ def _clear_files(dir_fd: int) -> list[str]:
                     folders.append(entry.name)
             else:
                 os.unlink(entry.name, dir_fd=dir_fd)
-        except Exception:  # an entry that cannot go stays; the rest still goes
+        except OSError:  # an entry that cannot go stays; the rest still goes
             continue
     return folders
 
@@ -182,7 +182,7 @@ def _remove_below(top_fd: int) -> None:
                 name = pending.pop()
                 try:
                     sub = _open_folder(name, fd)
-                except Exception:  # gone, or not a folder any more
+                except OSError:  # gone, or not a folder any more
                     continue
                 frames.append((name, _folder_id(fd), pending))
                 os.close(fd)
@@ -213,7 +213,7 @@ def _remove_tree(top: str) -> None:
     try:
         os.fchmod(fd, 0o700)
         _remove_below(fd)
-    except Exception:  # best effort: the supervisor must still exit
+    except OSError:  # best effort: the supervisor must still exit
         pass
     finally:
         os.close(fd)

@@ -14,6 +14,19 @@ from starweave.tools.servers.shell.options import FREE, OptSpec, gnu
 # every word is an operand, and none of them opens a file.
 FREE_COMMANDS = ("echo", "printf", "true", "false", "test", "[", "expr")
 
+# ls and dir are one program with other defaults (dir = ls -C -b): the same options.
+_LS = gnu(
+    "abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1",
+    (
+        "all escape directory dired full-time group-directories-first human-readable inode kibibytes "
+        "numeric-uid-gid no-group hide-control-chars reverse size width= almost-all ignore-backups "
+        "classify=? file-type si dereference-command-line dereference-command-line-symlink-to-dir "
+        "hide= ignore= indicator-style= dereference literal quote-name quoting-style= recursive "
+        "format= show-control-chars sort= tabsize= time= time-style= zero color=? hyperlink=? "
+        "block-size= context author help version"
+    ),
+)
+
 COREUTILS: dict[str, OptSpec] = {
     **dict.fromkeys(FREE_COMMANDS, FREE),
     # dd reads key=value operands; its only options are --help and --version.
@@ -92,17 +105,7 @@ COREUTILS: dict[str, OptSpec] = {
             "total type= exclude-type= help version"
         ),
     ),
-    "dir": gnu(
-        "abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1",
-        (
-            "all escape directory dired full-time group-directories-first human-readable inode kibibytes "
-            "numeric-uid-gid no-group hide-control-chars reverse size width= almost-all ignore-backups "
-            "classify=? file-type si dereference-command-line dereference-command-line-symlink-to-dir "
-            "hide= ignore= indicator-style= dereference literal quote-name quoting-style= recursive "
-            "format= show-control-chars sort= tabsize= time= time-style= zero color=? hyperlink=? "
-            "block-size= context author help version"
-        ),
-    ),
+    "dir": _LS,
     "dirname": gnu("z", "zero help version"),
     "du": gnu(
         "0abd:chHklmst:xB:DLPSX:",
@@ -148,17 +151,7 @@ COREUTILS: dict[str, OptSpec] = {
         ),
     ),
     "logname": gnu("", "help version"),
-    "ls": gnu(
-        "abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1",
-        (
-            "all escape directory dired full-time group-directories-first human-readable inode kibibytes "
-            "numeric-uid-gid no-group hide-control-chars reverse size width= almost-all ignore-backups "
-            "classify=? file-type si dereference-command-line dereference-command-line-symlink-to-dir "
-            "hide= ignore= indicator-style= dereference literal quote-name quoting-style= recursive "
-            "format= show-control-chars sort= tabsize= time= time-style= zero color=? hyperlink=? "
-            "block-size= context author help version"
-        ),
-    ),
+    "ls": _LS,
     "md5sum": gnu("bctwz", "check ignore-missing quiet status warn strict tag zero binary text help version"),
     "mkdir": gnu("pm:vZ", "context=? mode= parents verbose help version"),
     "mv": gnu(

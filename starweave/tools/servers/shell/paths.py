@@ -89,6 +89,15 @@ SENSITIVE_SUBPATHS = (
     ("/.cargo/credentials.toml",),
     ("/.terraform.d/credentials.tfrc.json",),
 )
+# Shell and REPL histories hold what was typed, passwords included.
+HISTORY_FILES = (
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+)
 # File names refused anywhere (fnmatch patterns, matched on the base name).
 SENSITIVE_NAMES = (
     ".env",
@@ -107,13 +116,7 @@ SENSITIVE_NAMES = (
     ".pypirc",
     ".npmrc",
     ".vault-token",
-    # shell and REPL histories hold what was typed, passwords included
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".psql_history",
-    ".mysql_history",
-    ".node_repl_history",
+    *HISTORY_FILES,
     # the password and sudo databases, wherever a copy of them lies (a backup, a container layer)
     "shadow",
     "shadow-",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from starweave.tools.servers.shell.rulebook import Rule, RuleContext, check_reads, option_values_read, refuse
+from starweave.tools.servers.shell.rulebook import Rule, RuleContext, check_reads, refuse
 
 # ps options that take a value: UNIX (-o), BSD (o, as the last letter of a word) and GNU (--format).
 PS_UNIX_VALUE = frozenset("CGgOopqstuU")
@@ -149,14 +149,6 @@ def rule_ss(argv: list[str], ctx: RuleContext) -> list[str]:
     for out in args.values("-D", "--diag"):
         ctx.write(out)
     check_reads(args.values("-F", "--filter"), ctx)
-    return argv
-
-
-def rule_listing(argv: list[str], ctx: RuleContext) -> list[str]:
-    """System listings (lsblk, findmnt, lscpu, lspci ...): known options, path values read."""
-    args = ctx.opts(argv)
-    option_values_read(args, ctx)
-    check_reads(args.pos, ctx)
     return argv
 
 

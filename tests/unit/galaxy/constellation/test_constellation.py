@@ -141,15 +141,6 @@ def test_i3_task_and_dependency_modifiability() -> None:
     assert c.get_modifiable_dependencies() == []
 
 
-def test_i1_assignment_validation() -> None:
-    c = make("a", "b")
-    ok, errors = c.validate_assignments()
-    assert not ok and errors[0].startswith("Task a (task_a) has no target_device_id")
-    c.update_task("a", target_device_id="pc1")
-    c.update_task("b", target_device_id="pc2")
-    assert c.validate_assignments() == (True, [])
-
-
 def test_remove_task_cascades_and_frees_dependents() -> None:
     c = make("a", "b", "c", edges=[("a", "b"), ("b", "c")])
     c.remove_task("b")

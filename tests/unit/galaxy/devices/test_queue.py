@@ -54,7 +54,7 @@ async def test_clearing_resolves_every_waiter() -> None:
     assert not queues.has_queued_tasks("d1")
     late = task("c")
     queues.enqueue_task(late)
-    queues.clear_all("cancelled", "shutdown of {device_id}")
+    queues.clear_queue("d1", "cancelled", "shutdown of d1")
     assert (await late.future).error == "shutdown of d1"
     late.resolve(ExecutionResult("c", "completed"))  # resolving twice is a no-op
     assert (await late.future).status == "cancelled"

@@ -6,6 +6,7 @@ import pytest
 from unit.galaxy.orchestrator.orch_kit import FakeDevices, make_constellation
 
 from starweave.galaxy.constellation import DeviceType, TaskStar, TaskStatus
+from starweave.galaxy.events import EventBus
 from starweave.galaxy.orchestrator import RESULTS_HEADER, ConstellationManager, build_task_request
 from starweave.galaxy.types import ExecutionResult
 
@@ -97,7 +98,7 @@ async def test_registry_and_device_info() -> None:
     }
     assert manager.reassign_task_device(c, "b", "C") and c.get_task("b").target_device_id == "C"
     assert manager.reassign_task_device(c, "zzz", "C") is False
-    devices = await manager.get_available_devices()
+    devices = manager.available_devices()
     assert [d["device_id"] for d in devices] == ["A", "B", "C"] and devices[2]["device_type"] == "windows"
     assert manager.unregister_constellation("c1") and await manager.get_constellation_status("c1") is None
 
@@ -120,3 +121,24 @@ def test_build_task_request_truncates_and_lists_predecessors() -> None:
     assert '- b (b): {"k": "v"}' in block
     assert c.get_task("c").status is TaskStatus.PENDING
     assert build_task_request(TaskStar(task_id="loose", description="d"), c).startswith("Task Description: d")
+
+
+async def test_a_strategy_added_to_the_table_is_selected_from_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from starweave.galaxy.orchestrator import STRATEGIES, TaskConstellationOrchestrator
+    from starweave.galaxy.settings import ConstellationSettings
+
+    def last_device(
+        task: TaskStar, index: int, devices: list[dict[str, object]], load: dict[str, int]
+    ) -> str:
+        return str(devices[-1]["device_id"])
+
+    monkeypatch.setitem(STRATEGIES, "last_device", last_device)
+    settings = ConstellationSettings.model_validate({"ASSIGNMENT_STRATEGY": "last_device"})
+    orchestrator = TaskConstellationOrchestrator(
+        FakeDevices(), event_bus=EventBus(), assignment_strategy=settings.assignment_strategy
+    )
+    c = make_constellation(["t0", "t1"], device=None)
+    outcome = await orchestrator.orchestrate_constellation(c)
+    assert outcome["status"] == "completed" and assigned(c) == ["C", "C"]

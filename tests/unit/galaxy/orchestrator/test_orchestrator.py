@@ -8,6 +8,7 @@ import asyncio
 import pytest
 from unit.galaxy.orchestrator.orch_kit import FakeDevices, Recorder, eventually, make_constellation
 
+from starweave.errors import OrchestrationError
 from starweave.galaxy.constellation import DependencyType, TaskStatus
 from starweave.galaxy.events import EventBus, EventType
 from starweave.galaxy.orchestrator import RESULTS_HEADER, TaskConstellationOrchestrator
@@ -122,6 +123,18 @@ async def test_events_and_payloads() -> None:
     assert outcome["total_tasks"] == 3
 
 
+async def test_the_constructor_strategy_serves_runs_that_name_none() -> None:
+    devices, bus, recorder = FakeDevices(), EventBus(), Recorder()
+    bus.subscribe(recorder)
+    orch = TaskConstellationOrchestrator(devices, event_bus=bus, assignment_strategy="round_robin")
+    c = make_constellation(["a", "b", "c"], device=None)
+    async with asyncio.timeout(BOUND):
+        outcome = await orch.orchestrate_constellation(c)
+    assert outcome["status"] == "completed"
+    assert [devices.call(t).device_id for t in "abc"] == ["A", "B", "C"]
+    assert recorder.events[0].data["assignment_strategy"] == "round_robin"
+
+
 async def test_unassigned_tasks_without_devices_raise_before_running() -> None:
     orch, devices, recorder = setup(FakeDevices(devices={}))
     c = make_constellation(["a", "b"], device=None)
@@ -209,7 +222,7 @@ async def test_same_constellation_twice_at_once_is_refused() -> None:
     async with asyncio.timeout(BOUND):
         first = asyncio.create_task(orch.orchestrate_constellation(c))
         await eventually(lambda: bool(devices.calls))
-        with pytest.raises(RuntimeError, match="already being orchestrated"):
+        with pytest.raises(OrchestrationError, match="already being orchestrated"):
             await orch.orchestrate_constellation(c)
         release.set()
         assert (await first)["status"] == "completed"

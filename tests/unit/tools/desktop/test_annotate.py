@@ -1,4 +1,4 @@
-"""Set-of-mark annotation and the hybrid IoU merge."""
+"""Set-of-mark annotation and rectangle overlap (IoU)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import io
 from PIL import Image
 
 from starweave.tools.desktop.annotate import SELECTED_COLOR, annotate, annotation_dict, highlight
-from starweave.tools.desktop.detect import merge_controls
 from starweave.tools.desktop.model import ControlInfo, Rect
 
 
@@ -46,20 +45,6 @@ def test_selected_control_is_highlighted() -> None:
 def test_annotation_dict_is_keyed_by_label() -> None:
     controls = [control("1", 0, 0), control("2", 50, 0)]
     assert list(annotation_dict(controls)) == ["1", "2"]
-
-
-def test_merge_keeps_all_a11y_and_drops_overlapping_detections() -> None:
-    a11y = [control("1", 0, 0, 100, 100), control("2", 200, 0, 50, 50)]
-    detected = [
-        control("d1", 5, 5, 100, 100),  # IoU ~0.82 with control 1: dropped
-        control("d2", 400, 400, 30, 30),  # no overlap: kept
-        control("d3", 90, 90, 100, 100),  # IoU ~0.005: kept at the default 0.1
-    ]
-    merged = merge_controls(a11y, detected)
-    assert [c.id for c in merged] == ["1", "2", "3", "4"]
-    assert [c.name for c in merged] == ["c1", "c2", "cd2", "cd3"]
-    assert [c.source for c in merged] == ["a11y", "a11y", "detector", "detector"]
-    assert len(merge_controls(a11y, detected, iou=0.0)) == 3  # a lower threshold deduplicates more
 
 
 def test_iou() -> None:

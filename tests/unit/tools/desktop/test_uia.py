@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from starweave.errors import ControlNotFound, DesktopError, WindowNotFound
-from starweave.tools.desktop.model import SettlePolicy, WalkLimits
+from starweave.tools.desktop.model import Drag, SettlePolicy, WalkLimits
 from starweave.tools.desktop.windows.sendkeys import escape_send_keys
 from starweave.tools.desktop.windows.uia import UIABackend
 
@@ -218,7 +218,7 @@ async def test_actions_reach_uiautomation(backend: UIABackend, fake: FakeAuto) -
     assert await backend.get_text("1") == "fresh"
     await backend.type_keys("{VK_CONTROL}s{ENTER}hi", control_id="1")
     await backend.scroll("1", -3)
-    await backend.drag(1, 2, 3, 4, key_hold="shift")
+    await backend.drag(Drag(1, 2, 3, 4, key_hold="shift"))
     assert fake.calls == [
         ("click", 50, 325),
         ("right", 5, 6),

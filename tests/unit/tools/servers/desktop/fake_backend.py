@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starweave.errors import WindowNotFound
-from starweave.tools.desktop.model import ControlInfo, Rect, WalkLimits, WindowInfo
+from starweave.tools.desktop.model import ControlInfo, Drag, Rect, WalkLimits, WindowInfo
 
 
 def tiny_png(width: int = 2, height: int = 2) -> bytes:
@@ -192,11 +192,11 @@ class FakeDesktopBackend:
         elif control.control_type == "Button":
             display.value = control.name if display.value == "0" else display.value + control.name
 
-    async def drag(
-        self, x1: int, y1: int, x2: int, y2: int, button: str, duration: float, key_hold: str | None
-    ) -> None:
+    async def drag(self, move: Drag) -> None:
         self._check("drag")
-        self.calls.append(("drag", x1, y1, x2, y2, button, duration, key_hold))
+        self.calls.append(
+            ("drag", move.x1, move.y1, move.x2, move.y2, move.button, move.duration, move.key_hold)
+        )
 
     async def set_text(self, control_id: str, text: str, clear: bool) -> None:
         self._check("set_text")
