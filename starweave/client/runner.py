@@ -73,7 +73,7 @@ def build_device_client(options: ClientOptions) -> DeviceClient:
     register_builtin_servers()
     servers = MCPServerManager(config.system.shell)
     # A command may run for SHELL.MAX_TIMEOUT; the tool call around it must not give up first.
-    tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
+    tool_timeout = config.system.tool_timeout()
     computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
     log.info("Platform detected/specified: %s", options.platform)
     return DeviceClient(servers, computers, client_id=options.client_id, platform=options.platform)
