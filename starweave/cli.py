@@ -19,6 +19,9 @@ from starweave.cli_commands import config_show, doctor, galaxy, mcp_serve
 from starweave.cli_support import (
     USAGE_EXIT,
     ConfigDirOption,
+    LogLevelOption,
+    ModelOption,
+    YesOption,
     check_bind,
     check_positive,
     check_ws_url,
@@ -59,14 +62,12 @@ def run(
             "--provider", help="Model provider: local, openai, ollama, aoai, azure_ad, claude, replay…"
         ),
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    model: ModelOption = None,
     replay_file: Annotated[
         Path | None,
         typer.Option("--replay-file", help="Recorded answers for --provider replay (JSON lines)."),
     ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")
-    ] = False,
+    yes: YesOption = False,
     config_dir: ConfigDirOption = None,
     log_dir: Annotated[
         Path | None, typer.Option("--log-dir", help="Where run logs go (default: logs/).")
@@ -169,18 +170,16 @@ def server(
         list[str] | None, typer.Option("--allow-origin", help="Browser Origin to accept (repeatable).")
     ] = None,
     provider: Annotated[str | None, typer.Option("--provider", help="Model provider, as for run.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    model: ModelOption = None,
     replay_file: Annotated[
         Path | None, typer.Option("--replay-file", help="Recorded answers (each session replays the file).")
     ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")
-    ] = False,
+    yes: YesOption = False,
     config_dir: ConfigDirOption = None,
     log_dir: Annotated[
         Path | None, typer.Option("--log-dir", help="Where session logs go (default: logs/).")
     ] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+    log_level: LogLevelOption = "WARNING",
     state_dir: Annotated[
         Path | None,
         typer.Option(
@@ -310,7 +309,7 @@ def client(
         ),
     ] = 120.0,
     config_dir: ConfigDirOption = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+    log_level: LogLevelOption = "WARNING",
 ) -> None:
     """Run a device client: register with the server and execute the commands it sends."""
     from starweave.client.runner import ClientOptions, run_device_client

@@ -194,6 +194,10 @@ ConfigDirOption = Annotated[
         help="Folder holding ufo/*.yaml (default: ./config if it has ufo/).",
     ),
 ]
+# Options several commands take, declared once so their flags and help read the same everywhere.
+ModelOption = Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")]
+LogLevelOption = Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")]
 
 
 def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
