@@ -29,6 +29,7 @@ from starweave.cli_support import (
     host_platform,
     os_error_line,
     print_config_warnings,
+    run_async,
     usage_error_line,
     validation_line,
 )
@@ -119,21 +120,15 @@ def run(
     )
     # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
     view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)
-    try:
-        if agent == "host":
-            from starweave.session.desktop_runner import DesktopOptions, run_host_task
+    if agent == "host":
+        from starweave.session.desktop_runner import DesktopOptions, run_host_task
 
-            desktop = DesktopOptions(multi_action=multi_action, visual=visual)
-            result = asyncio.run(run_host_task(options, view, desktop))
-        else:
-            result = asyncio.run(run_linux_task(options, view=view))
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(os_error_line(exc))
-    except KeyboardInterrupt:
-        # Once the run has its log folder, the runner has written result.json and output.md and said so.
-        raise typer.Exit(130) from None
+        desktop = DesktopOptions(multi_action=multi_action, visual=visual)
+        main = run_host_task(options, view, desktop)
+    else:
+        main = run_linux_task(options, view=view)
+    # On Ctrl+C (exit 130) a run that has its log folder has written result.json and output.md and said so.
+    result = run_async(main)
     if json_output:
         print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     elif quiet:
@@ -340,13 +335,7 @@ def client(
         duplicate_wait=duplicate_wait,
         state_dir=state_dir if state_dir is not None else state_home(),
     )
-    try:
-        code = asyncio.run(run_device_client(options))
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
+    raise typer.Exit(run_async(run_device_client(options)))
 
 
 # galaxy, doctor, config show and mcp serve live in cli_commands, so that each module stays small.

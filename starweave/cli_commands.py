@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +16,7 @@ from starweave.cli_support import (
     check_bind,
     err,
     fail,
+    run_async,
     setup_logging,
 )
 from starweave.errors import StarweaveError
@@ -93,13 +93,7 @@ def galaxy(
         live=live,
         yes=yes,
     )
-    try:
-        code = asyncio.run(run_galaxy(options))
-    except StarweaveError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
+    raise typer.Exit(run_async(run_galaxy(options)))
 
 
 def doctor(
@@ -162,9 +156,4 @@ def mcp_serve(
         err.print(
             f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands"
         )
-    try:
-        asyncio.run(serve_named(server, transport, host, port, workspace, config_dir))
-    except StarweaveError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+    run_async(serve_named(server, transport, host, port, workspace, config_dir))
