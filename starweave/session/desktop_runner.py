@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from starweave.agent import AgentFactory, Context, ContextNames
+from starweave.agent import AgentFactory, ContextNames
 from starweave.agents.app.vision import VisualOptions
 from starweave.agents.host import HostAgent
 from starweave.commands.local import LocalCommandDispatcher
@@ -27,7 +27,7 @@ from starweave.llm.factory import create_llm
 from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs, default_task_name
-from starweave.session.loop import Wiring, run_local_session
+from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.runner import (
     RunOptions,
     check_agent_files,
@@ -174,17 +174,6 @@ def make_host_agent(
     return agent
 
 
-def host_context(request: str, logs: SessionLogs, dispatcher: Any) -> Context:
-    """The global context of a HostAgent session."""
-    context = Context()
-    context.set(ContextNames.REQUEST, request)
-    context.set(ContextNames.LOG_PATH, str(logs.path))
-    context.set(ContextNames.LOGGER, logs.response_log)
-    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
-    context.attach_command_dispatcher(dispatcher)
-    return context
-
-
 async def run_host_task(
     options: RunOptions, view: ConsoleView | None = None, desktop: DesktopOptions | None = None
 ) -> dict[str, Any]:
@@ -212,7 +201,7 @@ async def run_host_task(
         computers = ComputerManager(config.mcp, servers, tool_timeout=config.system.tool_timeout())
         stack.push_async_callback(computers.aclose)
         dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
-        context = host_context(options.request, logs, dispatcher)
+        context = session_context(options.request, logs, dispatcher)
         agent = make_host_agent(config, llm, app_llm, view, options.auto_approve, desktop)
         models = f"{config.host_agent.api_type} · {llm.model}"
         if app_llm is not None:

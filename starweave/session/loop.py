@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from starweave.agent import BasicAgent, Context
+from starweave.agent import BasicAgent, Context, ContextNames
 from starweave.config import StarweaveConfig
 from starweave.config.models import SystemConfig
 from starweave.errors import ConfigError
@@ -97,6 +97,22 @@ async def run_local_session(
     write_outcome(logs, config, request, result)
     view.finish(result)
     return result
+
+
+def session_context(
+    request: str, logs: SessionLogs, dispatcher: Any, tools: list[dict[str, Any]] | None = None
+) -> Context:
+    """The global context of a session: the request, the logs, the command dispatcher and, for an
+    agent that is told its device's tools up front (the LinuxAgent), those tools."""
+    context = Context()
+    context.set(ContextNames.REQUEST, request)
+    context.set(ContextNames.LOG_PATH, str(logs.path))
+    context.set(ContextNames.LOGGER, logs.response_log)
+    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
+    if tools is not None:
+        context.set(ContextNames.TOOL_INFO, tools)
+    context.attach_command_dispatcher(dispatcher)
+    return context
 
 
 def report_interrupted(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from starweave.agent import AgentFactory, Context, ContextNames
+from starweave.agent import AgentFactory, ContextNames
 from starweave.agents.linux import LinuxAgent
 from starweave.agents.linux.agent import DEFAULT_COMMAND_TIMEOUT, DEFAULT_PROMPT_BUDGET_CHARS
 from starweave.agents.linux.strategies import ANSWER_TOKENS
@@ -25,7 +25,7 @@ from starweave.errors import ConfigError
 from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs, default_task_name
-from starweave.session.loop import Wiring, run_local_session
+from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.session import LinuxSession
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
@@ -164,18 +164,6 @@ def prompt_tools(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def linux_context(request: str, logs: SessionLogs, tools: list[dict[str, Any]], dispatcher: Any) -> Context:
-    """The global context of a LinuxAgent session: request, logs, the device's tools, the dispatcher."""
-    context = Context()
-    context.set(ContextNames.REQUEST, request)
-    context.set(ContextNames.LOG_PATH, str(logs.path))
-    context.set(ContextNames.LOGGER, logs.response_log)
-    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
-    context.set(ContextNames.TOOL_INFO, tools)
-    context.attach_command_dispatcher(dispatcher)
-    return context
-
-
 async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -> dict[str, Any]:
     """Run one request with the LinuxAgent to completion and return the result (also written to
     ``result.json``; on Ctrl+C, with status ``interrupted``, see :func:`run_local_session`)."""
@@ -193,7 +181,7 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
         stack.push_async_callback(computers.aclose)
         computer = await computers.get_or_create(AGENT_NAME)
         dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
-        context = linux_context(options.request, logs, prompt_tools(computer.action_tools()), dispatcher)
+        context = session_context(options.request, logs, dispatcher, prompt_tools(computer.action_tools()))
         agent = make_linux_agent(
             config, llm, view, options.auto_approve, command_timeout=config.system.command_timeout()
         )

@@ -23,10 +23,9 @@ from starweave.errors import ConfigError, SessionError
 from starweave.llm import LLMClient
 from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
-from starweave.session.loop import new_session, open_logs, secrets_of
+from starweave.session.loop import new_session, open_logs, secrets_of, session_context
 from starweave.session.runner import (
     check_agent_files,
-    linux_context,
     make_linux_agent,
     model_overrides,
     prompt_tools,
@@ -99,7 +98,7 @@ class LinuxServiceSession:
         logs = open_logs(config.system.log_dir, self.task, [*secrets_of(config), *self.settings.secrets])
         try:
             tools = await self.device_tools()
-            context = linux_context(self.request, logs, tools, self.dispatcher)
+            context = session_context(self.request, logs, self.dispatcher, tools)
             agent = make_linux_agent(config, self.llm, ConsoleView(quiet=True), self.settings.auto_approve)
             session = new_session(self.task, context, self.request, agent, config.system)
             await session.run()
