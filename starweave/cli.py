@@ -3,7 +3,6 @@ in :mod:`starweave.cli_commands`. Usage errors are one line and exit code 2."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -27,7 +26,6 @@ from starweave.cli_support import (
     check_ws_url,
     err,
     host_platform,
-    os_error_line,
     print_config_warnings,
     run_async,
     usage_error_line,
@@ -214,18 +212,22 @@ def server(
     if host not in LOOPBACK and not api_key:
         api_key = secrets.token_urlsafe(32)
         err.print(f"[yellow]Listening beyond loopback: clients must send this API key:[/yellow] {api_key}")
-    try:
+
+    async def main() -> None:
         config = service_config(config_dir, provider, model, replay_file, log_dir)
-        settings = ServerSettings(
-            host=host,
-            port=port,
-            platform=platform or host_platform(),
-            api_key=api_key,
-            require_key_on_loopback=bool(api_key),
-            allowed_hosts=list(allow_host or []),
-            allowed_origins=list(allow_origin or []),
-            log_level=log_level.lower(),
-        )
+        try:
+            settings = ServerSettings(
+                host=host,
+                port=port,
+                platform=platform or host_platform(),
+                api_key=api_key,
+                require_key_on_loopback=bool(api_key),
+                allowed_hosts=list(allow_host or []),
+                allowed_origins=list(allow_origin or []),
+                log_level=log_level.lower(),
+            )
+        except ValidationError as exc:
+            _fail(validation_line(exc))
         settings.validate_security()
         _setup_logging(log_level, (api_key,))
         credentials = DeviceCredentials(
@@ -236,22 +238,13 @@ def server(
             if not credentials.forget(device_id):
                 err.print(f"[yellow]warning:[/yellow] --forget-device {escape(device_id)}: not bound")
         factory = LinuxServiceSessionFactory(config, auto_approve=yes, secrets=(api_key or "",))
+        try:
+            await serve(settings, factory, credentials)
+        finally:
+            await factory.aclose()
 
-        async def main() -> None:
-            try:
-                await serve(settings, factory, credentials)
-            finally:
-                await factory.aclose()
-
-        asyncio.run(main())
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except ValidationError as exc:
-        _fail(validation_line(exc))
-    except OSError as exc:
-        _fail(os_error_line(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+    # Set-up and serving in one event loop, so every error ends the command the same way.
+    run_async(main())
 
 
 @app.command()

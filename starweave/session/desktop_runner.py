@@ -58,7 +58,7 @@ class DesktopOptions:
     visual: bool = False
 
 
-def load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[StarweaveConfig, Path]:
+def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[StarweaveConfig, Path]:
     """The configuration of a HostAgent run: command-line model overrides (and ``visual``, i.e.
     ``--visual``) apply to both agents."""
     agent = model_overrides(options.provider, options.model, options.replay_file)
@@ -87,7 +87,7 @@ def load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Star
     return config, workspace
 
 
-async def check_desktop() -> None:
+async def _check_desktop() -> None:
     """Fail early, with what to do, when there is no desktop whose accessibility tree we can read."""
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
         raise ConfigError(
@@ -179,8 +179,8 @@ async def run_host_task(
 ) -> dict[str, Any]:
     """Run one request with the HostAgent to completion; the result also goes to ``result.json``."""
     desktop = desktop or DesktopOptions()
-    config, workspace = load_desktop_config(options, desktop.visual)
-    await check_desktop()
+    config, workspace = _load_desktop_config(options, desktop.visual)
+    await _check_desktop()
     view = view or ConsoleView(quiet=options.quiet)
 
     async def set_up(stack: AsyncExitStack, logs: SessionLogs) -> Wiring:
@@ -217,13 +217,13 @@ async def run_host_task(
         return Wiring(agent, context, header)
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
-        return {**host_result(session, log_path, duration), "workspace": str(workspace)}
+        return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
 
     task = options.task or default_task_name()
     return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
 
 
-def host_result(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
+def _host_result(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
     """The outcome of a HostAgent session, as written to ``result.json``."""
     context = session.context
     agent = session.agent

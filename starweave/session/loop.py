@@ -81,7 +81,7 @@ async def run_local_session(
     def outcome() -> dict[str, Any]:
         duration = time.monotonic() - started
         if session is None:
-            return not_started_result(task, request, logs.path, duration, workspace)
+            return _not_started_result(task, request, logs.path, duration, workspace)
         return result_of(session, logs.path, duration)
 
     async with AsyncExitStack() as stack:
@@ -91,10 +91,10 @@ async def run_local_session(
             session = new_session(task, wiring.context, request, wiring.agent, config.system)
             await session.run()
         except asyncio.CancelledError:
-            report_interrupted(logs, config, request, view, outcome())
+            _report_interrupted(logs, config, request, view, outcome())
             raise
         result = outcome()
-    write_outcome(logs, config, request, result)
+    _write_outcome(logs, config, request, result)
     view.finish(result)
     return result
 
@@ -115,24 +115,24 @@ def session_context(
     return context
 
 
-def report_interrupted(
+def _report_interrupted(
     logs: SessionLogs, config: StarweaveConfig, request: str, view: ConsoleView, result: dict[str, Any]
 ) -> None:
     """Ctrl+C: the run's outcome so far is written with status ``interrupted`` and shown."""
     result = {**result, "status": INTERRUPTED}
     result["error"] = result.get("error") or INTERRUPTED_ERROR
-    write_outcome(logs, config, request, result)
+    _write_outcome(logs, config, request, result)
     view.interrupted(result)
 
 
-def write_outcome(logs: SessionLogs, config: StarweaveConfig, request: str, result: dict[str, Any]) -> None:
+def _write_outcome(logs: SessionLogs, config: StarweaveConfig, request: str, result: dict[str, Any]) -> None:
     """``result.json`` and (with LOG_TO_MARKDOWN) the ``output.md`` trajectory of a finished run."""
     logs.write_result(result)
     if config.system.log_to_markdown:
         logs.write_markdown(trajectory_markdown(request, logs.responses(), result))
 
 
-def not_started_result(
+def _not_started_result(
     task: str, request: str, log_path: Path, duration: float, workspace: Path | None = None
 ) -> dict[str, Any]:
     """The result of a run stopped before its first step (its tools or model were still starting)."""

@@ -69,7 +69,7 @@ def load_options_config(options: RunOptions, agents: dict[str, Any]) -> tuple[St
     SHELL.WORKSPACE, else the current folder (checked, not created yet)."""
     if not options.request.strip():
         raise ConfigError("the request is empty; say what the agent should do")
-    check_task_name(options.task)
+    _check_task_name(options.task)
     system: dict[str, Any] = {}
     if options.max_steps is not None:
         system["MAX_STEP"] = options.max_steps
@@ -78,7 +78,7 @@ def load_options_config(options: RunOptions, agents: dict[str, Any]) -> tuple[St
     config = load_config(options.config_dir, overrides={**agents, "system": system})
     shell = config.system.shell
     # Created only once everything is checked and the log folder exists: an error leaves nothing behind.
-    workspace = planned_workspace(options.workspace or configured_workspace(shell.workspace), shell.mode)
+    workspace = _planned_workspace(options.workspace or _configured_workspace(shell.workspace), shell.mode)
     # The loader refuses a configured workspace holding the configuration; the chosen one too.
     config_dir = find_config_dir(options.config_dir)
     if config_dir is not None:
@@ -87,7 +87,7 @@ def load_options_config(options: RunOptions, agents: dict[str, Any]) -> tuple[St
     return config, workspace
 
 
-def check_task_name(task: str | None) -> None:
+def _check_task_name(task: str | None) -> None:
     """``--task`` names one folder inside the log folder: no path, no parent, nothing hidden."""
     if task is None:
         return
@@ -116,7 +116,7 @@ def check_agent_files(agent: AgentLLMConfig, block: str = "APP_AGENT") -> None:
         )
 
 
-def planned_workspace(requested: Path | None, mode: str) -> Path:
+def _planned_workspace(requested: Path | None, mode: str) -> Path:
     """The workspace folder a run will use, checked but not created yet (see ``resolve_workspace``)."""
     folder = (requested or Path.cwd()).expanduser().resolve()
     problem = None if mode == "unrestricted" else workspace_problem(folder)
@@ -130,7 +130,7 @@ def planned_workspace(requested: Path | None, mode: str) -> Path:
     return folder
 
 
-def load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
+def _load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
     """The effective configuration of a LinuxAgent run and its workspace."""
     agent = model_overrides(options.provider, options.model, options.replay_file)
     config, workspace = load_options_config(options, {"APP_AGENT": agent} if agent else {})
@@ -147,7 +147,7 @@ def load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
     return config, workspace
 
 
-def configured_workspace(value: str) -> Path | None:
+def _configured_workspace(value: str) -> Path | None:
     """SHELL.WORKSPACE as a folder, or None when it is not set."""
     return Path(value).expanduser() if value else None
 
@@ -167,7 +167,7 @@ def prompt_tools(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
 async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -> dict[str, Any]:
     """Run one request with the LinuxAgent to completion and return the result (also written to
     ``result.json``; on Ctrl+C, with status ``interrupted``, see :func:`run_local_session`)."""
-    config, workspace = load_run_config(options)
+    config, workspace = _load_run_config(options)
     sandbox = await ensure_sandbox(config.system.shell)  # a required sandbox that is missing: exit 2 now
     view = view or ConsoleView(quiet=options.quiet)
     agent_llm = config.agent_llm(AGENT_NAME)
@@ -200,7 +200,7 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
     return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
 
 
-def prompt_budget(agent_llm: AgentLLMConfig) -> int:
+def _prompt_budget(agent_llm: AgentLLMConfig) -> int:
     """Characters of prompt the agent's model can take: the embedded model's window is small."""
     if agent_llm.api_type != "local":
         return DEFAULT_PROMPT_BUDGET_CHARS
@@ -237,7 +237,7 @@ def make_linux_agent(
         confirmer=confirm,
         auto_approve=auto_approve,
         history_keys=list(config.system.history_keys),
-        prompt_budget_chars=prompt_budget(config.agent_llm(AGENT_NAME)),
+        prompt_budget_chars=_prompt_budget(config.agent_llm(AGENT_NAME)),
         command_timeout=command_timeout,
     )
     if not isinstance(agent, LinuxAgent):
