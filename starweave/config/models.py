@@ -140,11 +140,6 @@ class ShellConfig(_Section):
         return self
 
 
-#: Seconds by which each wrapping timeout outlasts the one it wraps (command < tool call < agent
-#: wait), so the innermost timeout fires first and its error reaches the agent.
-TIMEOUT_MARGIN = 10.0
-
-
 class SystemConfig(_Section):
     """Session-wide settings (``system.yaml``). Defaults follow the reference except where noted."""
 
@@ -199,17 +194,6 @@ class SystemConfig(_Section):
         if value == 0 or value < -1:
             raise ValueError("MAX_STEP must be a positive number of steps, or -1 for no limit")
         return value
-
-    def tool_timeout(self) -> float:
-        """Seconds one MCP tool call may take: MCP_TOOL_TIMEOUT, but never less than the shell's
-        longest command (SHELL.MAX_TIMEOUT) plus :data:`TIMEOUT_MARGIN`, so the command's own
-        timeout fires first and says why."""
-        return max(self.mcp_tool_timeout, self.shell.max_timeout + TIMEOUT_MARGIN)
-
-    def command_timeout(self) -> float:
-        """Seconds an agent waits for one dispatched command: the tool call's timeout plus
-        :data:`TIMEOUT_MARGIN`, so the tool call times out (and reports) before the agent gives up."""
-        return self.tool_timeout() + TIMEOUT_MARGIN
 
 
 class McpServerConfig(_Section):

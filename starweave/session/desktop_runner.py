@@ -36,6 +36,7 @@ from starweave.session.runner import (
     model_overrides,
 )
 from starweave.session.session import LinuxSession
+from starweave.session.timeouts import tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 from starweave.tools.servers.desktop import shared_ui_state
 
@@ -198,7 +199,7 @@ async def run_host_task(
         stack.push_async_callback(shared_ui_state(config.system.shell).aclose)
         servers = MCPServerManager(config.system.shell)
         stack.push_async_callback(servers.aclose)
-        computers = ComputerManager(config.mcp, servers, tool_timeout=config.system.tool_timeout())
+        computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
         stack.push_async_callback(computers.aclose)
         dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
         context = session_context(options.request, logs, dispatcher)

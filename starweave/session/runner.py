@@ -27,6 +27,7 @@ from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs, default_task_name
 from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.session import LinuxSession
+from starweave.session.timeouts import command_timeout, tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
@@ -177,13 +178,13 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
         stack.push_async_callback(llm.aclose)
         servers = MCPServerManager(config.system.shell)
         stack.push_async_callback(servers.aclose)
-        computers = ComputerManager(config.mcp, servers, tool_timeout=config.system.tool_timeout())
+        computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
         stack.push_async_callback(computers.aclose)
         computer = await computers.get_or_create(AGENT_NAME)
         dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
         context = session_context(options.request, logs, dispatcher, prompt_tools(computer.action_tools()))
         agent = make_linux_agent(
-            config, llm, view, options.auto_approve, command_timeout=config.system.command_timeout()
+            config, llm, view, options.auto_approve, command_timeout=command_timeout(config.system)
         )
         header = {
             "workspace": str(workspace),
