@@ -3,7 +3,6 @@ in :mod:`starweave.cli_commands`. Usage errors are one line and exit code 2."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -19,13 +18,16 @@ from starweave.cli_commands import config_show, doctor, galaxy, mcp_serve
 from starweave.cli_support import (
     USAGE_EXIT,
     ConfigDirOption,
+    LogLevelOption,
+    ModelOption,
+    YesOption,
     check_bind,
     check_positive,
     check_ws_url,
     err,
     host_platform,
-    os_error_line,
     print_config_warnings,
+    run_async,
     usage_error_line,
     validation_line,
 )
@@ -59,14 +61,12 @@ def run(
             "--provider", help="Model provider: local, openai, ollama, aoai, azure_ad, claude, replay…"
         ),
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    model: ModelOption = None,
     replay_file: Annotated[
         Path | None,
         typer.Option("--replay-file", help="Recorded answers for --provider replay (JSON lines)."),
     ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")
-    ] = False,
+    yes: YesOption = False,
     config_dir: ConfigDirOption = None,
     log_dir: Annotated[
         Path | None, typer.Option("--log-dir", help="Where run logs go (default: logs/).")
@@ -118,21 +118,15 @@ def run(
     )
     # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
     view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)
-    try:
-        if agent == "host":
-            from starweave.session.desktop_runner import DesktopOptions, run_host_task
+    if agent == "host":
+        from starweave.session.desktop_runner import DesktopOptions, run_host_task
 
-            desktop = DesktopOptions(multi_action=multi_action, visual=visual)
-            result = asyncio.run(run_host_task(options, view, desktop))
-        else:
-            result = asyncio.run(run_linux_task(options, view=view))
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(os_error_line(exc))
-    except KeyboardInterrupt:
-        # Once the run has its log folder, the runner has written result.json and output.md and said so.
-        raise typer.Exit(130) from None
+        desktop = DesktopOptions(multi_action=multi_action, visual=visual)
+        main = run_host_task(options, view, desktop)
+    else:
+        main = run_linux_task(options, view=view)
+    # On Ctrl+C (exit 130) a run that has its log folder has written result.json and output.md and said so.
+    result = run_async(main)
     if json_output:
         print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     elif quiet:
@@ -169,18 +163,16 @@ def server(
         list[str] | None, typer.Option("--allow-origin", help="Browser Origin to accept (repeatable).")
     ] = None,
     provider: Annotated[str | None, typer.Option("--provider", help="Model provider, as for run.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    model: ModelOption = None,
     replay_file: Annotated[
         Path | None, typer.Option("--replay-file", help="Recorded answers (each session replays the file).")
     ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")
-    ] = False,
+    yes: YesOption = False,
     config_dir: ConfigDirOption = None,
     log_dir: Annotated[
         Path | None, typer.Option("--log-dir", help="Where session logs go (default: logs/).")
     ] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+    log_level: LogLevelOption = "WARNING",
     state_dir: Annotated[
         Path | None,
         typer.Option(
@@ -220,18 +212,22 @@ def server(
     if host not in LOOPBACK and not api_key:
         api_key = secrets.token_urlsafe(32)
         err.print(f"[yellow]Listening beyond loopback: clients must send this API key:[/yellow] {api_key}")
-    try:
+
+    async def main() -> None:
         config = service_config(config_dir, provider, model, replay_file, log_dir)
-        settings = ServerSettings(
-            host=host,
-            port=port,
-            platform=platform or host_platform(),
-            api_key=api_key,
-            require_key_on_loopback=bool(api_key),
-            allowed_hosts=list(allow_host or []),
-            allowed_origins=list(allow_origin or []),
-            log_level=log_level.lower(),
-        )
+        try:
+            settings = ServerSettings(
+                host=host,
+                port=port,
+                platform=platform or host_platform(),
+                api_key=api_key,
+                require_key_on_loopback=bool(api_key),
+                allowed_hosts=list(allow_host or []),
+                allowed_origins=list(allow_origin or []),
+                log_level=log_level.lower(),
+            )
+        except ValidationError as exc:
+            _fail(validation_line(exc))
         settings.validate_security()
         _setup_logging(log_level, (api_key,))
         credentials = DeviceCredentials(
@@ -242,22 +238,13 @@ def server(
             if not credentials.forget(device_id):
                 err.print(f"[yellow]warning:[/yellow] --forget-device {escape(device_id)}: not bound")
         factory = LinuxServiceSessionFactory(config, auto_approve=yes, secrets=(api_key or "",))
+        try:
+            await serve(settings, factory, credentials)
+        finally:
+            await factory.aclose()
 
-        async def main() -> None:
-            try:
-                await serve(settings, factory, credentials)
-            finally:
-                await factory.aclose()
-
-        asyncio.run(main())
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except ValidationError as exc:
-        _fail(validation_line(exc))
-    except OSError as exc:
-        _fail(os_error_line(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+    # Set-up and serving in one event loop, so every error ends the command the same way.
+    run_async(main())
 
 
 @app.command()
@@ -310,7 +297,7 @@ def client(
         ),
     ] = 120.0,
     config_dir: ConfigDirOption = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+    log_level: LogLevelOption = "WARNING",
 ) -> None:
     """Run a device client: register with the server and execute the commands it sends."""
     from starweave.client.runner import ClientOptions, run_device_client
@@ -341,13 +328,7 @@ def client(
         duplicate_wait=duplicate_wait,
         state_dir=state_dir if state_dir is not None else state_home(),
     )
-    try:
-        code = asyncio.run(run_device_client(options))
-    except StarweaveError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
+    raise typer.Exit(run_async(run_device_client(options)))
 
 
 # galaxy, doctor, config show and mcp serve live in cli_commands, so that each module stays small.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,7 +9,16 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from starweave.cli_support import ConfigDirOption, check_bind, err, fail, setup_logging
+from starweave.cli_support import (
+    ConfigDirOption,
+    LogLevelOption,
+    ModelOption,
+    check_bind,
+    err,
+    fail,
+    run_async,
+    setup_logging,
+)
 from starweave.errors import StarweaveError
 
 
@@ -29,7 +37,7 @@ def galaxy(
     provider: Annotated[
         str | None, typer.Option("--provider", help="The ConstellationAgent's model provider (as for run).")
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")] = None,
+    model: ModelOption = None,
     replay_file: Annotated[
         Path | None, typer.Option("--replay-file", help="Recorded ConstellationAgent answers (replay).")
     ] = None,
@@ -55,7 +63,7 @@ def galaxy(
         bool, typer.Option("--yes", "-y", help="--local devices run dangerous commands without asking.")
     ] = False,
     config_dir: ConfigDirOption = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")] = "WARNING",
+    log_level: LogLevelOption = "WARNING",
 ) -> None:
     """Plan a request as a task DAG and run it across devices (the ConstellationAgent and orchestrator)."""
     from starweave.galaxy.client import GalaxyOptions, run_galaxy
@@ -85,13 +93,7 @@ def galaxy(
         live=live,
         yes=yes,
     )
-    try:
-        code = asyncio.run(run_galaxy(options))
-    except StarweaveError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
+    raise typer.Exit(run_async(run_galaxy(options)))
 
 
 def doctor(
@@ -154,9 +156,4 @@ def mcp_serve(
         err.print(
             f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands"
         )
-    try:
-        asyncio.run(serve_named(server, transport, host, port, workspace, config_dir))
-    except StarweaveError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+    run_async(serve_named(server, transport, host, port, workspace, config_dir))

@@ -8,14 +8,16 @@ log level is reported at once, not as a failure minutes later.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import os
 import socket
 import sys
 import warnings
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, NoReturn, TextIO
+from typing import Annotated, Any, NoReturn, TextIO, TypeVar
 from urllib.parse import urlsplit
 
 import typer
@@ -194,6 +196,10 @@ ConfigDirOption = Annotated[
         help="Folder holding ufo/*.yaml (default: ./config if it has ufo/).",
     ),
 ]
+# Options several commands take, declared once so their flags and help read the same everywhere.
+ModelOption = Annotated[str | None, typer.Option("--model", help="Model name (or GGUF path for local).")]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Allow dangerous commands without asking.")]
+LogLevelOption = Annotated[str, typer.Option("--log-level", help="Python log level on stderr.")]
 
 
 def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
@@ -201,6 +207,22 @@ def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
     # Escaped, so "[...]" in a message is not taken for markup.
     err.print(f"[bold red]error:[/bold red] {escape(one_line(message))}", soft_wrap=True)
     raise typer.Exit(code)
+
+
+T = TypeVar("T")
+
+
+def run_async(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)`` for a command: a StarweaveError or OSError ends it with one line and
+    exit code 2, Ctrl+C with 130."""
+    try:
+        return asyncio.run(main)
+    except StarweaveError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(os_error_line(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
 
 
 def host_platform() -> str:

@@ -17,6 +17,7 @@ from starweave.client.device_client import DeviceClient
 from starweave.client.websocket import DeviceWebSocketClient
 from starweave.config import load_config
 from starweave.errors import ConfigError, ToolError
+from starweave.session.timeouts import tool_timeout
 from starweave.tools import ComputerManager, MCPServerManager
 from starweave.tools.servers import register_builtin_servers, resolve_workspace
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
@@ -72,9 +73,7 @@ def build_device_client(options: ClientOptions) -> DeviceClient:
     config = load_config(options.config_dir, overrides={"system": {"SHELL": {"WORKSPACE": str(workspace)}}})
     register_builtin_servers()
     servers = MCPServerManager(config.system.shell)
-    # A command may run for SHELL.MAX_TIMEOUT; the tool call around it must not give up first.
-    tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
-    computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
+    computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
     log.info("Platform detected/specified: %s", options.platform)
     return DeviceClient(servers, computers, client_id=options.client_id, platform=options.platform)
 

@@ -31,8 +31,17 @@ class BasicCommandDispatcher(ABC):
     """Runs Commands and returns one Result per Command, in order, without ever raising.
 
     Subclasses implement :meth:`_execute`; :meth:`execute_commands` adds the call ids, the timeout
-    and the conversion of every failure into Results.
+    and the conversion of every failure into Results. ``agent_name``, ``process_name`` and
+    ``root_name`` say where the commands run (they pick the Computer, the ``mcp.yaml`` entry); the
+    session updates them as the agent or the application in focus changes.
     """
+
+    def __init__(
+        self, agent_name: str = "LinuxAgent", process_name: str | None = None, root_name: str | None = None
+    ) -> None:
+        self.agent_name = agent_name
+        self.process_name = process_name
+        self.root_name = root_name
 
     async def execute_commands(
         self,

@@ -24,11 +24,7 @@ class CommandExecutor(Protocol):
 
 
 class LocalCommandDispatcher(BasicCommandDispatcher):
-    """Sends Commands to an in-process router for the current agent context.
-
-    ``agent_name``, ``process_name`` and ``root_name`` pick the Computer (the ``mcp.yaml`` entry); the
-    session updates them as the agent or the application in focus changes.
-    """
+    """Sends Commands to an in-process router for the current agent context (see the base class)."""
 
     def __init__(
         self,
@@ -38,10 +34,8 @@ class LocalCommandDispatcher(BasicCommandDispatcher):
         root_name: str | None = None,
         early_exit: bool = True,
     ) -> None:
+        super().__init__(agent_name, process_name, root_name)
         self.router = router
-        self.agent_name = agent_name
-        self.process_name = process_name
-        self.root_name = root_name
         self.early_exit = early_exit
 
     async def _execute(self, commands: list[Command]) -> list[Result]:

@@ -39,12 +39,10 @@ class WebSocketCommandDispatcher(BasicCommandDispatcher):
         process_name: str | None = None,
         root_name: str | None = None,
     ) -> None:
+        super().__init__(agent_name, process_name, root_name)
         self.send = send
         self.session_id = session_id
         self.task_name = task_name
-        self.agent_name = agent_name
-        self.process_name = process_name
-        self.root_name = root_name
         self.pending: dict[str, asyncio.Future[list[Result]]] = {}
 
     def make_server_response(self, commands: list[Command], response_id: str | None = None) -> ServerMessage:

@@ -34,8 +34,8 @@ from starweave.galaxy.session import GalaxyOutcome, GalaxySession
 from starweave.galaxy.settings import GalaxyConfig, galaxy_dir, load_galaxy_config
 from starweave.llm.base import LLMClient
 from starweave.llm.factory import create_llm, secret_values
-from starweave.session.runner import check_agent_files
-from starweave.session.service import model_overrides, service_config
+from starweave.session.runner import check_agent_files, model_overrides
+from starweave.session.service import service_config
 from starweave.threads import in_daemon_thread
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
 

@@ -47,6 +47,7 @@ from starweave.galaxy.settings import ConstellationSettings
 from starweave.llm.base import LLMClient
 from starweave.redaction import redact
 from starweave.session.logs import JsonLinesWriter
+from starweave.session.loop import INTERRUPTED, INTERRUPTED_ERROR
 from starweave.session.session import BaseRound
 from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
 
@@ -56,8 +57,6 @@ AGENT_NAME = "ConstellationAgent"
 # After the agent says FINISH, how long the orchestration may take to wrap up (publish its end).
 FINISH_GRACE = 10.0
 EDITOR_NAMESPACE = "ConstellationEditor"
-#: The status in result.json of a session cancelled while it ran (Ctrl+C).
-INTERRUPTED = "interrupted"
 
 
 def safe_task_name(task: str, fallback: str) -> str:
@@ -246,7 +245,7 @@ class GalaxySession:
     ) -> GalaxyOutcome:
         constellation = agent.current_constellation
         status = INTERRUPTED if cancelled else ("completed" if agent_status == "FINISH" else "failed")
-        error = agent.error_message or ("interrupted by the user (Ctrl+C)" if cancelled else "")
+        error = agent.error_message or (INTERRUPTED_ERROR if cancelled else "")
         end = time.time()
         summary = SessionSummary(
             session_name=self.session_name,

@@ -75,11 +75,6 @@ class SecurityPolicy:
         self._any_host = "*" in self._hosts
         self._origins = {o.rstrip("/").lower() for o in settings.allowed_origins}
 
-    @property
-    def key_enforced(self) -> bool:
-        """True when requests must carry the API key (whenever one is configured)."""
-        return self._key is not None
-
     def host_allowed(self, host_header: str | None) -> bool:
         """A Host header is allowed when it matches an entry (an entry without a port: any port)."""
         if self._any_host:

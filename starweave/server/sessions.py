@@ -21,6 +21,7 @@ from starweave.server.task_names import TaskNameBook
 logger = logging.getLogger(__name__)
 
 SendFn = Callable[[ServerMessage], Awaitable[None]]
+# Delivers a session's TASK_END; raises ConnectionError when the requester is gone.
 ResultCallback = Callable[[str, ServerMessage], Awaitable[None]]
 
 DEVICE_DISCONNECTED = "device_disconnected"
@@ -150,7 +151,7 @@ class SessionManager:
             )
         except StarweaveError:
             raise
-        except Exception as exc:  # a factory bug becomes a clear refusal of this one task
+        except (OSError, ValueError) as exc:  # e.g. the session's model client cannot be built
             logger.exception("Session factory failed for task '%s'", task_name)
             raise SessionError(f"Could not create a session for task '{task_name}': {exc}") from exc
         self.sessions[session_id] = session
@@ -287,8 +288,8 @@ class SessionManager:
         if callback is not None:
             try:
                 await callback(session_id, message)
-            except Exception:  # the requester may be gone; results are stored already
-                logger.exception("Result callback of session %s failed", session_id)
+            except ConnectionError as exc:  # the requester is gone; the results are stored already
+                logger.info("Result of session %s not delivered: %s", session_id, exc)
         self.sessions.pop(session_id, None)
         self.routes.pop(session_id, None)
         self._running_tasks.pop(session_id, None)

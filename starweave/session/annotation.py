@@ -17,7 +17,7 @@ from starweave.tools.desktop.annotate import annotate
 from starweave.tools.desktop.model import ControlInfo, Rect
 
 
-def control_rect(rect: Any) -> Rect | None:
+def _control_rect(rect: Any) -> Rect | None:
     """A :class:`Rect` from ``[l, t, r, b]`` or ``{x, y, width, height}``; None when unreadable."""
     if isinstance(rect, list | tuple) and len(rect) == 4:
         try:
@@ -35,33 +35,16 @@ def control_rect(rect: Any) -> Rect | None:
     return None
 
 
-def control_infos(controls: list[Control]) -> list[ControlInfo]:
+def _control_infos(controls: list[Control]) -> list[ControlInfo]:
     """The controls with a readable rectangle, as the desktop layer's records."""
     infos = []
     for control in controls:
-        rect = control_rect(control.rect)
+        rect = _control_rect(control.rect)
         if rect is not None:
             infos.append(
                 ControlInfo(id=control.id, name=control.name, control_type=control.control_type, rect=rect)
             )
     return infos
-
-
-def annotate_file(
-    clean_png: Path,
-    controls: list[Control],
-    out_png: Path,
-    origin: dict[str, Any] | None = None,
-    selected: str | None = None,
-) -> Path:
-    """Draw the numbered boxes of ``controls`` on ``clean_png`` and write ``out_png`` (blocking)."""
-    png = annotate(
-        read_log_file(clean_png),
-        control_infos(controls),
-        origin=control_rect(origin) if origin else None,
-        selected=selected,
-    )
-    return write_log_file(out_png, png)
 
 
 class SetOfMarkAnnotator:
@@ -76,5 +59,14 @@ class SetOfMarkAnnotator:
         origin: dict[str, Any] | None = None,
         selected: str | None = None,
     ) -> Path:
-        """Annotate on a worker thread (Pillow work blocks)."""
-        return await asyncio.to_thread(annotate_file, clean_png, controls, out_png, origin, selected)
+        """Draw the numbered boxes of ``controls`` on ``clean_png`` and write ``out_png``, on a worker
+        thread (Pillow work blocks)."""
+
+        def draw() -> Path:
+            window = _control_rect(origin) if origin else None
+            png = annotate(
+                read_log_file(clean_png), _control_infos(controls), origin=window, selected=selected
+            )
+            return write_log_file(out_png, png)
+
+        return await asyncio.to_thread(draw)

@@ -11,40 +11,33 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from starweave.agent import AgentFactory, Context, ContextNames
+from starweave.agent import AgentFactory, ContextNames
 from starweave.agents.app.vision import VisualOptions
 from starweave.agents.host import HostAgent
 from starweave.commands.local import LocalCommandDispatcher
-from starweave.config import StarweaveConfig, load_config
+from starweave.config import StarweaveConfig
 from starweave.config.models import default_mcp
 from starweave.errors import ConfigError, DesktopError
 from starweave.llm.factory import create_llm
 from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
-from starweave.session.logs import default_task_name
+from starweave.session.logs import SessionLogs, default_task_name
+from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.runner import (
     RunOptions,
-    _overrides,
     check_agent_files,
-    check_task_name,
-    configured_workspace,
+    load_options_config,
     make_linux_agent,
-    not_started_result,
-    open_logs,
-    planned_workspace,
-    report_interrupted,
-    secrets_of,
-    write_outcome,
+    model_overrides,
 )
 from starweave.session.session import LinuxSession
+from starweave.session.timeouts import tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
-from starweave.tools.servers import register_builtin_servers, resolve_workspace
 from starweave.tools.servers.desktop import shared_ui_state
 
 HOST_NAME = "HostAgent"
@@ -66,20 +59,15 @@ class DesktopOptions:
     visual: bool = False
 
 
-def load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[StarweaveConfig, Path]:
+def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[StarweaveConfig, Path]:
     """The configuration of a HostAgent run: command-line model overrides (and ``visual``, i.e.
     ``--visual``) apply to both agents."""
-    if not options.request.strip():
-        raise ConfigError("the request is empty; say what the agents should do")
-    check_task_name(options.task)
-    shell = load_config(options.config_dir).system.shell
-    workspace = planned_workspace(options.workspace or configured_workspace(shell.workspace), shell.mode)
-    overrides = _overrides(options, workspace)
+    agent = model_overrides(options.provider, options.model, options.replay_file)
     if visual:
-        overrides.setdefault("APP_AGENT", {})["VISUAL_MODE"] = True
-    if "APP_AGENT" in overrides:
-        overrides["HOST_AGENT"] = dict(overrides["APP_AGENT"])
-    config = load_config(options.config_dir, overrides=overrides)
+        agent["VISUAL_MODE"] = True
+    config, workspace = load_options_config(
+        options, {"APP_AGENT": agent, "HOST_AGENT": dict(agent)} if agent else {}
+    )
     # An mcp.yaml written for the LinuxAgent alone still gets the shipped desktop servers.
     shipped = default_mcp()
     for name in (HOST_NAME, "AppAgent"):
@@ -100,7 +88,7 @@ def load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Star
     return config, workspace
 
 
-async def check_desktop() -> None:
+async def _check_desktop() -> None:
     """Fail early, with what to do, when there is no desktop whose accessibility tree we can read."""
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
         raise ConfigError(
@@ -187,108 +175,66 @@ def make_host_agent(
     return agent
 
 
-def host_context(request: str, log_path: Path, logs: Any, dispatcher: Any) -> Context:
-    """The global context of a HostAgent session."""
-    context = Context()
-    context.set(ContextNames.REQUEST, request)
-    context.set(ContextNames.LOG_PATH, str(log_path))
-    context.set(ContextNames.LOGGER, logs.response_log)
-    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
-    context.attach_command_dispatcher(dispatcher)
-    return context
-
-
 async def run_host_task(
     options: RunOptions, view: ConsoleView | None = None, desktop: DesktopOptions | None = None
 ) -> dict[str, Any]:
     """Run one request with the HostAgent to completion; the result also goes to ``result.json``."""
     desktop = desktop or DesktopOptions()
-    config, workspace = load_desktop_config(options, desktop.visual)
-    await check_desktop()
+    config, workspace = _load_desktop_config(options, desktop.visual)
+    await _check_desktop()
     view = view or ConsoleView(quiet=options.quiet)
-    register_builtin_servers()
+
+    async def set_up(stack: AsyncExitStack, logs: SessionLogs) -> Wiring:
+        llm = create_llm(config.host_agent, config.system, prices=config.prices, on_call=logs.record_llm_call)
+        stack.push_async_callback(llm.aclose)
+        app_llm = None
+        # One client when both agents use the same model: a replay file is one answer stream, and
+        # the embedded model loads once.
+        if config.app_agent != config.host_agent:
+            app_llm = create_llm(
+                config.app_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
+            )
+            stack.push_async_callback(app_llm.aclose)
+        # After the servers close: the desktop backend their UIState shares.
+        stack.push_async_callback(shared_ui_state(config.system.shell).aclose)
+        servers = MCPServerManager(config.system.shell)
+        stack.push_async_callback(servers.aclose)
+        computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
+        stack.push_async_callback(computers.aclose)
+        dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
+        context = session_context(options.request, logs, dispatcher)
+        agent = make_host_agent(config, llm, app_llm, view, options.auto_approve, desktop)
+        models = f"{config.host_agent.api_type} · {llm.model}"
+        if app_llm is not None:
+            models += f" (apps: {config.app_agent.api_type} · {app_llm.model})"
+        speculative = ", speculative multi-action" if desktop.multi_action else ""
+        header = {
+            "agent": f"HostAgent → AppAgents{speculative}",
+            "workspace": str(workspace),
+            "model": models,
+            "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
+            "logs": str(logs.path),
+        }
+        return Wiring(agent, context, header)
+
+    def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
+        return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
+
     task = options.task or default_task_name()
-    logs = open_logs(config.system.log_dir, task, secrets_of(config))
-    resolve_workspace(workspace, config.system.shell.mode)
-    started = time.monotonic()
-    session: LinuxSession | None = None
-    agent: HostAgent | None = None
-
-    def outcome() -> dict[str, Any]:
-        if session is None or agent is None:
-            return not_started_result(task, options.request, logs.path, time.monotonic() - started, workspace)
-        result = host_result(task, options.request, session, agent, logs.path, time.monotonic() - started)
-        result["workspace"] = str(workspace)
-        return result
-
-    async with AsyncExitStack() as stack:
-        try:
-            llm = create_llm(
-                config.host_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
-            )
-            stack.push_async_callback(llm.aclose)
-            app_llm = None
-            # One client when both agents use the same model: a replay file is one answer stream, and
-            # the embedded model loads once.
-            if config.app_agent != config.host_agent:
-                app_llm = create_llm(
-                    config.app_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
-                )
-                stack.push_async_callback(app_llm.aclose)
-            # After the servers close: the desktop backend their UIState shares.
-            stack.push_async_callback(shared_ui_state(config.system.shell).aclose)
-            servers = MCPServerManager(config.system.shell)
-            stack.push_async_callback(servers.aclose)
-            tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
-            computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
-            stack.push_async_callback(computers.aclose)
-            dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
-            context = host_context(options.request, logs.path, logs, dispatcher)
-            agent = make_host_agent(config, llm, app_llm, view, options.auto_approve, desktop)
-            models = f"{config.host_agent.api_type} · {llm.model}"
-            if app_llm is not None:
-                models += f" (apps: {config.app_agent.api_type} · {app_llm.model})"
-            speculative = ", speculative multi-action" if desktop.multi_action else ""
-            view.start(
-                options.request,
-                {
-                    "agent": f"HostAgent → AppAgents{speculative}",
-                    "workspace": str(workspace),
-                    "model": models,
-                    "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
-                    "logs": str(logs.path),
-                },
-            )
-            session = LinuxSession(
-                task,
-                context,
-                options.request,
-                agent,
-                config.system.max_step,
-                sleep_time=config.system.sleep_time,
-            )
-            await session.run()
-        except asyncio.CancelledError:
-            report_interrupted(logs, config, options.request, view, outcome())
-            raise
-        result = outcome()
-    write_outcome(logs, config, options.request, result)
-    view.finish(result)
-    return result
+    return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
 
 
-def host_result(
-    task: str, request: str, session: LinuxSession, agent: HostAgent, log_path: Path, duration: float
-) -> dict[str, Any]:
+def _host_result(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
     """The outcome of a HostAgent session, as written to ``result.json``."""
     context = session.context
+    agent = session.agent
     subtasks = [
         {k: record.get(k) for k in ("agent_name", "application", "subtask", "status", "result")}
         for record in context.get(ContextNames.PREVIOUS_SUBTASKS) or []
     ]
     return {
-        "task": task,
-        "request": request,
+        "task": session.task,
+        "request": session.request,
         "agent": HOST_NAME,
         "status": "FINISH" if agent.status == "FINISH" else "FAIL",
         "result": str(context.get(ContextNames.ROUND_RESULT) or ""),

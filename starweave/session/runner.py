@@ -7,34 +7,31 @@ servers run in this process (or as stdio/HTTP servers, as ``mcp.yaml`` says).
 from __future__ import annotations
 
 import asyncio
-import os
-import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from starweave.agent import AgentFactory, Context, ContextNames
+from starweave.agent import AgentFactory, ContextNames
 from starweave.agents.linux import LinuxAgent
 from starweave.agents.linux.agent import DEFAULT_COMMAND_TIMEOUT, DEFAULT_PROMPT_BUDGET_CHARS
 from starweave.agents.linux.strategies import ANSWER_TOKENS
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import AgentLLMConfig, StarweaveConfig, load_config
+from starweave.config.known_workspaces import config_dir_conflict
+from starweave.config.loader import find_config_dir
 from starweave.config.workspace import workspace_problem
 from starweave.errors import ConfigError
-from starweave.llm.factory import create_llm, secret_values
+from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs, default_task_name
+from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.session import LinuxSession
-from starweave.session.trajectory import trajectory_markdown
+from starweave.session.timeouts import command_timeout, tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
-from starweave.tools.servers import register_builtin_servers, resolve_workspace
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
 AGENT_NAME = "LinuxAgent"
-#: The status of a run stopped by the user (Ctrl+C); ``starweave run`` then exits with 130.
-INTERRUPTED = "interrupted"
-INTERRUPTED_ERROR = "interrupted by the user (Ctrl+C)"
 
 
 @dataclass
@@ -54,25 +51,44 @@ class RunOptions:
     quiet: bool = False
 
 
-def _overrides(options: RunOptions, workspace: Path) -> dict[str, Any]:
+def model_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
+    """An agent's model block from the command line's --provider, --model and --replay-file."""
     agent: dict[str, Any] = {}
-    if options.provider:
-        agent["API_TYPE"] = options.provider
-    if options.model:
-        is_gguf = options.model.endswith(".gguf")
-        agent["MODEL_PATH" if is_gguf else "API_MODEL"] = options.model
-    if options.replay_file:
-        agent["REPLAY_FILE"] = str(options.replay_file)
+    if provider:
+        agent["API_TYPE"] = provider
+    if model:
+        agent["MODEL_PATH" if model.endswith(".gguf") else "API_MODEL"] = model
+    if replay_file:
+        agent["REPLAY_FILE"] = str(replay_file.expanduser().resolve())
         agent.setdefault("API_TYPE", "replay")
-    system: dict[str, Any] = {"SHELL": {"WORKSPACE": str(workspace)}}
+    return agent
+
+
+def load_options_config(options: RunOptions, agents: dict[str, Any]) -> tuple[StarweaveConfig, Path]:
+    """The configuration of a ``run``, loaded once, with the agent blocks ``agents`` and the
+    command line's step cap and log folder applied, and its workspace: ``--workspace``, else
+    SHELL.WORKSPACE, else the current folder (checked, not created yet)."""
+    if not options.request.strip():
+        raise ConfigError("the request is empty; say what the agent should do")
+    _check_task_name(options.task)
+    system: dict[str, Any] = {}
     if options.max_steps is not None:
         system["MAX_STEP"] = options.max_steps
     if options.log_dir is not None:
         system["LOG_DIR"] = str(options.log_dir)
-    return {"APP_AGENT": agent, "system": system} if agent else {"system": system}
+    config = load_config(options.config_dir, overrides={**agents, "system": system})
+    shell = config.system.shell
+    # Created only once everything is checked and the log folder exists: an error leaves nothing behind.
+    workspace = _planned_workspace(options.workspace or _configured_workspace(shell.workspace), shell.mode)
+    # The loader refuses a configured workspace holding the configuration; the chosen one too.
+    config_dir = find_config_dir(options.config_dir)
+    if config_dir is not None:
+        config_dir_conflict(config_dir, [workspace])
+    shell.workspace = str(workspace)
+    return config, workspace
 
 
-def check_task_name(task: str | None) -> None:
+def _check_task_name(task: str | None) -> None:
     """``--task`` names one folder inside the log folder: no path, no parent, nothing hidden."""
     if task is None:
         return
@@ -101,7 +117,7 @@ def check_agent_files(agent: AgentLLMConfig, block: str = "APP_AGENT") -> None:
         )
 
 
-def planned_workspace(requested: Path | None, mode: str) -> Path:
+def _planned_workspace(requested: Path | None, mode: str) -> Path:
     """The workspace folder a run will use, checked but not created yet (see ``resolve_workspace``)."""
     folder = (requested or Path.cwd()).expanduser().resolve()
     problem = None if mode == "unrestricted" else workspace_problem(folder)
@@ -115,18 +131,10 @@ def planned_workspace(requested: Path | None, mode: str) -> Path:
     return folder
 
 
-def load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
-    """The effective configuration for this run and its workspace.
-
-    The workspace is ``--workspace``, else SHELL.WORKSPACE from the configuration, else the current
-    folder."""
-    if not options.request.strip():
-        raise ConfigError("the request is empty; say what the agent should do")
-    check_task_name(options.task)
-    shell = load_config(options.config_dir).system.shell
-    # Created only once everything is checked and the log folder exists: an error leaves nothing behind.
-    workspace = planned_workspace(options.workspace or configured_workspace(shell.workspace), shell.mode)
-    config = load_config(options.config_dir, overrides=_overrides(options, workspace))
+def _load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
+    """The effective configuration of a LinuxAgent run and its workspace."""
+    agent = model_overrides(options.provider, options.model, options.replay_file)
+    config, workspace = load_options_config(options, {"APP_AGENT": agent} if agent else {})
     if config.app_agent.api_type == "replay" and not config.app_agent.replay_file:
         raise ConfigError(
             "--provider replay needs --replay-file PATH (recorded answers, one JSON object per line)"
@@ -140,7 +148,7 @@ def load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
     return config, workspace
 
 
-def configured_workspace(value: str) -> Path | None:
+def _configured_workspace(value: str) -> Path | None:
     """SHELL.WORKSPACE as a folder, or None when it is not set."""
     return Path(value).expanduser() if value else None
 
@@ -157,143 +165,43 @@ def prompt_tools(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def secrets_of(config: StarweaveConfig) -> list[str]:
-    """Every key a configured provider would use, from the config or the environment."""
-    blocks = (config.host_agent, config.app_agent, config.backup_agent, config.evaluation_agent)
-    found = {b.api_key.get_secret_value() for b in blocks} | {v for b in blocks for v in secret_values(b)}
-    return sorted(v for v in found if v)
-
-
 async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -> dict[str, Any]:
-    """Run one request to completion and return the result (also written to ``result.json``).
-
-    Cancelled (Ctrl+C: ``asyncio.run`` cancels this task), it still writes ``result.json`` and
-    ``output.md`` with status ``interrupted`` and the steps so far, says where, and re-raises.
-    """
-    config, workspace = load_run_config(options)
+    """Run one request with the LinuxAgent to completion and return the result (also written to
+    ``result.json``; on Ctrl+C, with status ``interrupted``, see :func:`run_local_session`)."""
+    config, workspace = _load_run_config(options)
     sandbox = await ensure_sandbox(config.system.shell)  # a required sandbox that is missing: exit 2 now
     view = view or ConsoleView(quiet=options.quiet)
-    register_builtin_servers()
-    task = options.task or default_task_name()
     agent_llm = config.agent_llm(AGENT_NAME)
-    logs = open_logs(config.system.log_dir, task, secrets_of(config))
-    resolve_workspace(workspace, config.system.shell.mode)
-    started = time.monotonic()
-    session: LinuxSession | None = None
-    agent: LinuxAgent | None = None
 
-    def outcome() -> dict[str, Any]:
-        if session is None or agent is None:
-            return not_started_result(task, options.request, logs.path, time.monotonic() - started, workspace)
-        return session_result(
-            task, options.request, session, agent, logs.path, time.monotonic() - started, workspace
+    async def set_up(stack: AsyncExitStack, logs: SessionLogs) -> Wiring:
+        llm = create_llm(agent_llm, config.system, prices=config.prices, on_call=logs.record_llm_call)
+        stack.push_async_callback(llm.aclose)
+        servers = MCPServerManager(config.system.shell)
+        stack.push_async_callback(servers.aclose)
+        computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
+        stack.push_async_callback(computers.aclose)
+        computer = await computers.get_or_create(AGENT_NAME)
+        dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
+        context = session_context(options.request, logs, dispatcher, prompt_tools(computer.action_tools()))
+        agent = make_linux_agent(
+            config, llm, view, options.auto_approve, command_timeout=command_timeout(config.system)
         )
+        header = {
+            "workspace": str(workspace),
+            "model": f"{agent_llm.api_type} · {llm.model}",
+            "shell": f"{config.system.shell.mode} mode, sandbox: {sandbox.describe()}",
+            "logs": str(logs.path),
+        }
+        return Wiring(agent, context, header)
 
-    async with AsyncExitStack() as stack:
-        try:
-            llm = create_llm(agent_llm, config.system, prices=config.prices, on_call=logs.record_llm_call)
-            stack.push_async_callback(llm.aclose)
-            servers = MCPServerManager(config.system.shell)
-            stack.push_async_callback(servers.aclose)
-            # A command may run for SHELL.MAX_TIMEOUT; the tool call around it must not give up first.
-            tool_timeout = max(config.system.mcp_tool_timeout, config.system.shell.max_timeout + 10.0)
-            computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout)
-            stack.push_async_callback(computers.aclose)
-            computer = await computers.get_or_create(AGENT_NAME)
-            dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=AGENT_NAME)
-            context = linux_context(options.request, logs, prompt_tools(computer.action_tools()), dispatcher)
-            agent = make_linux_agent(
-                config, llm, view, options.auto_approve, command_timeout=tool_timeout + 10.0
-            )
-            view.start(
-                options.request,
-                {
-                    "workspace": str(workspace),
-                    "model": f"{agent_llm.api_type} · {llm.model}",
-                    "shell": f"{config.system.shell.mode} mode, sandbox: {sandbox.describe()}",
-                    "logs": str(logs.path),
-                },
-            )
-            session = LinuxSession(
-                task,
-                context,
-                options.request,
-                agent,
-                config.system.max_step,
-                sleep_time=config.system.sleep_time,
-            )
-            await session.run()
-        except asyncio.CancelledError:
-            report_interrupted(logs, config, options.request, view, outcome())
-            raise
-        result = outcome()
-    write_outcome(logs, config, options.request, result)
-    view.finish(result)
-    return result
+    def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
+        return session_result(session, log_path, duration, workspace)
+
+    task = options.task or default_task_name()
+    return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
 
 
-def report_interrupted(
-    logs: SessionLogs, config: StarweaveConfig, request: str, view: ConsoleView, result: dict[str, Any]
-) -> None:
-    """Ctrl+C: the run's outcome so far is written with status ``interrupted`` and shown."""
-    result = {**result, "status": INTERRUPTED}
-    result["error"] = result.get("error") or INTERRUPTED_ERROR
-    write_outcome(logs, config, request, result)
-    view.interrupted(result)
-
-
-def write_outcome(logs: SessionLogs, config: StarweaveConfig, request: str, result: dict[str, Any]) -> None:
-    """``result.json`` and (with LOG_TO_MARKDOWN) the ``output.md`` trajectory of a finished run."""
-    logs.write_result(result)
-    if config.system.log_to_markdown:
-        logs.write_markdown(trajectory_markdown(request, logs.responses(), result))
-
-
-def not_started_result(
-    task: str, request: str, log_path: Path, duration: float, workspace: Path | None = None
-) -> dict[str, Any]:
-    """The result of a run stopped before its first step (its tools or model were still starting)."""
-    result: dict[str, Any] = {
-        "task": task,
-        "request": request,
-        "status": "FAIL",
-        "result": "",
-        "error": "stopped before the first step",
-        "steps": 0,
-        "cost": 0.0,
-        "tokens": 0,
-        "duration": round(duration, 3),
-        "log_path": str(log_path),
-    }
-    if workspace is not None:
-        result["workspace"] = str(workspace)
-    return result
-
-
-def linux_context(request: str, logs: SessionLogs, tools: list[dict[str, Any]], dispatcher: Any) -> Context:
-    """The global context of a LinuxAgent session: request, logs, the device's tools, the dispatcher."""
-    context = Context()
-    context.set(ContextNames.REQUEST, request)
-    context.set(ContextNames.LOG_PATH, str(logs.path))
-    context.set(ContextNames.LOGGER, logs.response_log)
-    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
-    context.set(ContextNames.TOOL_INFO, tools)
-    context.attach_command_dispatcher(dispatcher)
-    return context
-
-
-def open_logs(log_dir: str, task: str, secrets: list[str]) -> SessionLogs:
-    """The run's log folder; a folder that cannot be created is a configuration error."""
-    try:
-        # Not resolved: a symlink the model planted in the path must be seen (starweave.log_folder).
-        return SessionLogs(Path(os.path.abspath(Path(log_dir).expanduser())), task, secrets=secrets)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create the log folder {Path(log_dir) / task}: {exc.strerror or exc}"
-        ) from None
-
-
-def prompt_budget(agent_llm: AgentLLMConfig) -> int:
+def _prompt_budget(agent_llm: AgentLLMConfig) -> int:
     """Characters of prompt the agent's model can take: the embedded model's window is small."""
     if agent_llm.api_type != "local":
         return DEFAULT_PROMPT_BUDGET_CHARS
@@ -330,7 +238,7 @@ def make_linux_agent(
         confirmer=confirm,
         auto_approve=auto_approve,
         history_keys=list(config.system.history_keys),
-        prompt_budget_chars=prompt_budget(config.agent_llm(AGENT_NAME)),
+        prompt_budget_chars=_prompt_budget(config.agent_llm(AGENT_NAME)),
         command_timeout=command_timeout,
     )
     if not isinstance(agent, LinuxAgent):
@@ -339,15 +247,10 @@ def make_linux_agent(
 
 
 def session_result(
-    task: str,
-    request: str,
-    session: LinuxSession,
-    agent: LinuxAgent,
-    log_path: Path,
-    duration: float,
-    workspace: Path | None = None,
+    session: LinuxSession, log_path: Path, duration: float, workspace: Path | None = None
 ) -> dict[str, Any]:
     """The outcome of a LinuxAgent session, as written to ``result.json`` and returned to a requester."""
+    agent = session.agent
     context = session.context
     status = "FINISH" if agent.status == "FINISH" else "FAIL"
     last = agent.memory.get_latest_item()
@@ -355,8 +258,8 @@ def session_result(
     if not answer and last is not None:
         answer = str(last.get_value("result") or "")
     result = {
-        "task": task,
-        "request": request,
+        "task": session.task,
+        "request": session.request,
         "status": status,
         "result": answer,
         "error": str(context.get(ContextNames.ERROR_MESSAGE) or ""),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,22 +23,29 @@ from starweave.errors import ConfigError, SessionError
 from starweave.llm import LLMClient
 from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
-from starweave.session.logs import SessionLogs
+from starweave.session.loop import new_session, open_logs, secrets_of, session_context
 from starweave.session.runner import (
     check_agent_files,
-    linux_context,
     make_linux_agent,
-    open_logs,
+    model_overrides,
     prompt_tools,
-    secrets_of,
     session_result,
 )
-from starweave.session.session import LinuxSession
 
 logger = logging.getLogger(__name__)
 
 SUPPORTED_PLATFORMS = ("linux", "darwin")
 TOOLS_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """What every service session of a server shares: the configuration, whether dangerous
+    commands run without asking, and the secrets masked in the logs besides the model keys."""
+
+    config: StarweaveConfig
+    auto_approve: bool = False
+    secrets: tuple[str, ...] = ()
 
 
 class LinuxServiceSession:
@@ -49,18 +57,14 @@ class LinuxServiceSession:
         task_name: str,
         request: str,
         send: SendFn,
-        config: StarweaveConfig,
         llm: LLMClient,
-        auto_approve: bool = False,
-        secrets: tuple[str, ...] = (),
+        settings: ServiceSettings,
     ) -> None:
         self.id = session_id
-        self.secrets = secrets
         self.task = task_name
         self.request = request
-        self.config = config
         self.llm = llm
-        self.auto_approve = auto_approve
+        self.settings = settings
         self.dispatcher = WebSocketCommandDispatcher(send, session_id, task_name)
         self.results: dict[str, Any] = {}
         self._finished = False
@@ -90,24 +94,15 @@ class LinuxServiceSession:
     async def run(self) -> None:
         """Run the LinuxAgent to a terminal state; the outcome lands in :attr:`results`."""
         started = time.monotonic()
-        secrets = [*secrets_of(self.config), *self.secrets]
-        logs: SessionLogs = open_logs(self.config.system.log_dir, self.task, secrets)
+        config = self.settings.config
+        logs = open_logs(config.system.log_dir, self.task, [*secrets_of(config), *self.settings.secrets])
         try:
             tools = await self.device_tools()
-            context = linux_context(self.request, logs, tools, self.dispatcher)
-            agent = make_linux_agent(self.config, self.llm, ConsoleView(quiet=True), self.auto_approve)
-            session = LinuxSession(
-                self.task,
-                context,
-                self.request,
-                agent,
-                self.config.system.max_step,
-                sleep_time=self.config.system.sleep_time,
-            )
+            context = session_context(self.request, logs, self.dispatcher, tools)
+            agent = make_linux_agent(config, self.llm, ConsoleView(quiet=True), self.settings.auto_approve)
+            session = new_session(self.task, context, self.request, agent, config.system)
             await session.run()
-            self.results = session_result(
-                self.task, self.request, session, agent, logs.path, time.monotonic() - started
-            )
+            self.results = session_result(session, logs.path, time.monotonic() - started)
         except SessionError as exc:
             self.results = {"task": self.task, "request": self.request, "status": "FAIL", "error": str(exc)}
         self._failed = self.results.get("status") != "FINISH"
@@ -131,10 +126,9 @@ class LinuxServiceSessionFactory:
         secrets: tuple[str, ...] = (),
     ) -> None:
         # The server's own key, masked in the session logs next to the model keys.
-        self.secrets = tuple(s for s in secrets if s)
+        self.settings = ServiceSettings(config, auto_approve, tuple(s for s in secrets if s))
         self.config = config
         self._shared = llm
-        self.auto_approve = auto_approve
         self._owned: list[LLMClient] = []
 
     def model_client(self) -> LLMClient:
@@ -165,29 +159,7 @@ class LinuxServiceSessionFactory:
             )
         if not request.strip():
             raise SessionError("the task request is empty")
-        return LinuxServiceSession(
-            session_id,
-            task_name,
-            request,
-            send,
-            self.config,
-            self.model_client(),
-            self.auto_approve,
-            self.secrets,
-        )
-
-
-def model_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
-    """An agent's model block from the command line's --provider, --model and --replay-file."""
-    agent: dict[str, Any] = {}
-    if provider:
-        agent["API_TYPE"] = provider
-    if model:
-        agent["MODEL_PATH" if model.endswith(".gguf") else "API_MODEL"] = model
-    if replay_file:
-        agent["REPLAY_FILE"] = str(replay_file.expanduser().resolve())
-        agent.setdefault("API_TYPE", "replay")
-    return agent
+        return LinuxServiceSession(session_id, task_name, request, send, self.model_client(), self.settings)
 
 
 def service_config(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from typing import Any
 
 from starweave.agent import BasicAgent, Context, ContextNames
@@ -19,52 +20,37 @@ logger = logging.getLogger(__name__)
 MAX_STEP_MESSAGE = "Task stopped: Maximum steps ({n}) reached"
 
 
+@dataclass
 class BaseRound:
-    """One request carried out by an agent, step by step."""
+    """One request carried out by an agent, step by step.
 
-    def __init__(
-        self,
-        task: str,
-        context: Context,
-        request: str,
-        agent: BasicAgent,
-        id: int,
-        max_step: int,
-        sleep_time: float = 0.0,
-    ) -> None:
-        self.task = task
-        self.context = context
-        self._request = request
-        self.agent = agent
-        self._id = id
-        self.max_step = max_step
-        self.sleep_time = sleep_time
-        self.stopped_by_cap = False
+    A dataclass: a round is its inputs (task, shared context, request, acting agent, round number,
+    step cap, pause between subtasks) plus whether the step cap stopped it.
+    """
 
-    @property
-    def id(self) -> int:
-        """The round number."""
-        return self._id
-
-    @property
-    def request(self) -> str:
-        """The request of this round."""
-        return self._request
+    task: str
+    context: Context
+    request: str
+    agent: BasicAgent
+    id: int
+    max_step: int
+    sleep_time: float = 0.0
+    stopped_by_cap: bool = field(default=False, init=False)
 
     @property
     def step(self) -> int:
         """Steps taken in this round."""
-        return int(self.context.get(ContextNames.ROUND_STEP).get(self._id, 0))
+        return int(self.context.get(ContextNames.ROUND_STEP).get(self.id, 0))
 
     @property
     def cost(self) -> float:
         """Model cost of this round."""
-        return float(self.context.get(ContextNames.ROUND_COST).get(self._id, 0.0))
+        return float(self.context.get(ContextNames.ROUND_COST).get(self.id, 0.0))
 
     @property
     def subtask_amount(self) -> int:
         """Subtasks finished in this round."""
-        return int(self.context.get(ContextNames.ROUND_SUBTASK_AMOUNT).get(self._id, 0))
+        return int(self.context.get(ContextNames.ROUND_SUBTASK_AMOUNT).get(self.id, 0))
 
     @subtask_amount.setter
     def subtask_amount(self, value: int) -> None:
@@ -80,8 +66,8 @@ class BaseRound:
 
     async def run(self) -> None:
         """Drive the agent until the round ends."""
-        self.context.set(ContextNames.CURRENT_ROUND_ID, self._id)
-        self.context.set(ContextNames.REQUEST, self._request)
+        self.context.set(ContextNames.CURRENT_ROUND_ID, self.id)
+        self.context.set(ContextNames.REQUEST, self.request)
         while not self.agent.state.is_round_end():
             if self._step_cap_reached():
                 self._stop_at_cap()
@@ -98,7 +84,7 @@ class BaseRound:
                 if self.sleep_time:
                     await asyncio.sleep(self.sleep_time)
                 self.subtask_amount = self.subtask_amount + 1
-        self.agent.blackboard.add_requests({f"request_{self._id}": self._request})
+        self.agent.blackboard.add_requests({f"request_{self.id}": self.request})
 
     def _stop_at_cap(self) -> None:
         self.stopped_by_cap = True
@@ -120,10 +106,9 @@ class BaseSession(ABC):
         self.context = context
         self.rounds: dict[int, BaseRound] = {}
         self._round_num = 0
-        self._request = request
+        self.request = request
         self.context.set(ContextNames.ID, id)
         self.context.set(ContextNames.MODE, mode)
-        self.current_agent_class = ""
 
     @abstractmethod
     def create_new_round(self) -> BaseRound | None:
@@ -146,11 +131,6 @@ class BaseSession(ABC):
             await round_.run()
         self.context.set(ContextNames.SESSION_FINISH, True)
 
-    @property
-    def last_round(self) -> BaseRound | None:
-        """The most recent round."""
-        return self.rounds.get(self._round_num - 1)
-
     def summary(self) -> dict[str, Any]:
         """Counters of the session so far."""
         return {
@@ -161,41 +141,18 @@ class BaseSession(ABC):
 
 
 class LinuxSession(BaseSession):
-    """A normal-mode LinuxAgent session: one request, one round, on this machine."""
+    """A normal-mode session of one request carried out in one round (spec C's LinuxSession; the
+    desktop agents and the service sessions run in it too)."""
 
-    def __init__(
-        self,
-        task: str,
-        context: Context,
-        request: str,
-        agent: BasicAgent,
-        max_step: int,
-        id: int = 0,
-        sleep_time: float = 0.0,
-    ) -> None:
-        super().__init__(task, context, request, id=id, mode="normal")
-        self.agent = agent
-        self.max_step = max_step
-        self.sleep_time = sleep_time
-        self.current_agent_class = type(agent).__name__
+    def __init__(self, round_: BaseRound, id: int = 0) -> None:
+        super().__init__(round_.task, round_.context, round_.request, id=id, mode="normal")
+        self.agent = round_.agent
+        self._round = round_
 
     def create_new_round(self) -> BaseRound | None:
         """The single round of this session."""
         if self._round_num > 0:
             return None
-        round_ = BaseRound(
-            self.task,
-            self.context,
-            self._request,
-            self.agent,
-            self._round_num,
-            self.max_step,
-            self.sleep_time,
-        )
-        self.rounds[self._round_num] = round_
+        self.rounds[self._round_num] = self._round
         self._round_num += 1
-        return round_
-
-    def reset(self) -> None:
-        """Put the agent back in its default state."""
-        self.agent.set_state(self.agent.default_state)
+        return self._round

@@ -1,0 +1,171 @@
+"""The one session loop: every agent session (``starweave run`` for the LinuxAgent and the HostAgent,
+the server's service sessions) runs its request here.
+
+:func:`new_session` builds the :class:`LinuxSession` that runs a request under the configured
+step cap; :func:`run_local_session` adds what a run on this machine needs around it: the log folder, the
+console header, Ctrl+C (``interrupted`` result written, then re-raised) and ``result.json`` /
+``output.md``. A runner supplies only what differs: how to set up its agent and context
+(:data:`SetUp`) and the shape of its result (:data:`ResultOf`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starweave.agent import BasicAgent, Context, ContextNames
+from starweave.config import StarweaveConfig
+from starweave.config.models import SystemConfig
+from starweave.errors import ConfigError
+from starweave.llm.factory import secret_values
+from starweave.session.console import ConsoleView
+from starweave.session.logs import SessionLogs
+from starweave.session.session import BaseRound, LinuxSession
+from starweave.session.trajectory import trajectory_markdown
+from starweave.tools.servers import register_builtin_servers, resolve_workspace
+
+#: The status of a run stopped by the user (Ctrl+C); ``starweave run`` then exits with 130.
+INTERRUPTED = "interrupted"
+INTERRUPTED_ERROR = "interrupted by the user (Ctrl+C)"
+
+
+@dataclass
+class Wiring:
+    """What a runner sets up for its session: the agent, its context, and the console's header."""
+
+    agent: BasicAgent
+    context: Context
+    header: dict[str, str]
+
+
+#: Sets up the session's agent and context; closers go on the stack, model calls to the logs.
+SetUp = Callable[[AsyncExitStack, SessionLogs], Awaitable[Wiring]]
+#: The result of a session that ran: ``(session, log folder, seconds taken)`` → result dict.
+ResultOf = Callable[[LinuxSession, Path, float], dict[str, Any]]
+
+
+def new_session(
+    task: str, context: Context, request: str, agent: BasicAgent, system: SystemConfig
+) -> LinuxSession:
+    """The session that runs ``request`` with ``agent`` to the end of its round: at most MAX_STEP
+    steps, with SLEEP_TIME between subtasks."""
+    return LinuxSession(BaseRound(task, context, request, agent, 0, system.max_step, system.sleep_time))
+
+
+async def run_local_session(
+    config: StarweaveConfig,
+    request: str,
+    task: str,
+    workspace: Path,
+    view: ConsoleView,
+    set_up: SetUp,
+    result_of: ResultOf,
+) -> dict[str, Any]:
+    """Run one request on this machine to completion and return its result (also in ``result.json``).
+
+    Cancelled (Ctrl+C: ``asyncio.run`` cancels this task), it still writes ``result.json`` and
+    ``output.md`` with status ``interrupted`` and the steps so far, says where, and re-raises.
+    """
+    register_builtin_servers()
+    logs = open_logs(config.system.log_dir, task, secrets_of(config))
+    resolve_workspace(workspace, config.system.shell.mode)
+    started = time.monotonic()
+    session: LinuxSession | None = None
+
+    def outcome() -> dict[str, Any]:
+        duration = time.monotonic() - started
+        if session is None:
+            return _not_started_result(task, request, logs.path, duration, workspace)
+        return result_of(session, logs.path, duration)
+
+    async with AsyncExitStack() as stack:
+        try:
+            wiring = await set_up(stack, logs)
+            view.start(request, wiring.header)
+            session = new_session(task, wiring.context, request, wiring.agent, config.system)
+            await session.run()
+        except asyncio.CancelledError:
+            _report_interrupted(logs, config, request, view, outcome())
+            raise
+        result = outcome()
+    _write_outcome(logs, config, request, result)
+    view.finish(result)
+    return result
+
+
+def session_context(
+    request: str, logs: SessionLogs, dispatcher: Any, tools: list[dict[str, Any]] | None = None
+) -> Context:
+    """The global context of a session: the request, the logs, the command dispatcher and, for an
+    agent that is told its device's tools up front (the LinuxAgent), those tools."""
+    context = Context()
+    context.set(ContextNames.REQUEST, request)
+    context.set(ContextNames.LOG_PATH, str(logs.path))
+    context.set(ContextNames.LOGGER, logs.response_log)
+    context.set(ContextNames.REQUEST_LOGGER, logs.request_log)
+    if tools is not None:
+        context.set(ContextNames.TOOL_INFO, tools)
+    context.attach_command_dispatcher(dispatcher)
+    return context
+
+
+def _report_interrupted(
+    logs: SessionLogs, config: StarweaveConfig, request: str, view: ConsoleView, result: dict[str, Any]
+) -> None:
+    """Ctrl+C: the run's outcome so far is written with status ``interrupted`` and shown."""
+    result = {**result, "status": INTERRUPTED}
+    result["error"] = result.get("error") or INTERRUPTED_ERROR
+    _write_outcome(logs, config, request, result)
+    view.interrupted(result)
+
+
+def _write_outcome(logs: SessionLogs, config: StarweaveConfig, request: str, result: dict[str, Any]) -> None:
+    """``result.json`` and (with LOG_TO_MARKDOWN) the ``output.md`` trajectory of a finished run."""
+    logs.write_result(result)
+    if config.system.log_to_markdown:
+        logs.write_markdown(trajectory_markdown(request, logs.responses(), result))
+
+
+def _not_started_result(
+    task: str, request: str, log_path: Path, duration: float, workspace: Path | None = None
+) -> dict[str, Any]:
+    """The result of a run stopped before its first step (its tools or model were still starting)."""
+    result: dict[str, Any] = {
+        "task": task,
+        "request": request,
+        "status": "FAIL",
+        "result": "",
+        "error": "stopped before the first step",
+        "steps": 0,
+        "cost": 0.0,
+        "tokens": 0,
+        "duration": round(duration, 3),
+        "log_path": str(log_path),
+    }
+    if workspace is not None:
+        result["workspace"] = str(workspace)
+    return result
+
+
+def open_logs(log_dir: str, task: str, secrets: list[str]) -> SessionLogs:
+    """The run's log folder; a folder that cannot be created is a configuration error."""
+    try:
+        # Not resolved: a symlink the model planted in the path must be seen (starweave.log_folder).
+        return SessionLogs(Path(os.path.abspath(Path(log_dir).expanduser())), task, secrets=secrets)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the log folder {Path(log_dir) / task}: {exc.strerror or exc}"
+        ) from None
+
+
+def secrets_of(config: StarweaveConfig) -> list[str]:
+    """Every key a configured provider would use, from the config or the environment."""
+    blocks = (config.host_agent, config.app_agent, config.backup_agent, config.evaluation_agent)
+    found = {b.api_key.get_secret_value() for b in blocks} | {v for b in blocks for v in secret_values(b)}
+    return sorted(v for v in found if v)
