@@ -16,6 +16,7 @@ from starweave.client.credentials import TokenStore
 from starweave.client.device_client import DeviceClient
 from starweave.client.websocket import DeviceWebSocketClient
 from starweave.config import load_config
+from starweave.config.loader import place_workspace
 from starweave.errors import ConfigError, ToolError
 from starweave.session.timeouts import tool_timeout
 from starweave.tools import ComputerManager, MCPServerManager
@@ -68,9 +69,9 @@ class ClientOptions:
 
 def build_device_client(options: ClientOptions) -> DeviceClient:
     """The DeviceClient with the configured MCP servers, confined to the workspace."""
-    mode = load_config(options.config_dir).system.shell.mode
-    workspace = resolve_workspace(options.workspace, mode)
-    config = load_config(options.config_dir, overrides={"system": {"SHELL": {"WORKSPACE": str(workspace)}}})
+    config = load_config(options.config_dir)
+    workspace = resolve_workspace(options.workspace, config.system.shell.mode)
+    place_workspace(config, options.config_dir, workspace)
     register_builtin_servers()
     servers = MCPServerManager(config.system.shell)
     computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))

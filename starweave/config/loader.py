@@ -238,6 +238,18 @@ def _check_workspace(config: StarweaveConfig, origins: Origins, config_dir: Path
         config_dir_conflict(config_dir, [folder])
 
 
+def place_workspace(config: StarweaveConfig, config_dir: str | Path | None, workspace: Path) -> None:
+    """Make ``workspace`` (chosen on the command line, after loading) the shell's workspace.
+
+    It is refused when it shares files with the configuration folder, as :func:`load_config`
+    refuses a configured one: the agent's commands could write the settings of later runs.
+    """
+    folder = find_config_dir(config_dir)
+    if folder is not None:
+        config_dir_conflict(folder, [workspace])
+    config.system.shell.workspace = str(workspace)
+
+
 SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
 
 

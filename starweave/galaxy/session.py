@@ -47,8 +47,7 @@ from starweave.galaxy.settings import ConstellationSettings
 from starweave.llm.base import LLMClient
 from starweave.redaction import redact
 from starweave.session.logs import JsonLinesWriter
-from starweave.session.loop import INTERRUPTED, INTERRUPTED_ERROR
-from starweave.session.session import BaseRound
+from starweave.session.loop import INTERRUPTED, INTERRUPTED_ERROR, new_session
 from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
 
 log = logging.getLogger("starweave.galaxy.session")
@@ -224,11 +223,11 @@ class GalaxySession:
         return outcome
 
     async def _run_round(self, agent: ConstellationAgent, context: Context) -> str:
-        """Drive the agent's state machine through one round (FINISH or FAIL, at most ``max_step``
+        """Run the agent's request in the one session loop (FINISH or FAIL, at most ``max_step``
         state handlings); returns its final status."""
-        round_ = BaseRound(self.task_name, context, self.request, agent, 0, self.settings.max_step)
-        await round_.run()
-        if round_.stopped_by_cap:
+        session = new_session(self.task_name, context, self.request, agent, max_step=self.settings.max_step)
+        await session.run()
+        if any(round_.stopped_by_cap for round_ in session.rounds.values()):
             agent.error_message = str(context.get(ContextNames.ERROR_MESSAGE) or "")
         log.info("The ConstellationAgent ended in %s", agent.status)
         return agent.status

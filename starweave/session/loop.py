@@ -51,11 +51,20 @@ ResultOf = Callable[[LinuxSession, Path, float], dict[str, Any]]
 
 
 def new_session(
-    task: str, context: Context, request: str, agent: BasicAgent, system: SystemConfig
+    task: str,
+    context: Context,
+    request: str,
+    agent: BasicAgent,
+    system: SystemConfig | None = None,
+    *,
+    max_step: int | None = None,
 ) -> LinuxSession:
     """The session that runs ``request`` with ``agent`` to the end of its round: at most MAX_STEP
-    steps, with SLEEP_TIME between subtasks."""
-    return LinuxSession(BaseRound(task, context, request, agent, 0, system.max_step, system.sleep_time))
+    steps (``max_step`` when the agent has a cap of its own, as the ConstellationAgent does), with
+    SLEEP_TIME between subtasks."""
+    system = system or SystemConfig()
+    cap = system.max_step if max_step is None else max_step
+    return LinuxSession(BaseRound(task, context, request, agent, 0, cap, system.sleep_time))
 
 
 async def run_local_session(

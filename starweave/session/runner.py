@@ -18,8 +18,7 @@ from starweave.agents.linux.agent import DEFAULT_COMMAND_TIMEOUT, DEFAULT_PROMPT
 from starweave.agents.linux.strategies import ANSWER_TOKENS
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import AgentLLMConfig, StarweaveConfig, load_config
-from starweave.config.known_workspaces import config_dir_conflict
-from starweave.config.loader import find_config_dir
+from starweave.config.loader import place_workspace
 from starweave.config.workspace import workspace_problem
 from starweave.errors import ConfigError
 from starweave.llm.factory import create_llm
@@ -80,11 +79,7 @@ def load_options_config(options: RunOptions, agents: dict[str, Any]) -> tuple[St
     shell = config.system.shell
     # Created only once everything is checked and the log folder exists: an error leaves nothing behind.
     workspace = _planned_workspace(options.workspace or _configured_workspace(shell.workspace), shell.mode)
-    # The loader refuses a configured workspace holding the configuration; the chosen one too.
-    config_dir = find_config_dir(options.config_dir)
-    if config_dir is not None:
-        config_dir_conflict(config_dir, [workspace])
-    shell.workspace = str(workspace)
+    place_workspace(config, options.config_dir, workspace)
     return config, workspace
 
 

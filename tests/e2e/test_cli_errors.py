@@ -184,3 +184,12 @@ def test_configuration_inside_the_workspace_of_this_run_is_refused(tmp_path: Pat
     proc = starweave("run", "x", *REPLAY, cwd=tmp_path)  # the workspace is the current folder
     assert_one_line_usage_error(proc, "refusing this configuration folder", "--config-dir")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.jsonl", "config"]
+
+
+def test_a_client_whose_workspace_holds_the_configuration_is_refused(tmp_path: Path) -> None:
+    # The client loads its configuration once and then places the workspace it was given: that
+    # workspace must not hold the configuration folder either (the agent could rewrite it).
+    (tmp_path / "config" / "ufo").mkdir(parents=True)
+    (tmp_path / "config" / "ufo" / "system.yaml").write_text("MAX_STEP: 4\n")
+    proc = starweave("client", "--ws-server", "ws://127.0.0.1:9/ws", "-w", ".", cwd=tmp_path)
+    assert_one_line_usage_error(proc, "refusing this configuration folder", "--config-dir")
