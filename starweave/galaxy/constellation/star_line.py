@@ -222,11 +222,6 @@ class TaskStarLine:
         self._condition_evaluator = evaluator
         self._changed(reset=True)
 
-    def update_metadata(self, metadata: dict[str, Any]) -> None:
-        """Merge ``metadata`` into the edge's metadata."""
-        self._metadata = {**(self._metadata or {}), **metadata}
-        self._updated = time()
-
     # ----------------------------------------------------------------- satisfaction
     def is_satisfied(self, completed_tasks: list[str] | set[str] | None = None) -> bool:
         """With ``completed_tasks``: whether the source is among them; otherwise the recorded state."""

@@ -303,16 +303,6 @@ class ConstellationDeviceManager(DeviceConnector):
         profile = self.registry.get_device(device_id)
         return list(profile.capabilities) if profile else []
 
-    def get_device_status(self, device_id: str) -> dict[str, Any] | None:
-        """The profile as a dict plus ``queued_tasks`` / ``queued_task_ids`` and ``last_error``."""
-        profile = self.registry.get_device(device_id)
-        if profile is None:
-            return None
-        queued = self.task_queue_manager.get_queued_task_ids(device_id)
-        runtime = self._runtime[device_id]
-        return {**profile.to_dict(), "queued_tasks": len(queued), "queued_task_ids": queued,
-                "last_error": runtime.last_error}  # fmt: skip
-
     def get_task_queue_status(self, device_id: str) -> dict[str, Any]:
         """Whether the device is busy, with what, and what waits for it."""
         profile = self.registry.get_device(device_id)
