@@ -122,13 +122,6 @@ class TaskStarLine:
         return cls(from_task_id, to_task_id, DependencyType.SUCCESS_ONLY, description)
 
     @classmethod
-    def create_completion_only(
-        cls, from_task_id: str, to_task_id: str, description: str = "Completion-only dependency"
-    ) -> TaskStarLine:
-        """A COMPLETION_ONLY edge."""
-        return cls(from_task_id, to_task_id, DependencyType.COMPLETION_ONLY, description)
-
-    @classmethod
     def create_conditional(
         cls,
         from_task_id: str,
