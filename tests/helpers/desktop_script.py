@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers.polling import apoll_until
 from starweave.tools.desktop.backend import DesktopBackend
 from starweave.tools.desktop.model import WindowInfo
+from starweave.tools.desktop.settle import apoll_until
 
 
 def host(

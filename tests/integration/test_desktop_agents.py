@@ -31,7 +31,6 @@ from helpers.desktop_script import (
     window_ids,
     write_answers,
 )
-from helpers.polling import apoll_until
 from PIL import Image
 from rich.console import Console
 
@@ -39,6 +38,7 @@ from starweave.session.console import ConsoleView
 from starweave.session.desktop_runner import DesktopOptions, run_host_task
 from starweave.session.runner import RunOptions
 from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
+from starweave.tools.desktop.settle import apoll_until
 
 pytestmark = pytest.mark.desktop
 

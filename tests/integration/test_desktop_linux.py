@@ -10,11 +10,11 @@ import pytest
 from helpers.desktop_env import DesktopSession
 from helpers.desktop_env import desktop_backend as desktop_backend
 from helpers.desktop_env import desktop_session as desktop_session
-from helpers.polling import apoll_until
 from PIL import Image
 
 from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
 from starweave.tools.desktop.model import ControlInfo, Rect, WindowInfo
+from starweave.tools.desktop.settle import apoll_until
 
 pytestmark = pytest.mark.desktop
 

@@ -6,9 +6,10 @@ their sensitivity asynchronously), so every action waits here instead of sleepin
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from starweave.tools.desktop.model import SettlePolicy
@@ -67,3 +68,18 @@ def poll_until(
         if value or clock() >= deadline:
             return value
         sleep(interval)
+
+
+async def apoll_until(
+    probe: Callable[[], Awaitable[T | None]],
+    timeout: float,  # noqa: ASYNC109 - a polling deadline, not a cancellation scope
+    interval: float = 0.05,
+) -> T | None:
+    """Async :func:`poll_until` for backend calls (``await backend.get_text(...)`` etc.)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await probe()
+        if value or loop.time() >= deadline:
+            return value
+        await asyncio.sleep(interval)
