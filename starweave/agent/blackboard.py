@@ -159,14 +159,6 @@ class Blackboard:
         """Replace the contents with the JSON file at ``path`` (written by :meth:`save`)."""
         self.blackboard_from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
-    async def asave(self, path: str | Path) -> None:
-        """:meth:`save` off the event loop."""
-        await asyncio.to_thread(self.save, path)
-
-    async def aload(self, path: str | Path) -> None:
-        """:meth:`load` off the event loop."""
-        await asyncio.to_thread(self.load, path)
-
     def clear(self) -> None:
         """Empty every section."""
         for name in _SECTIONS:

@@ -99,11 +99,6 @@ class Memory:
         """The items, oldest first (a copy)."""
         return list(self._content)
 
-    @property
-    def list_content(self) -> list[dict[str, Any]]:
-        """The items as dicts."""
-        return self.to_list_of_dicts()
-
     def __iter__(self) -> Iterator[MemoryItem]:
         return iter(self._content)
 

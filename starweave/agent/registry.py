@@ -70,11 +70,6 @@ class AgentRegistry:
         return agent_name in cls._third_party
 
     @classmethod
-    def list_third_party_agents(cls) -> list[str]:
-        """The third-party agent names, sorted."""
-        return sorted(cls._third_party)
-
-    @classmethod
     def unregister(cls, agent_name: str) -> None:
         """Forget ``agent_name`` (mainly for tests and plug-in unloading)."""
         cls._registry.pop(agent_name, None)

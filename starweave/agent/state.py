@@ -121,11 +121,6 @@ class AgentStateManager(ABC, metaclass=SingletonABCMeta):
         return dict(self._state_instance_mapping)
 
     @classmethod
-    def registered_states(cls) -> dict[str, type[AgentState]]:
-        """A copy of this manager's class registry, keyed by status."""
-        return dict(cls._state_mapping)
-
-    @classmethod
     def register(cls, state_cls: StateT) -> StateT:
         """Class decorator: register ``state_cls`` under ``state_cls.name()``; returns it unchanged."""
         cls._state_mapping[state_cls.name()] = state_cls

@@ -66,16 +66,6 @@ class LocalFleet:
             for device in self.devices
         ]
 
-    async def stop_device(self, device_id: str) -> None:
-        """Stop one device client (its connection closes as if the machine died)."""
-        for device in self.devices:
-            if device.device_id == device_id:
-                await _cancel(device.task)
-                return
-        raise SessionError(
-            f"no local device {device_id!r}; fleet devices: {[d.device_id for d in self.devices]}"
-        )
-
     async def stop(self) -> None:
         """Stop every device client, then the server."""
         for device in self.devices:

@@ -16,10 +16,11 @@ from typing import Any
 from fastapi import WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
+from starweave.aip.frame_limit import DEFAULT_MAX_FRAME_BYTES
 from starweave.aip.messages import ClientType, ServerMessage
 from starweave.aip.server_state import ServerConnectionState
 from starweave.server.security import WsAccess
-from starweave.server.settings import DEFAULT_MAX_BAD_FRAMES, DEFAULT_MAX_MESSAGE_BYTES
+from starweave.server.settings import DEFAULT_MAX_BAD_FRAMES
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ DEFAULT_MAX_INFLIGHT = 64
 
 
 def _default_state() -> ServerConnectionState:
-    return ServerConnectionState(DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_BAD_FRAMES)
+    return ServerConnectionState(DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_BAD_FRAMES)
 
 
 @dataclass(eq=False)  # identity semantics: contexts live in sets

@@ -88,10 +88,6 @@ class DeviceCredentials:
         """True when ``device_id`` has a token of its own."""
         return device_id in self._configured or device_id in self._issued
 
-    def bound_ids(self) -> list[str]:
-        """Every bound id."""
-        return sorted({*self._configured, *self._issued})
-
     def owner(self, token: str | None) -> str | None:
         """The device id ``token`` belongs to, or None (compared in constant time per entry)."""
         if not token:

@@ -218,14 +218,6 @@ class ClientConnectionManager:
         info.system_info = self._merge_device_info(system_info, config) if config else dict(system_info)
         return True
 
-    def get_all_devices_info(self) -> dict[str, dict[str, Any]]:
-        """System info of every connected device that has some."""
-        return {
-            cid: dict(info.system_info)
-            for cid, info in self.online_clients.items()
-            if info.client_type == ClientType.DEVICE and info.system_info
-        }
-
     def get_stats(self) -> dict[str, int]:
         """Counts of connected clients."""
         devices = len(self.list_clients(ClientType.DEVICE))

@@ -343,12 +343,6 @@ class SessionManager:
             return self.refused.get(task_name)
         return self.task_ends.get(session_id)
 
-    def set_results(self, session_id: str) -> None:
-        """Copy a live session's results into the store."""
-        session = self.sessions.get(session_id)
-        if session is not None:
-            self.results[session_id] = dict(session.results or {})
-
     def remove_session(self, session_id: str) -> None:
         """Forget the live session object (its results stay)."""
         self.sessions.pop(session_id, None)

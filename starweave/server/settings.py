@@ -14,8 +14,6 @@ from starweave.errors import ConfigError
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
-# The one AIP frame-limit default (1 MiB, see aip.frame_limit), which the clients assume too.
-DEFAULT_MAX_MESSAGE_BYTES = DEFAULT_MAX_FRAME_BYTES
 DEFAULT_MAX_BAD_FRAMES = 100
 # Clients send a heartbeat every 30 s (spec D §6); three missed beats mean the peer is gone.
 DEFAULT_HEARTBEAT_TIMEOUT = 3 * 30.0
@@ -69,7 +67,8 @@ class ServerSettings(BaseModel):
     require_key_on_loopback: bool = False
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
-    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, gt=0)
+    # The one AIP frame-limit default (1 MiB, see aip.frame_limit), which the clients assume too.
+    max_message_bytes: int = Field(default=DEFAULT_MAX_FRAME_BYTES, gt=0)
     heartbeat_timeout: float = Field(default=DEFAULT_HEARTBEAT_TIMEOUT, gt=0)
     max_sessions: int = Field(default=100, gt=0)
     max_bad_frames: int = Field(default=DEFAULT_MAX_BAD_FRAMES, gt=0)

@@ -297,10 +297,6 @@ class Computer:
         """Run ``calls`` one after another; a timeout or transport error becomes an error result."""
         return [await self._run_action(call) for call in calls]
 
-    async def run_data_collection(self, calls: list[MCPToolCall]) -> list[CallToolResult]:
-        """Same as :meth:`run_actions`; kept apart to mirror the reference's API."""
-        return await self.run_actions(calls)
-
     async def _run_action(self, call: MCPToolCall) -> CallToolResult:
         params = dict(call.parameters or {})
         if call.is_meta:

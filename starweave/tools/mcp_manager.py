@@ -166,11 +166,6 @@ class MCPServerHandle:
         self._owner: asyncio.Task[None] | None = None
 
     @property
-    def server_type(self) -> str:
-        """``local``, ``http`` or ``stdio``."""
-        return self.config.type
-
-    @property
     def started(self) -> bool:
         """True while the session is open."""
         return self._client is not None and self._owner is not None and not self._owner.done()

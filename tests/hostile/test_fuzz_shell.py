@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from helpers.shell_catalog import known_commands
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from starweave.config.models import ShellConfig
 from starweave.errors import PolicyViolation
-from starweave.tools.servers.shell.catalog import known_commands
 from starweave.tools.servers.shell.danger import dangerous_reason
 from starweave.tools.servers.shell.lexer import tokenize
 from starweave.tools.servers.shell.parser import parse_command_line

@@ -13,10 +13,15 @@ from helpers.desktop_env import desktop_session as desktop_session
 from PIL import Image
 
 from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
-from starweave.tools.desktop.model import ControlInfo, WindowInfo
+from starweave.tools.desktop.model import ControlInfo, Rect, WindowInfo
 from starweave.tools.desktop.settle import apoll_until
 
 pytestmark = pytest.mark.desktop
+
+
+def _inside(rect: Rect, point: tuple[int, int]) -> bool:
+    x, y = point
+    return rect.left <= x < rect.right and rect.top <= y < rect.bottom
 
 
 def _by_name(controls: list[ControlInfo], control_type: str) -> dict[str, ControlInfo]:
@@ -37,7 +42,7 @@ async def test_list_walk_click_calculator(
         buttons = _by_name(controls, "Button")
         assert {"2", "3", "+", "="} <= set(buttons)
         # GTK4 extents are window-relative; ours are on screen, inside the moved window.
-        assert all(calc.rectangle.contains_point(*buttons[k].rect.center) for k in "23+=")
+        assert all(_inside(calc.rectangle, buttons[k].rect.center) for k in "23+=")
         display = next(c for c in controls if c.control_type == "Edit")
         for key in ["2", "+", "3", "="]:
             await asyncio.wait_for(desktop_backend.click(buttons[key].id), 10)

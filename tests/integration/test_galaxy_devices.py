@@ -412,7 +412,7 @@ async def test_silent_link_fails_the_running_task_within_the_heartbeat_timeout(t
             assert mgr.get_device_info("dev1").status != DeviceStatus.IDLE  # type: ignore[union-attr]
             proxy.flowing.set()
             # Back once the server dropped the silent old connection (its 4 s heartbeat timeout).
-            await wait_for(lambda: mgr.is_device_available("dev1"), "reconnected")
+            await wait_for(lambda: "dev1" in mgr.get_connected_devices(), "reconnected")
         finally:
             await mgr.shutdown()
             await proxy.stop()

@@ -4,6 +4,7 @@ connects, the agent proposes a cycle, the model answers garbage. Every run is ti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 from pathlib import Path
@@ -120,7 +121,11 @@ async def test_device_killed_mid_task_fails_fast_and_the_agent_reassigns(tmp_pat
         client.bus.subscribe(T1Started(), [EventType.TASK_STARTED])  # before the request runs
         await t1_started.wait()  # the device has t1 (`sleep 2`, so 2 s at least) when it dies
         assert client.fleet is not None
-        await client.fleet.stop_device(D1)
+        # Stop the device client: its connection closes as if the machine died.
+        (device,) = [d for d in client.fleet.devices if d.device_id == D1]
+        device.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await device.task
 
     loop = asyncio.get_running_loop()
     start = loop.time()

@@ -1,10 +1,9 @@
 """The AppAgent: operates one application window (controls as text, GUI and API tools) for the HostAgent."""
 
-from starweave.agents.app.agent import AppAgent, PendingActions
+from starweave.agents.app.agent import AppAgent
 from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.processor import AppAgentProcessor
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus, response_json_schema
-from starweave.agents.app.safety import Confirmer, sensitive_reason
 from starweave.agents.app.states import AppAgentStateManager
 
 __all__ = [
@@ -15,8 +14,5 @@ __all__ = [
     "AppAgentStateManager",
     "AppAgentStatus",
     "AppProcessorContext",
-    "Confirmer",
-    "PendingActions",
     "response_json_schema",
-    "sensitive_reason",
 ]

@@ -1,6 +1,6 @@
 """The HostAgent: picks an application window (or a third-party agent) per subtask and hands over."""
 
-from starweave.agents.host.agent import HostAgent, Selection
+from starweave.agents.host.agent import HostAgent
 from starweave.agents.host.local import HostProcessorContext
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.response import HostAgentResponse, HostAgentStatus, response_json_schema
@@ -14,7 +14,6 @@ __all__ = [
     "HostAgentStateManager",
     "HostAgentStatus",
     "HostProcessorContext",
-    "Selection",
     "TargetInfo",
     "TargetKind",
     "TargetRegistry",

@@ -51,10 +51,6 @@ class TargetRegistry:
         """Every target, in id order."""
         return sorted(self._targets.values(), key=lambda t: (len(t.id), t.id))
 
-    def get_by_kind(self, kind: str) -> list[TargetInfo]:
-        """The targets of one kind."""
-        return [t for t in self.all() if t.kind == kind]
-
     def clear(self) -> None:
         """Forget every target."""
         self._targets.clear()

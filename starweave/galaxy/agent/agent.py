@@ -48,7 +48,6 @@ from starweave.galaxy.events import (
 )
 
 logger = logging.getLogger(__name__)
-Status = ConstellationAgentStatus
 DeviceInfoProvider = Callable[[], list[dict[str, Any]]]
 
 
@@ -115,7 +114,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         # The turns after the review's first prompt when refused edits go back to the model.
         self._round_messages: list[dict[str, Any]] | None = None
         self._followup: list[dict[str, Any]] = []
-        self._status = Status.START.value
+        self._status = ConstellationAgentStatus.START.value
         self._current_constellation: TaskConstellation | None = None
         self._task_completion_queue: asyncio.Queue[Event] = asyncio.Queue()
         self._constellation_completion_queue: asyncio.Queue[Event] = asyncio.Queue()
@@ -286,22 +285,26 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
             "processing_duration": end - start,
         }
         self.step += 1
-        status = Status.CONTINUE.value if parsed.status == Status.START.value else parsed.status
+        status = (
+            ConstellationAgentStatus.CONTINUE.value
+            if parsed.status == ConstellationAgentStatus.START.value
+            else parsed.status
+        )
         built: TaskConstellation | None = context.get(ContextNames.CONSTELLATION)
-        if status != Status.CONTINUE.value:
+        if status != ConstellationAgentStatus.CONTINUE.value:
             self.status = status
-            if status == Status.FAIL.value:
+            if status == ConstellationAgentStatus.FAIL.value:
                 self.error_message = f"The model gave up planning: {parsed.results or parsed.thought}"
             return None, timing
         errors = list(record.edit_errors)
         if built is None:
-            self.status = Status.FAIL.value
+            self.status = ConstellationAgentStatus.FAIL.value
             reason = "; ".join(errors) or "the answer had no constellation"
             self.error_message = f"The planned constellation could not be built: {reason}"
             return None, timing
         valid, problems = built.validate_dag()
         if not valid:
-            self.status = Status.FAIL.value
+            self.status = ConstellationAgentStatus.FAIL.value
             self.error_message = f"The planned constellation is invalid: {'; '.join(problems)}"
             return None, timing
         self.status = status
@@ -341,9 +344,9 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
     ) -> TaskConstellation:
         """Take the review's status and constellation, and publish CONSTELLATION_MODIFIED."""
         self.status = self._decide_status(parsed, after)
-        if self.status == Status.CONTINUE.value:
+        if self.status == ConstellationAgentStatus.CONTINUE.value:
             await self._handle_constellation_completion(before, after)
-        if self.status == Status.FAIL.value:
+        if self.status == ConstellationAgentStatus.FAIL.value:
             self.error_message = f"The model gave up: {parsed.results or parsed.thought}"
         self._current_constellation = after
         end = time.time()
@@ -386,7 +389,11 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         """The review whose answer is known (review mode "fast"): no edit, CONTINUE or FINISH."""
         self._prepare(context, WeavingMode.EDITING, before)
         answer = final_answer(before) if decision.finish else (decision.reason if decision.fail else None)
-        status = Status.FINISH if decision.finish else (Status.FAIL if decision.fail else Status.CONTINUE)
+        status = (
+            ConstellationAgentStatus.FINISH
+            if decision.finish
+            else (ConstellationAgentStatus.FAIL if decision.fail else ConstellationAgentStatus.CONTINUE)
+        )
         parsed = ConstellationAgentResponse(
             thought=f"Answered without the model: {decision.reason}.",
             status=status.value,
@@ -406,11 +413,11 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
     def _decide_status(self, parsed: ConstellationAgentResponse, after: TaskConstellation) -> str:
         status = parsed.status
         running = self._orchestration_task is not None and not self._orchestration_task.done()
-        if status == Status.FINISH.value and after.get_running_tasks():
+        if status == ConstellationAgentStatus.FINISH.value and after.get_running_tasks():
             logger.warning("The model said FINISH while tasks are running; continuing instead")
-            return Status.CONTINUE.value
-        if status == Status.START.value and running:
-            return Status.CONTINUE.value  # never two orchestrations of one constellation
+            return ConstellationAgentStatus.CONTINUE.value
+        if status == ConstellationAgentStatus.START.value and running:
+            return ConstellationAgentStatus.CONTINUE.value  # never two orchestrations of one constellation
         return status
 
     async def _handle_constellation_completion(
@@ -420,4 +427,4 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         queue, task = self._constellation_completion_queue, self._orchestration_task
         if await orchestration_over(queue, task, before, after, self.completion_check_timeout):
             logger.info("The orchestration had completed; relaunching it on the edited constellation")
-            self.status = Status.START.value
+            self.status = ConstellationAgentStatus.START.value

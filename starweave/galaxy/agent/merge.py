@@ -30,11 +30,6 @@ def diff_constellations(before: TaskConstellation | None, after: TaskConstellati
     }
 
 
-def runnable_left(constellation: TaskConstellation) -> bool:
-    """True when some task has not ended yet (so an orchestration has work to do)."""
-    return not constellation.is_complete()
-
-
 def all_succeeded(constellation: TaskConstellation) -> bool:
     """True when every task completed successfully."""
     return all(t.status is TaskStatus.COMPLETED for t in constellation.get_all_tasks())

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from starweave.galaxy.agent.agent import ConstellationAgent
 
 logger = logging.getLogger(__name__)
-Status = ConstellationAgentStatus
 
 
 class ConstellationAgentStateManager(AgentStateManager):
@@ -46,7 +45,7 @@ def fail(agent: ConstellationAgent, context: Context | None, message: str) -> No
     """End in FAIL with ``message`` (also put in the context's ERROR_MESSAGE and ROUND_RESULT)."""
     logger.error("ConstellationAgent failed: %s", message)
     agent.error_message = message
-    record_failure(agent, context, Status.FAIL.value, message)
+    record_failure(agent, context, ConstellationAgentStatus.FAIL.value, message)
 
 
 async def guarded(
@@ -76,12 +75,12 @@ async def guarded(
 class StartConstellationAgentState(ConstellationAgentState):
     """Create the constellation if there is none, then launch its orchestration (non-blocking)."""
 
-    status = Status.START
+    status = ConstellationAgentStatus.START
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Creation (first time) and orchestration launch; any error ends in FAIL."""
         cagent: ConstellationAgent = agent  # type: ignore[assignment]
-        if cagent.status in (Status.FINISH.value, Status.FAIL.value):
+        if cagent.status in (ConstellationAgentStatus.FINISH.value, ConstellationAgentStatus.FAIL.value):
             return
 
         async def start() -> None:
@@ -90,13 +89,13 @@ class StartConstellationAgentState(ConstellationAgentState):
                 if context is not None:
                     context.set(ContextNames.WEAVING_MODE, WeavingMode.CREATION.value)
                 _, timing_info = await cagent.process_creation(context)
-            if cagent.status in (Status.FINISH.value, Status.FAIL.value):
+            if cagent.status in (ConstellationAgentStatus.FINISH.value, ConstellationAgentStatus.FAIL.value):
                 return
             if cagent.current_constellation is None:
                 fail(cagent, context, cagent.error_message or "The model planned no constellation to run")
                 return
             cagent.launch_orchestration(timing_info)
-            cagent.status = Status.CONTINUE.value
+            cagent.status = ConstellationAgentStatus.CONTINUE.value
 
         await guarded(cagent, context, "creating the constellation", start)
 
@@ -105,7 +104,7 @@ class StartConstellationAgentState(ConstellationAgentState):
 class ContinueConstellationAgentState(ConstellationAgentState):
     """Wait for completion events (bounded), edit once for the whole batch, decide the next status."""
 
-    status = Status.CONTINUE
+    status = ConstellationAgentStatus.CONTINUE
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """One editing round; an error or a timeout ends in FAIL with its reason."""
@@ -134,7 +133,7 @@ class ContinueConstellationAgentState(ConstellationAgentState):
 class FinishConstellationAgentState(ConstellationAgentState, TerminalAgentState):
     """Terminal: the request is done; absorbing (FAIL stays FAIL too)."""
 
-    status = Status.FINISH
+    status = ConstellationAgentStatus.FINISH
 
     finish_status = None
 
@@ -147,7 +146,7 @@ class FinishConstellationAgentState(ConstellationAgentState, TerminalAgentState)
 class FailConstellationAgentState(FinishConstellationAgentState):
     """Terminal: the request failed."""
 
-    status = Status.FAIL
+    status = ConstellationAgentStatus.FAIL
 
     async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
         """Log the outcome."""
@@ -165,10 +164,10 @@ def handle_no_events(agent: ConstellationAgent, context: Context | None) -> None
         fail(agent, context, "The orchestration ended but there is no constellation")
     elif not constellation.is_complete():
         logger.info("Orchestration ended with tasks left; relaunching it")
-        agent.status = Status.START.value
+        agent.status = ConstellationAgentStatus.START.value
     elif all_succeeded(constellation):
         logger.warning("Every task completed but the model did not say FINISH; finishing")
-        agent.status = Status.FINISH.value
+        agent.status = ConstellationAgentStatus.FINISH.value
     else:
         failed = [t.task_id for t in constellation.get_all_tasks() if t.status.value != "completed"]
         fail(

@@ -370,23 +370,3 @@ class ConstellationStrategyFactory:
     def create_memory_update_strategy(fail_fast: bool = False) -> ConstellationMemoryUpdateStrategy:
         """The memory strategy."""
         return ConstellationMemoryUpdateStrategy(fail_fast=fail_fast)
-
-    @classmethod
-    def create_all_strategies(
-        cls,
-        mode: WeavingMode | str,
-        llm_fail_fast: bool = True,
-        action_fail_fast: bool = False,
-        memory_fail_fast: bool = False,
-    ) -> dict[str, BaseProcessingStrategy]:
-        """All three, keyed ``llm_interaction``, ``action_execution``, ``memory_update``."""
-        return {
-            "llm_interaction": cls.create_llm_interaction_strategy(llm_fail_fast),
-            "action_execution": cls.create_action_execution_strategy(mode, action_fail_fast),
-            "memory_update": cls.create_memory_update_strategy(memory_fail_fast),
-        }
-
-    @classmethod
-    def get_supported_weaving_modes(cls) -> list[str]:
-        """The modes with an action strategy."""
-        return [m.value for m in cls._action_execution_strategies]

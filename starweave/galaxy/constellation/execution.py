@@ -56,10 +56,6 @@ class ConstellationExecution(ConstellationQueries):
             target._waiting -= 1
         self._refresh(target)
 
-    def _blocking_line_ids(self, task: TaskStar) -> frozenset[str]:
-        lines = self._lines
-        return frozenset(line_id for line_id in task._in if lines[line_id]._blocking)
-
     def _refresh(self, task: TaskStar) -> None:
         """Re-derive PENDING/WAITING_DEPENDENCY and ready-set membership of a task."""
         status, task_id, counts = task._status, task._task_id, self._counts

@@ -114,10 +114,6 @@ class ConstellationQueries:
         """Tasks in FAILED."""
         return self._with_status(TaskStatus.FAILED)
 
-    def get_pending_tasks(self) -> list[TaskStar]:
-        """Tasks in PENDING or WAITING_DEPENDENCY."""
-        return self._with_status(*MODIFIABLE_STATUSES)
-
     def get_modifiable_tasks(self) -> list[TaskStar]:
         """Tasks that may still be edited (I3)."""
         return self._with_status(*MODIFIABLE_STATUSES)

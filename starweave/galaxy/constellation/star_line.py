@@ -122,13 +122,6 @@ class TaskStarLine:
         return cls(from_task_id, to_task_id, DependencyType.SUCCESS_ONLY, description)
 
     @classmethod
-    def create_completion_only(
-        cls, from_task_id: str, to_task_id: str, description: str = "Completion-only dependency"
-    ) -> TaskStarLine:
-        """A COMPLETION_ONLY edge."""
-        return cls(from_task_id, to_task_id, DependencyType.COMPLETION_ONLY, description)
-
-    @classmethod
     def create_conditional(
         cls,
         from_task_id: str,
@@ -221,11 +214,6 @@ class TaskStarLine:
         self._change(self._dependency_type, evaluator)
         self._condition_evaluator = evaluator
         self._changed(reset=True)
-
-    def update_metadata(self, metadata: dict[str, Any]) -> None:
-        """Merge ``metadata`` into the edge's metadata."""
-        self._metadata = {**(self._metadata or {}), **metadata}
-        self._updated = time()
 
     # ----------------------------------------------------------------- satisfaction
     def is_satisfied(self, completed_tasks: list[str] | set[str] | None = None) -> bool:

@@ -28,8 +28,6 @@ class TaskOwner(Protocol):
 
     def _on_status_change(self, task: TaskStar, old: TaskStatus, new: TaskStatus) -> None: ...
 
-    def _blocking_line_ids(self, task: TaskStar) -> frozenset[str]: ...
-
 
 def utc_now() -> datetime:
     """Return the current time, timezone-aware UTC."""
@@ -224,11 +222,6 @@ class TaskStar:
     def is_ready_to_execute(self) -> bool:
         """True when PENDING and no incoming dependency is unsatisfied."""
         return self._status is TaskStatus.PENDING and not self._waiting
-
-    @property
-    def unsatisfied_dependencies(self) -> frozenset[str]:
-        """Ids of incoming lines that are not satisfied yet."""
-        return self._owner._blocking_line_ids(self) if self._owner is not None else frozenset()
 
     # ----------------------------------------------------------------- guarded setters
     def _check_modifiable(self, what: str) -> None:

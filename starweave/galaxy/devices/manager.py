@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from starweave.errors import TaskRejected
 from starweave.galaxy.devices.config import ConstellationConfig
 from starweave.galaxy.devices.connection import DeviceConnector
-from starweave.galaxy.devices.profile import ONLINE_STATUSES, AgentProfile, DeviceStatus
+from starweave.galaxy.devices.profile import AgentProfile, DeviceStatus
 from starweave.galaxy.devices.queue import QueuedTask
 from starweave.galaxy.devices.runtime import failed_result, result_from_task_end, safe_name
 from starweave.galaxy.events import EventType
@@ -303,16 +303,6 @@ class ConstellationDeviceManager(DeviceConnector):
         profile = self.registry.get_device(device_id)
         return list(profile.capabilities) if profile else []
 
-    def get_device_status(self, device_id: str) -> dict[str, Any] | None:
-        """The profile as a dict plus ``queued_tasks`` / ``queued_task_ids`` and ``last_error``."""
-        profile = self.registry.get_device(device_id)
-        if profile is None:
-            return None
-        queued = self.task_queue_manager.get_queued_task_ids(device_id)
-        runtime = self._runtime[device_id]
-        return {**profile.to_dict(), "queued_tasks": len(queued), "queued_task_ids": queued,
-                "last_error": runtime.last_error}  # fmt: skip
-
     def get_task_queue_status(self, device_id: str) -> dict[str, Any]:
         """Whether the device is busy, with what, and what waits for it."""
         profile = self.registry.get_device(device_id)
@@ -329,8 +319,3 @@ class ConstellationDeviceManager(DeviceConnector):
         """Why the device last failed to connect or was lost (None while healthy)."""
         runtime = self._runtime.get(device_id)
         return runtime.last_error if runtime else None
-
-    def is_device_available(self, device_id: str) -> bool:
-        """True if the device is online (it may be busy: tasks then queue)."""
-        profile = self.registry.get_device(device_id)
-        return profile is not None and profile.status in ONLINE_STATUSES

@@ -21,14 +21,15 @@ from starweave.galaxy.devices.profile import ONLINE_STATUSES, AgentProfile, Devi
 
 __all__ = ["ALLOWED_TRANSITIONS", "DeviceRegistry"]
 
-S = DeviceStatus
 ALLOWED_TRANSITIONS: dict[DeviceStatus, frozenset[DeviceStatus]] = {
-    S.DISCONNECTED: frozenset({S.CONNECTING}),
-    S.CONNECTING: frozenset({S.CONNECTED, S.FAILED, S.DISCONNECTED}),
-    S.CONNECTED: frozenset({S.IDLE, S.FAILED, S.DISCONNECTED}),
-    S.IDLE: frozenset({S.BUSY, S.FAILED, S.DISCONNECTED}),
-    S.BUSY: frozenset({S.IDLE, S.FAILED, S.DISCONNECTED}),
-    S.FAILED: frozenset({S.CONNECTING, S.DISCONNECTED}),
+    DeviceStatus.DISCONNECTED: frozenset({DeviceStatus.CONNECTING}),
+    DeviceStatus.CONNECTING: frozenset(
+        {DeviceStatus.CONNECTED, DeviceStatus.FAILED, DeviceStatus.DISCONNECTED}
+    ),
+    DeviceStatus.CONNECTED: frozenset({DeviceStatus.IDLE, DeviceStatus.FAILED, DeviceStatus.DISCONNECTED}),
+    DeviceStatus.IDLE: frozenset({DeviceStatus.BUSY, DeviceStatus.FAILED, DeviceStatus.DISCONNECTED}),
+    DeviceStatus.BUSY: frozenset({DeviceStatus.IDLE, DeviceStatus.FAILED, DeviceStatus.DISCONNECTED}),
+    DeviceStatus.FAILED: frozenset({DeviceStatus.CONNECTING, DeviceStatus.DISCONNECTED}),
 }
 
 # System-info keys copied into metadata["system_info"] (the reference's selection).

@@ -8,7 +8,7 @@ from .assignment import STRATEGIES, ConstellationManager
 from .executor import DeviceExecutor
 from .merge import merge_constellation_states
 from .orchestrator import TaskConstellationOrchestrator
-from .requests import RESULTS_HEADER, build_task_request, device_answer, result_payload, result_text
+from .requests import RESULTS_HEADER, build_task_request, device_answer
 from .synchronizer import SYNC_EVENT_TYPES, ConstellationModificationSynchronizer
 
 __all__ = [
@@ -22,6 +22,4 @@ __all__ = [
     "build_task_request",
     "device_answer",
     "merge_constellation_states",
-    "result_payload",
-    "result_text",
 ]

@@ -76,11 +76,6 @@ class TaskConstellationOrchestrator:
         self._current: TaskConstellation | None = None
 
     # ----------------------------------------------------------------- wiring
-    def set_device_manager(self, device_manager: DeviceExecutor) -> None:
-        """Use ``device_manager`` for later runs."""
-        self.device_manager = device_manager
-        self._constellation_manager.device_manager = device_manager
-
     def set_modification_synchronizer(self, sync: ConstellationModificationSynchronizer | None) -> None:
         """Gate scheduling on ``sync`` (it must also be subscribed to the event bus)."""
         self._modification_synchronizer = sync
@@ -160,25 +155,6 @@ class TaskConstellationOrchestrator:
             task.cancel()
         run.wake.set()
         return True
-
-    async def execute_single_task(self, task: Any, target_device_id: str | None = None) -> Any:
-        """Run one TaskStar outside any constellation; returns the device's result."""
-        if self.device_manager is None:
-            raise OrchestrationError("Device manager not available; construct the orchestrator with one")
-        device_id = target_device_id or task.target_device_id
-        if not device_id:
-            connected = self.device_manager.get_connected_devices()
-            if not connected:
-                raise OrchestrationError("No device available to execute the task; connect a device first")
-            device_id = connected[0]
-        result = await self.device_manager.assign_task_to_device(
-            task.task_id,
-            device_id,
-            task.to_request_string(),
-            task.task_data,
-            task.timeout or self.task_timeout,
-        )
-        return result.result
 
     async def get_constellation_status(self, constellation: TaskConstellation) -> dict[str, Any] | None:
         """Status of a running constellation (None when it is not being orchestrated)."""

@@ -59,9 +59,6 @@ class Rect(BaseModel):
         union = self.area + other.area - inter
         return inter / union if union > 0 else 0.0
 
-    def contains_point(self, x: int, y: int) -> bool:
-        return self.left <= x < self.right and self.top <= y < self.bottom
-
     def to_ltrb(self) -> dict[str, int]:
         """The reference's ``{left, top, right, bottom}`` form."""
         return {"left": self.left, "top": self.top, "right": self.right, "bottom": self.bottom}

@@ -83,14 +83,6 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert other.blackboard_to_prompt() == bb.blackboard_to_prompt()
 
 
-async def test_async_save_load(tmp_path: Path) -> None:
-    bb = filled(tmp_path)
-    await bb.asave(tmp_path / "a.json")
-    other = Blackboard()
-    await other.aload(tmp_path / "a.json")
-    assert other.blackboard_to_dict() == bb.blackboard_to_dict()
-
-
 def test_from_dict_missing_sections_and_clear(tmp_path: Path) -> None:
     bb = Blackboard()
     bb.blackboard_from_dict({"requests": [{"request_0": "a"}]})

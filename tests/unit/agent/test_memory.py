@@ -42,4 +42,3 @@ def test_memory_round_trip() -> None:
     data = [{"step": 1, "Subtask": "a"}, {"step": 2, "results": {"ok": True}}]
     memory = Memory.from_list_of_dicts(data)
     assert memory.to_list_of_dicts() == data
-    assert memory.list_content == data

@@ -92,10 +92,17 @@ class BetaFinish(_StubState):
 def test_registries_are_per_manager_type() -> None:
     assert isinstance(AlphaManager().get_state("CONTINUE"), AlphaContinue)
     assert isinstance(BetaManager().get_state("CONTINUE"), BetaContinue)
-    assert AlphaManager.registered_states() == {"CONTINUE": AlphaContinue}
-    assert BetaManager.registered_states() == {"CONTINUE": BetaContinue, "FINISH": BetaFinish}
-    assert GammaManager.registered_states() == {}
-    assert AgentStateManager.registered_states() == {}
+    # Each manager finds exactly the states registered on it; every other status falls back.
+    registered: dict[type[AgentStateManager], dict[str, type[AgentState]]] = {
+        AlphaManager: {"CONTINUE": AlphaContinue},
+        BetaManager: {"CONTINUE": BetaContinue, "FINISH": BetaFinish},
+        GammaManager: {},
+    }
+    for manager, states in registered.items():
+        for status in ("CONTINUE", "FINISH"):
+            assert type(manager().get_state(status)) is states.get(status, NoneAlpha), (manager, status)
+    # Registering on a subclass leaves the base's own table empty.
+    assert AgentStateManager._state_mapping == {}
 
 
 def test_register_returns_the_class_unchanged() -> None:

@@ -45,7 +45,8 @@ async def test_issued_token_binds_the_id_and_only_its_hash_is_stored(tmp_path: P
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     again = DeviceCredentials(path)  # a restart
-    assert again.owner(token) == "dev1" and again.bound_ids() == ["dev1"]
+    assert again.owner(token) == "dev1" and again.is_bound("dev1")
+    assert list(json.loads(path.read_text())["devices"]) == ["dev1"]  # the only id bound
     assert again.forget("dev1") and not again.forget("dev1")
     assert not DeviceCredentials(path).is_bound("dev1")
 

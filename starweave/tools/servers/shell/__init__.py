@@ -11,35 +11,19 @@ Public API::
 """
 
 from starweave.tools.servers.shell.danger import dangerous_reason
-from starweave.tools.servers.shell.parser import CommandLine, parse_command_line
-from starweave.tools.servers.shell.paths import PathGuard
 from starweave.tools.servers.shell.policy import PolicyDecision, PreparedCommand, ShellPolicy
-from starweave.tools.servers.shell.runner import clean_env, run_command
-from starweave.tools.servers.shell.sandbox import (
-    SandboxChoice,
-    current_confinement,
-    ensure_sandbox,
-    probe_bwrap,
-    select_sandbox,
-)
-from starweave.tools.servers.shell.server import PolicyHolder, create_bash_server, serve
+from starweave.tools.servers.shell.runner import run_command
+from starweave.tools.servers.shell.sandbox import SandboxChoice, ensure_sandbox
+from starweave.tools.servers.shell.server import create_bash_server, serve
 
 __all__ = [
-    "CommandLine",
-    "PathGuard",
     "PolicyDecision",
-    "PolicyHolder",
     "PreparedCommand",
     "SandboxChoice",
     "ShellPolicy",
-    "clean_env",
     "create_bash_server",
-    "current_confinement",
     "dangerous_reason",
     "ensure_sandbox",
-    "parse_command_line",
-    "probe_bwrap",
     "run_command",
-    "select_sandbox",
     "serve",
 ]

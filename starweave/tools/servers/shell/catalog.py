@@ -230,12 +230,6 @@ def lookup_rule(name: str) -> Rule:
     )
 
 
-def known_commands() -> list[str]:
-    """Every command the policy can allow (for documentation and the tool description)."""
-    names = set().union(*RULE_TABLES) | READ_ONLY | LOOK_ONLY | LISTINGS | NO_PATHS
-    return sorted(names)
-
-
 def catalogued(name: str) -> bool:
     """Whether the policy has a verdict of its own on command ``name`` (allowed, refused, a builtin or an
     interpreter), i.e. whether it is a command-line program rather than an unknown (GUI) application."""

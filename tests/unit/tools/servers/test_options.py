@@ -8,9 +8,9 @@ import shutil
 import subprocess
 
 import pytest
+from helpers.shell_catalog import known_commands
 
 from starweave.errors import PolicyViolation
-from starweave.tools.servers.shell.catalog import known_commands
 from starweave.tools.servers.shell.optables import TABLES, spec_for
 from starweave.tools.servers.shell.optables_git import GIT_SUBCOMMANDS
 from starweave.tools.servers.shell.options import Args, insert_options, parse_options
