@@ -95,12 +95,19 @@ async def serving(service: WebUIService, settings: ServerSettings | None = None)
 async def receive(ws: Any, until: Any, seconds: float = 60) -> list[dict[str, Any]]:
     """Messages until one satisfies ``until`` (included)."""
     out: list[dict[str, Any]] = []
+    waiting = _unread.setdefault(id(ws), [])
     async with asyncio.timeout(seconds):
         while True:
-            message = json.loads(await ws.recv())
+            if not waiting:
+                frame = json.loads(await ws.recv())  # one message, or several as a JSON array
+                waiting.extend(frame if isinstance(frame, list) else [frame])
+            message = waiting.pop(0)
             out.append(message)
             if until(message):
                 return out
+
+
+_unread: dict[int, list[dict[str, Any]]] = {}  # messages of a frame not read yet, per page
 
 
 def kind(message: dict[str, Any]) -> str:
@@ -149,7 +156,9 @@ async def test_a_page_drives_a_request_and_a_second_page_sees_the_same(tmp_path:
                     assert final["status"] == "FINISH" and "t1 on local_linux_1: done" in final["text"]
                     done = [m for m in seen if kind(m) == "task_completed"]
                     assert all(m["status"] == "completed" for m in done)
-                    dag = done[-1]["data"]["constellation"]
+                    assert done[-1]["data"]["constellation"]["task_count"] == 2  # a summary in task events
+                    (completed,) = [m for m in seen if kind(m) == "constellation_completed"]
+                    dag = completed["data"]["constellation"]  # the full DAG in constellation events
                     assert {t["status"] for t in dag["tasks"].values()} == {"completed"}
                     # The second page saw the same stream.
                     assert [kind(m) for m in mirrored] == kinds
@@ -239,7 +248,7 @@ async def test_foreign_hosts_and_origins_are_refused(tmp_path: Path) -> None:
                 pass
         assert refused.value.response.status_code == 403
         async with websockets.connect(ws_url, origin=url) as page:  # type: ignore[arg-type]
-            assert kind(json.loads(await page.recv())) == "welcome"
+            assert kind((await receive(page, lambda m: True))[0]) == "welcome"
 
 
 async def test_off_loopback_a_key_is_required_and_never_read_from_the_url(tmp_path: Path) -> None:
@@ -261,6 +270,6 @@ async def test_off_loopback_a_key_is_required_and_never_read_from_the_url(tmp_pa
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
         async with websockets.connect(ws_url) as page:
             await page.send(json.dumps({"type": "auth", "key": "sekret-key-123"}))
-            assert kind(json.loads(await page.recv())) == "welcome"
+            assert kind((await receive(page, lambda m: True))[0]) == "welcome"
         async with websockets.connect(ws_url, additional_headers={"X-API-Key": "sekret-key-123"}) as page:
-            assert kind(json.loads(await page.recv())) == "welcome"
+            assert kind((await receive(page, lambda m: True))[0]) == "welcome"
