@@ -15,6 +15,7 @@ import pytest
 import uvicorn
 import websockets
 import yaml
+from e2e.test_galaxy_cli import DEVICE, write
 
 from starweave.errors import ConfigError
 from starweave.galaxy.client import GalaxyClient, GalaxyOptions
@@ -34,32 +35,9 @@ PLAN = {
         "dependencies": [],
     },
 }
-DEVICE_STEPS = [
-    {
-        "observation": "o",
-        "thought": "t",
-        "action": {
-            "function": "execute_command",
-            "arguments": {"command": "echo hi > hi.txt"},
-            "status": "CONTINUE",
-        },
-        "result": "",
-    },
-    {
-        "observation": "o",
-        "thought": "t",
-        "action": {"function": "", "arguments": {}, "status": "FINISH"},
-        "result": "done",
-    },
-]
 DEVICES_YAML = (
     "# added from the page\ndevices:\n  - device_id: remote_1\n    server_url: ws://10.0.0.9:5000/ws\n"
 )
-
-
-def write(path: Path, answers: list[Any]) -> Path:
-    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
-    return path
 
 
 def options(tmp_path: Path, local: int = 2, **extra: Any) -> GalaxyOptions:
@@ -67,7 +45,7 @@ def options(tmp_path: Path, local: int = 2, **extra: Any) -> GalaxyOptions:
         local=local,
         provider="replay",
         replay_file=write(tmp_path / "planner.jsonl", [PLAN, PLAN]),
-        device_replay_file=write(tmp_path / "device.jsonl", DEVICE_STEPS),
+        device_replay_file=write(tmp_path / "device.jsonl", DEVICE),
         log_dir=tmp_path / "logs",
         workspace=tmp_path / "ws",
         live=False,
