@@ -53,6 +53,7 @@ asyncio.run(main())
 
 def make_service(folder: Path) -> WebUIService:
     """A WebUI service whose client is never started (the benchmark drives the bus itself)."""
+    folder.mkdir(parents=True, exist_ok=True)
     replay = folder / "planner.jsonl"
     replay.write_text('{"thought": "unused", "status": "FINISH"}\n')
     options = GalaxyOptions(provider="replay", replay_file=replay, log_dir=folder / "logs")
@@ -61,7 +62,12 @@ def make_service(folder: Path) -> WebUIService:
 
 async def serve(service: WebUIService) -> tuple[uvicorn.Server, asyncio.Task[None], str]:
     config = uvicorn.Config(
-        create_app(service), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+        create_app(service),
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        lifespan="off",
+        ws_per_message_deflate=False,
     )
     server = uvicorn.Server(config)
     task, port = await serve_in_task(server)
@@ -110,34 +116,37 @@ async def orchestrate(bus: EventBus, tasks: int) -> float:
 
 
 async def overhead(folder: Path, tasks: int, pages: int, runs: int) -> dict[str, float]:
-    """Median ms per task: no WebUI, WebUI without pages, WebUI with ``pages`` pages."""
+    """Median ms per task: no WebUI, WebUI without pages, WebUI with ``pages`` pages.
+
+    The three are run in turn, ``runs`` rounds of each, so that the machine's noise (a shared
+    machine, runs of a few tens of milliseconds) falls on all of them alike.
+    """
     plain = EventBus()
     plain.subscribe(Counter())
-    out = {"no WebUI": statistics.median([await orchestrate(plain, tasks) for _ in range(runs)])}
-    service = make_service(folder)
-    server, task, url = await serve(service)
+    quiet, busy = make_service(folder / "quiet"), make_service(folder / "busy")
+    quiet_server, quiet_task, _ = await serve(quiet)
+    busy_server, busy_task, url = await serve(busy)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PAGES_SCRIPT, url, str(pages), stdout=subprocess.PIPE
+    )
+    times: dict[str, list[float]] = {"no WebUI": [], "WebUI, 0 pages": [], f"WebUI, {pages} pages": []}
     try:
-        out["WebUI, 0 pages"] = statistics.median(
-            [await orchestrate(service.client.bus, tasks) for _ in range(runs)]
-        )
-        child = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", PAGES_SCRIPT, url, str(pages), stdout=subprocess.PIPE
-        )
         assert child.stdout is not None
         await child.stdout.readline()  # every page connected and got its snapshot
-        times = []
         for _ in range(runs):
-            times.append(await orchestrate(service.client.bus, tasks))
-            await drained(service)
-        out[f"WebUI, {pages} pages"] = statistics.median(times)
-        dropped = sum(page.dropped for page in service.broadcaster.pages)
-        out["open pages"] = len(service.broadcaster.pages)
-        out["dropped"] = dropped
+            times["no WebUI"].append(await orchestrate(plain, tasks))
+            times["WebUI, 0 pages"].append(await orchestrate(quiet.client.bus, tasks))
+            times[f"WebUI, {pages} pages"].append(await orchestrate(busy.client.bus, tasks))
+            await drained(busy)
+        out = {name: statistics.median(values) for name, values in times.items()}
+        out["open pages"] = len(busy.broadcaster.pages)
+        out["dropped"] = sum(page.dropped for page in busy.broadcaster.pages)
+    finally:
         child.kill()
         await child.wait()
-    finally:
-        server.should_exit = True
-        await task
+        for server, task in ((quiet_server, quiet_task), (busy_server, busy_task)):
+            server.should_exit = True
+            await task
     return out
 
 
@@ -146,7 +155,7 @@ async def main() -> None:
     parser.add_argument("--events", type=int, default=1000)
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--pages", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="webui-bench-") as tmp:
         samples = sorted(await latency(Path(tmp), args.events))

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starweave.galaxy.events import Event, TaskEvent
-from starweave.galaxy.webui.serializer import serialize_event, summarize_event
+from starweave.galaxy.webui.serializer import event_json
 
 __all__ = ["DEFAULT_HISTORY", "DEFAULT_QUEUE_SIZE", "Broadcaster", "PageQueue"]
 
@@ -26,7 +26,7 @@ log = logging.getLogger("starweave.galaxy.webui")
 
 DEFAULT_QUEUE_SIZE = 1000
 DEFAULT_HISTORY = 200
-# How long a page's sender waits after sending a batch: under load, pages get at most ~20 frames/s.
+# The shortest gap between two frames to one page: under load, a page gets at most 20 frames/s.
 COALESCE_SECONDS = 0.05
 # Payload keys holding the constellation as it is now (old_constellation is the one before an edit).
 CURRENT_KEYS = ("new_constellation", "constellation", "updated_constellation")
@@ -62,17 +62,25 @@ class PageQueue:
         self._items.append(text)
         self._ready.set()
 
-    async def get_batch(self) -> list[str]:
-        """Wait for messages; return them all, preceded by a ``dropped`` notice when some were lost."""
+    async def wait(self) -> None:
+        """Return once a message is waiting (or the page is closed)."""
         while not self._items and not self.closed:
             self._ready.clear()
             await self._ready.wait()
+
+    def take(self) -> list[str]:
+        """Every waiting message, preceded by a ``dropped`` notice when some were lost."""
         batch = list(self._items)
         self._items.clear()
         if self.dropped:
             batch.insert(0, encode({"type": "dropped", "count": self.dropped}))
             self.dropped = 0
         return batch
+
+    async def get_batch(self) -> list[str]:
+        """Wait for messages and take them all (see :meth:`take`)."""
+        await self.wait()
+        return self.take()
 
     def close(self) -> None:
         """Wake the sender so it can stop."""
@@ -86,7 +94,8 @@ class Broadcaster:
     def __init__(self, queue_size: int = DEFAULT_QUEUE_SIZE, history: int = DEFAULT_HISTORY) -> None:
         self.queue_size = queue_size
         self.pages: set[PageQueue] = set()
-        self.events: deque[dict[str, Any]] = deque(maxlen=history)
+        # Kept as JSON text: encoded once, parsed again only for a state snapshot (rare).
+        self.events: deque[str] = deque(maxlen=history)
         self.events_sent = 0
         self.constellation: Any = None  # the latest constellation object seen in an event
 
@@ -96,16 +105,19 @@ class Broadcaster:
             if event.data.get(key) is not None:
                 self.constellation = event.data[key]
                 break
-        summary = summarize_event(event)
+        summary = event_json(event, summarize=True)
         self.events.append(summary)
         if self.pages:
             # Task events carry the DAG as a summary: a full copy per task event would cost a
             # serialization of the whole constellation per task (milliseconds at 200 tasks); the
             # page updates the task from task_id/status/result/error, and gets the full DAG from
             # the constellation events and the state snapshot.
-            live = summary if isinstance(event, TaskEvent) else serialize_event(event)
-            self.publish_text(encode(live))
+            self.publish_text(summary if isinstance(event, TaskEvent) else event_json(event))
         self.events_sent += 1
+
+    def history(self) -> list[dict[str, Any]]:
+        """The last events (summarized), oldest first, for a state snapshot."""
+        return [json.loads(text) for text in self.events]
 
     def publish(self, message: dict[str, Any]) -> None:
         """Queue a WebUI message (chat, snapshot, error) for every page."""
@@ -142,12 +154,20 @@ class Broadcaster:
         """Send ``page``'s messages with ``send`` until the page is closed (or sending fails).
 
         One message goes out as itself; several waiting together go out as one frame holding a
-        JSON array of them, in order. After sending several, the sender waits ``coalesce`` seconds
-        so that a burst (a large DAG running on fast devices) becomes a few frames per page
-        instead of one per event; a lone event after a quiet spell still goes out at once.
+        JSON array of them, in order. Frames to one page are at least ``coalesce`` seconds apart:
+        a lone event after a quiet spell goes out at once, while a burst (a large DAG running on
+        fast devices) becomes a few frames per page instead of one per event, so 20 open pages
+        cost the orchestration a few sends per page, not one per event.
         """
+        loop = asyncio.get_running_loop()
+        last_sent = -coalesce
         while not page.closed:
-            batch = await page.get_batch()
+            await page.wait()
+            pause = last_sent + coalesce - loop.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            batch = page.take()
+            if not batch:
+                continue
             await send(batch[0] if len(batch) == 1 else "[" + ",".join(batch) + "]")
-            if len(batch) > 1 and coalesce > 0:
-                await asyncio.sleep(coalesce)
+            last_sent = loop.time()

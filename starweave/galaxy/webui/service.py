@@ -113,7 +113,7 @@ class WebUIService:
             "timestamp": time.time(),
             "constellation": serialize_value(constellation) if constellation is not None else None,
             "messages": list(self.messages),
-            "events": list(self.broadcaster.events),
+            "events": self.broadcaster.history(),
             "running": self.running,
         }
 

@@ -26,7 +26,7 @@ async def test_publishing_never_waits_for_a_page_that_does_not_read() -> None:
     for i in range(100):
         await asyncio.wait_for(broadcaster.on_event(Event(EventType.AGENT_ACTION, f"s{i}")), 0.5)
     assert len(stuck) == 10 and stuck.dropped == 90
-    assert [e["source_id"] for e in broadcaster.events] == [f"s{i}" for i in range(95, 100)]
+    assert [e["source_id"] for e in broadcaster.history()] == [f"s{i}" for i in range(95, 100)]
     assert broadcaster.events_sent == 100
 
 

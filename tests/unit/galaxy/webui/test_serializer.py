@@ -11,7 +11,13 @@ from pydantic import BaseModel
 from starweave.galaxy.constellation import TaskConstellation, TaskStar, TaskStarLine
 from starweave.galaxy.events import DeviceEvent, EventType, TaskEvent
 from starweave.galaxy.types import ExecutionResult
-from starweave.galaxy.webui.serializer import serialize_event, serialize_value, summarize_event
+from starweave.galaxy.webui.serializer import (
+    event_json,
+    serialize_event,
+    serialize_value,
+    summarize_event,
+    to_json,
+)
 
 
 def constellation() -> TaskConstellation:
@@ -56,6 +62,8 @@ def test_values_follow_the_reference_chain() -> None:
     assert out["error"] == "ValueError: bad"
     assert out["other"] == str(object)
     json.dumps(out)  # all of it is JSON
+    # The broadcast path encodes in one pass of json's encoder, with the same result.
+    assert json.loads(to_json(value)) == out
 
 
 def test_a_task_event_is_flat_with_its_constellation_in_full() -> None:
@@ -107,3 +115,12 @@ def test_a_device_event_carries_every_device() -> None:
     out = serialize_event(event)
     assert out["device_status"] == "idle"
     assert out["all_devices"]["d1"]["last_heartbeat"] == "2026-01-01T00:00:00+00:00"
+
+
+def test_the_text_form_of_an_event_is_its_serialized_form() -> None:
+    result = ExecutionResult("a", "failed", error="boom", device_id="d1")
+    event = TaskEvent(
+        EventType.TASK_FAILED, "o", 5.0, {"constellation": constellation()}, task_id="a", result=result
+    )
+    assert json.loads(event_json(event)) == serialize_event(event)
+    assert json.loads(event_json(event, summarize=True)) == summarize_event(event)
