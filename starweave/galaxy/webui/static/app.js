@@ -221,7 +221,7 @@
     if (event.all_devices && typeof event.all_devices === "object") setDevices(event.all_devices);
     else if (event.device_id) updateDevice(event);
     const data = event.data || {};
-    const graph = data.new_constellation || data.constellation;
+    const graph = data.new_constellation || data.constellation || data.updated_constellation;
     if (graph && typeof graph === "object" && graph.tasks) {
       state.constellation = normalizeConstellation(graph);
     }
@@ -236,12 +236,6 @@
     if (event.constellation_state && state.constellation &&
         (!event.constellation_id || event.constellation_id === state.constellation.id)) {
       state.constellation.state = event.constellation_state;
-    }
-    if (event.event_type === "agent_response") {
-      const out = event.output_data || {};
-      if (out.thought && !state.messages.some((m) => m.text === out.thought)) {
-        addMessage({ role: "agent", kind: "thought", text: out.thought, timestamp: event.timestamp });
-      }
     }
     if (graph || event.task_id || event.constellation_state) {
       renderDag();
@@ -302,7 +296,9 @@
     if (msg.kind) return msg.kind;
     if (msg.final) return "final";
     if (msg.role === "error") return "error";
-    return msg.role === "user" ? "request" : "response";
+    // The service sends the agent's thoughts as non-final agent messages (AGENT_RESPONSE events
+    // carry the same text, so the page takes them from the chat only, never twice).
+    return msg.role === "user" ? "request" : "thought";
   }
 
   function appendMessageRow(msg) {
@@ -458,6 +454,11 @@
     dag.setAttribute("width", String(width));
     dag.setAttribute("height", String(height));
     dag.setAttribute("viewBox", "0 0 " + width + " " + height);
+    // Shrink a wide DAG to the panel, down to half size; beyond that the panel scrolls.
+    const avail = Math.max(100, $("dag-wrap").clientWidth - 4);
+    const scale = Math.max(0.5, Math.min(1, avail / width));
+    dag.style.width = width * scale + "px";
+    dag.style.height = height * scale + "px";
     for (const d of c.deps) {
       const a = pos[d.from], b = pos[d.to];
       const x1 = a.x + NODE_W, y1 = a.y + NODE_H / 2, x2 = b.x - 2, y2 = b.y + NODE_H / 2;
@@ -646,6 +647,11 @@
     $("dag-nodes").addEventListener("keydown", (ev) => {
       const node = ev.target.closest("[data-task-id]");
       if (node && (ev.key === "Enter" || ev.key === " ")) selectTask(node.dataset.taskId);
+    });
+    let resizeTimer = null;
+    window.addEventListener("resize", () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(renderDag, 150);
     });
     // Keep idle connections alive through proxies; the server answers with pong.
     setInterval(() => send({ type: "ping", timestamp: Date.now() / 1000 }), 25000);
