@@ -1,0 +1,314 @@
+"""The Galaxy WebUI in a real browser: `starweave galaxy --webui --local 2` on the replay provider,
+driven through headless chromium.
+
+One request typed in the chat becomes a three-task DAG over the two local devices; the page must
+show every node turn completed, a task's result on click, the state again after a reload, and the
+same events on a second page. The add-device form must refuse an invalid URL with the reference's
+message. Screenshots are kept under the test's tmp dir; with STARWEAVE_SCREENSHOT_DIR set (e.g.
+``docs``) the final one is also copied there as ``webui.png`` (the README's picture).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+DEVICES = ["local_linux_1", "local_linux_2"]
+REQUEST = "Write hello on each device, then report both."
+START_DEADLINE = 90  # the CLI starts two local devices and an agent server
+WAIT = 60  # WebDriverWait deadline for anything the run has to do
+
+
+def task(task_id: str, device: str, description: str) -> dict[str, Any]:
+    return {
+        "task_id": task_id,
+        "name": f"step {task_id}",
+        "description": description,
+        "target_device_id": device,
+        "tips": [],
+    }
+
+
+def line(line_id: str, src: str, dst: str) -> dict[str, Any]:
+    return {"line_id": line_id, "from_task_id": src, "to_task_id": dst, "condition_description": f"{src} done"}
+
+
+PLAN = {
+    "thought": "Write on both devices in parallel, then report.",
+    "status": "CONTINUE",
+    "constellation": {
+        "tasks": [
+            task("t1", DEVICES[0], "Write hello to hello.txt."),
+            task("t2", DEVICES[1], "Write hello to hello.txt."),
+            task("t3", DEVICES[0], "Report both results."),
+        ],
+        "dependencies": [line("l1", "t1", "t3"), line("l2", "t2", "t3")],
+    },
+}
+NO_EDIT = {"thought": "Nothing to change.", "status": "CONTINUE", "action": []}
+DEVICE_RESULT = "wrote hello.txt"
+DEVICE_FINISH = {
+    "observation": "an empty workspace",
+    "thought": "nothing to run; report",
+    "action": {"function": "", "arguments": {}, "status": "FINISH"},
+    "result": DEVICE_RESULT,
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def write_jsonl(path: Path, answers: list[Any]) -> Path:
+    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
+    return path
+
+
+class WebUIProcess:
+    """``starweave galaxy --webui`` in a subprocess; its output collected for failure messages."""
+
+    def __init__(self, folder: Path) -> None:
+        planner = write_jsonl(folder / "planner.jsonl", [PLAN, *[NO_EDIT] * 20])
+        devices = write_jsonl(folder / "devices.jsonl", [DEVICE_FINISH])
+        args = [
+            *(sys.executable, "-m", "starweave.cli", "galaxy", "--webui", "--no-browser"),
+            *("--local", "2", "--port", str(free_port()), "--host", "127.0.0.1"),
+            *("--provider", "replay", "--replay-file", str(planner)),
+            *("--device-provider", "replay", "--device-replay-file", str(devices)),
+            *("--workspace", str(folder / "ws"), "--log-dir", str(folder / "logs"), "--yes"),
+        ]
+        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1", COLUMNS="200")
+        env.pop("DISPLAY", None)  # never open a browser window from the test
+        self.proc = subprocess.Popen(
+            args, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.output: list[str] = []
+        self._url = threading.Event()
+        self.url = ""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for text in self.proc.stdout:
+            self.output.append(text)
+            found = re.search(r"Galaxy WebUI: (http://\S+)", text)
+            if found and not self.url:
+                self.url = found.group(1).rstrip("/") + "/"
+                self._url.set()
+        self._url.set()  # the process ended: stop waiting
+
+    def wait_url(self) -> str:
+        if not self._url.wait(START_DEADLINE) or not self.url:
+            self.stop()
+            raise AssertionError("the WebUI never printed its URL:\n" + self.log())
+        return self.url
+
+    def log(self) -> str:
+        return "".join(self.output)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUIProcess]:
+    server = WebUIProcess(tmp_path_factory.mktemp("webui"))
+    server.wait_url()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the screenshots go (a test artifact under the pytest tmp dir)."""
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def wait(driver: Any, condition: Any, what: str, server: WebUIProcess, timeout: float = WAIT) -> Any:
+    """WebDriverWait with a message that shows the page's state and the server's output."""
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+    except TimeoutException as exc:  # say what we waited for and what the page showed
+        statuses = node_statuses(driver)
+        chat = [m.text for m in driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg")]
+        raise AssertionError(
+            f"timed out waiting for {what}: {exc!r}\nDAG: {statuses}\nchat: {chat}\nserver:\n{server.log()}"
+        ) from exc
+
+
+def node_statuses(driver: Any) -> dict[str, str]:
+    nodes = driver.find_elements(By.CSS_SELECTOR, "#dag [data-task-id]")
+    return {n.get_attribute("data-task-id"): n.get_attribute("data-status") for n in nodes}
+
+
+def connected(driver: Any) -> bool:
+    return driver.find_element(By.ID, "conn-state").get_attribute("data-state") == "connected"
+
+
+def open_page(driver: Any, url: str, server: WebUIProcess) -> None:
+    driver.get(url)
+    wait(driver, connected, "the page to connect", server)
+    wait(
+        driver,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, "#device-list [data-device-id]")) == len(DEVICES),
+        "both devices in the device panel",
+        server,
+    )
+
+
+def event_rows(driver: Any) -> list[str]:
+    rows = driver.find_elements(By.CSS_SELECTOR, "#event-log .event")
+    return [f"{r.get_attribute('data-event-type')} {r.find_element(By.CLASS_NAME, 'event-summary').text}" for r in rows]
+
+
+def test_add_device_refuses_an_invalid_url(chromium: Any, webui: WebUIProcess, shots: Path) -> None:
+    driver = chromium
+    open_page(driver, webui.url, webui)
+    driver.find_element(By.ID, "add-device").click()
+    wait(driver, lambda d: d.find_element(By.ID, "dev-id").is_displayed(), "the add-device form", webui)
+
+    def error_for(field: str) -> str:
+        return str(driver.find_element(By.CSS_SELECTOR, f'[data-error-for="{field}"]').text)
+
+    driver.find_element(By.ID, "dev-submit").click()
+    assert error_for("device_id") == "Device ID is required"
+    assert error_for("server_url") == "Server URL is required"
+    assert error_for("os") == "OS is required"
+    assert error_for("capabilities") == "At least one capability required"
+
+    driver.find_element(By.ID, "dev-id").send_keys(DEVICES[0])
+    driver.find_element(By.ID, "dev-url").send_keys("http://127.0.0.1:5000/ws")
+    driver.find_element(By.ID, "dev-os").send_keys("linux")
+    driver.find_element(By.ID, "dev-caps").send_keys("shell, files")
+    driver.find_element(By.ID, "dev-submit").click()
+    assert error_for("server_url") == "Invalid WebSocket URL"
+    assert error_for("device_id") == "Device ID already exists"
+    assert error_for("os") == "" and error_for("capabilities") == ""
+    driver.save_screenshot(str(shots / "webui-add-device.png"))
+
+    # Valid input reaches the server; a --local fleet has no devices file, so its 404 is shown.
+    driver.find_element(By.ID, "dev-id").clear()
+    driver.find_element(By.ID, "dev-id").send_keys("lab_box_1")
+    driver.find_element(By.ID, "dev-url").clear()
+    driver.find_element(By.ID, "dev-url").send_keys("ws://127.0.0.1:5999/ws")
+    driver.find_element(By.ID, "dev-submit").click()
+    wait(
+        driver,
+        lambda d: d.find_element(By.ID, "device-form-error").text == "devices.yaml not found",
+        "the server's 404 answer in the form",
+        webui,
+    )
+    driver.find_element(By.ID, "dev-cancel").click()
+    assert not driver.find_element(By.ID, "device-modal").is_displayed()
+
+
+def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
+    chromium: Any, webui: WebUIProcess, shots: Path
+) -> None:
+    driver = chromium
+    open_page(driver, webui.url, webui)
+    first = driver.current_window_handle
+    driver.switch_to.new_window("window")
+    second = driver.current_window_handle
+    open_page(driver, webui.url, webui)
+    driver.switch_to.window(first)
+
+    chat_input = driver.find_element(By.ID, "chat-input")
+    chat_input.send_keys(REQUEST)
+    driver.find_element(By.ID, "chat-send").click()
+    wait(driver, lambda d: len(node_statuses(d)) == 3, "the three-task DAG", webui)
+    wait(
+        driver,
+        lambda d: set(node_statuses(d).values()) == {"completed"},
+        "every DAG node to turn completed",
+        webui,
+    )
+    final = wait(
+        driver,
+        lambda d: d.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-kind="final"]'),
+        "the final answer in the chat",
+        webui,
+    )
+    assert final[-1].get_attribute("data-status") == "FINISH", final[-1].text
+    user = driver.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-role="user"]')
+    assert [REQUEST] == [m.find_element(By.CLASS_NAME, "msg-text").text for m in user]
+    edges = driver.find_elements(By.CSS_SELECTOR, "#dag path.edge")
+    assert {(e.get_attribute("data-from"), e.get_attribute("data-to")) for e in edges} == {
+        ("t1", "t3"),
+        ("t2", "t3"),
+    }
+
+    # A task's details on click: its description, device and result.
+    driver.find_element(By.CSS_SELECTOR, '#dag [data-task-id="t2"]').click()
+    details = driver.find_element(By.ID, "task-details")
+    wait(driver, lambda d: details.get_attribute("data-task-id") == "t2", "t2's details", webui)
+    assert driver.find_element(By.ID, "detail-device").text == DEVICES[1]
+    assert driver.find_element(By.ID, "detail-description").text == "Write hello to hello.txt."
+    assert DEVICE_RESULT in driver.find_element(By.ID, "detail-result").text
+    driver.save_screenshot(str(shots / "webui.png"))
+    keep_screenshot(shots / "webui.png")
+    events = event_rows(driver)
+    assert any(row.startswith("task_completed t3") for row in events), events
+
+    # The second page saw the same run live: same DAG, same chat, same events.
+    driver.switch_to.window(second)
+    wait(
+        driver,
+        lambda d: node_statuses(d) == dict.fromkeys(["t1", "t2", "t3"], "completed"),
+        "the second page's DAG to complete",
+        webui,
+    )
+    wait(driver, lambda d: event_rows(d) == events, "the second page's event log to match", webui)
+    assert driver.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-kind="final"]')
+    driver.close()
+    driver.switch_to.window(first)
+
+    # A reload reconnects and shows the current state, not an empty page.
+    driver.refresh()
+    wait(driver, connected, "the reloaded page to connect", webui)
+    wait(
+        driver,
+        lambda d: node_statuses(d) == dict.fromkeys(["t1", "t2", "t3"], "completed"),
+        "the DAG after the reload",
+        webui,
+    )
+    texts = [m.text for m in driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg-text")]
+    assert texts[0] == REQUEST and len(texts) >= 2, texts
+    assert driver.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-kind="final"]')
+    assert len(event_rows(driver)) > 0
+
+
+def keep_screenshot(path: Path) -> None:
+    """Copy the screenshot to $STARWEAVE_SCREENSHOT_DIR (e.g. ``docs``) as the README's picture."""
+    target = os.environ.get("STARWEAVE_SCREENSHOT_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, Path(target) / path.name)
