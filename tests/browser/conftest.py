@@ -36,7 +36,10 @@ def _driver_factory(tmp_root: Path):  # type: ignore[no-untyped-def]
     browser = _find(CHROMIUM_NAMES)
     driver_path = _find(DRIVER_NAMES)
     if browser is None or driver_path is None:
-        pytest.fail("chromium and chromium-driver are needed: apt-get install chromium chromium-driver (make test as root)")
+        pytest.fail(
+            "chromium and chromium-driver are needed: "
+            "apt-get install chromium chromium-driver (make test does it as root)"
+        )
 
     def start():  # type: ignore[no-untyped-def]
         options = webdriver.ChromeOptions()

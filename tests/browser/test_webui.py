@@ -48,7 +48,12 @@ def task(task_id: str, device: str, description: str) -> dict[str, Any]:
 
 
 def line(line_id: str, src: str, dst: str) -> dict[str, Any]:
-    return {"line_id": line_id, "from_task_id": src, "to_task_id": dst, "condition_description": f"{src} done"}
+    return {
+        "line_id": line_id,
+        "from_task_id": src,
+        "to_task_id": dst,
+        "condition_description": f"{src} done",
+    }
 
 
 PLAN = {
@@ -186,7 +191,10 @@ def open_page(driver: Any, url: str, server: WebUIProcess) -> None:
 
 def event_rows(driver: Any) -> list[str]:
     rows = driver.find_elements(By.CSS_SELECTOR, "#event-log .event")
-    return [f"{r.get_attribute('data-event-type')} {r.find_element(By.CLASS_NAME, 'event-summary').text}" for r in rows]
+    return [
+        f"{r.get_attribute('data-event-type')} {r.find_element(By.CLASS_NAME, 'event-summary').text}"
+        for r in rows
+    ]
 
 
 def test_add_device_refuses_an_invalid_url(chromium: Any, webui: WebUIProcess, shots: Path) -> None:
@@ -259,7 +267,7 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
     )
     assert final[-1].get_attribute("data-status") == "FINISH", final[-1].text
     user = driver.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-role="user"]')
-    assert [REQUEST] == [m.find_element(By.CLASS_NAME, "msg-text").text for m in user]
+    assert [m.find_element(By.CLASS_NAME, "msg-text").text for m in user] == [REQUEST]
     edges = driver.find_elements(By.CSS_SELECTOR, "#dag path.edge")
     assert {(e.get_attribute("data-from"), e.get_attribute("data-to")) for e in edges} == {
         ("t1", "t3"),
@@ -272,7 +280,7 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
     wait(driver, lambda d: details.get_attribute("data-task-id") == "t2", "t2's details", webui)
     assert driver.find_element(By.ID, "detail-device").text == DEVICES[1]
     assert driver.find_element(By.ID, "detail-description").text == "Write hello to hello.txt."
-    assert DEVICE_RESULT in driver.find_element(By.ID, "detail-result").text
+    assert driver.find_element(By.ID, "detail-result").text == DEVICE_RESULT
     driver.save_screenshot(str(shots / "webui.png"))
     keep_screenshot(shots / "webui.png")
     events = event_rows(driver)

@@ -520,7 +520,12 @@
     $("detail-end").textContent = timeText(t.execution_end_time) || "—";
     $("detail-duration").textContent =
       typeof t.execution_duration === "number" ? t.execution_duration.toFixed(2) + " s" : "—";
-    $("detail-result").textContent = show(t.result);
+    // A device's answer is a record ({status, result, steps, ...}): its text first, the record below.
+    const answer = t.result && typeof t.result === "object" && typeof t.result.result === "string"
+      ? t.result.result : null;
+    $("detail-result").textContent = answer !== null ? answer : show(t.result);
+    $("detail-raw").hidden = answer === null;
+    $("detail-raw-text").textContent = answer !== null ? show(t.result) : "";
     $("detail-error").textContent = show(t.error);
   }
 
