@@ -140,10 +140,15 @@
       }
       handleMessage(data);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (socket !== ws) return;
       socket = null;
       setConnection("disconnected");
+      // 1008: the server refused us (a missing or wrong key, or a foreign Origin); say why.
+      if (ev.code === 1008) {
+        $("conn-label").textContent = "disconnected: " + (ev.reason || "refused by the server") +
+          (apiKey ? "" : " (open the page with #key=YOUR_KEY)");
+      }
       scheduleReconnect();
     };
   }
