@@ -14,6 +14,7 @@ from starweave.cli_support import (
     LogLevelOption,
     ModelOption,
     check_bind,
+    check_port,
     err,
     fail,
     run_async,
@@ -62,15 +63,29 @@ def galaxy(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="--local devices run dangerous commands without asking.")
     ] = False,
+    webui: Annotated[
+        bool, typer.Option("--webui", help="Serve the Galaxy WebUI: devices, chat and the live DAG.")
+    ] = False,
+    host: Annotated[str, typer.Option("--host", help="WebUI bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="WebUI port (the next free one if taken).")] = 8000,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Do not open the WebUI in a browser.")
+    ] = False,
+    api_key: Annotated[
+        str | None,
+        typer.Option("--api-key", envvar="STARWEAVE_API_KEY", help="WebUI API key (required off loopback)."),
+    ] = None,
     config_dir: ConfigDirOption = None,
     log_level: LogLevelOption = "WARNING",
 ) -> None:
     """Plan a request as a task DAG and run it across devices (the ConstellationAgent and orchestrator)."""
     from starweave.galaxy.client import GalaxyOptions, run_galaxy
 
-    setup_logging(log_level)
+    setup_logging(log_level, (api_key,))
     text = " ".join(request or []).strip()
-    if not text and not interactive:
+    if webui and interactive:
+        fail("use either --webui or --interactive, not both")
+    if not text and not interactive and not webui:
         fail('give a request, e.g. starweave galaxy "count the files in each device\'s workspace" --local 2')
     if local < 0:
         fail("--local takes a number of devices (1 or more)")
@@ -90,10 +105,31 @@ def galaxy(
         log_dir=log_dir,
         workspace=workspace,
         task_name=task_name,
-        live=live,
+        live=False if webui else live,
         yes=yes,
     )
+    if webui:
+        raise typer.Exit(run_async(_webui(options, host, port, api_key, not no_browser)))
     raise typer.Exit(run_async(run_galaxy(options)))
+
+
+async def _webui(options: Any, host: str, port: int, api_key: str | None, open_browser: bool) -> int:
+    """``galaxy --webui``: off loopback without a key, one is made up and printed (as ``server`` does)."""
+    import secrets
+
+    from starweave.galaxy.webui.launch import run_webui
+    from starweave.server.settings import is_loopback
+
+    check_port(port)
+    if not is_loopback(host) and not api_key:
+        api_key = secrets.token_urlsafe(32)
+        err.print(
+            "[yellow]Listening beyond loopback: open the page with #key=KEY after the URL; the key:[/yellow] "
+            + api_key
+        )
+    return await run_webui(
+        options, host, port, api_key, open_browser, say=lambda line: print(line, flush=True)
+    )
 
 
 def doctor(

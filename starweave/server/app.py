@@ -133,6 +133,27 @@ class RunningServer:
                 await asyncio.gather(self.guard_task, return_exceptions=True)
 
 
+async def serve_in_task(server: uvicorn.Server) -> tuple[asyncio.Task[None], int]:
+    """Start ``server`` in a task; return once it listens, with the bound port."""
+    config = server.config
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while not server.started:
+        if task.done():
+            await task  # raises the startup error, if any
+            raise OSError(f"uvicorn exited during startup on {config.host}:{config.port}")
+        if time.monotonic() > deadline:
+            server.should_exit = True
+            raise TimeoutError(f"server did not start within {STARTUP_TIMEOUT:g}s")
+        await asyncio.sleep(0.02)
+    port = config.port
+    for listener in server.servers:
+        for sock in listener.sockets:
+            port = sock.getsockname()[1]
+            break
+    return task, port
+
+
 async def start_server(
     settings: ServerSettings,
     session_factory: ServiceSessionFactory,
@@ -163,26 +184,12 @@ async def start_server(
     install_secret_filter(settings.api_key)
     install_rate_limit()
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
     guard_task = asyncio.create_task(guard.run())
-    deadline = time.monotonic() + STARTUP_TIMEOUT
     try:
-        while not server.started:
-            if task.done():
-                await task  # raises the startup error, if any
-                raise OSError(f"uvicorn exited during startup on {settings.host}:{settings.port}")
-            if time.monotonic() > deadline:
-                server.should_exit = True
-                raise TimeoutError(f"server did not start within {STARTUP_TIMEOUT:g}s")
-            await asyncio.sleep(0.02)
+        task, port = await serve_in_task(server)
     except BaseException:
         guard_task.cancel()
         raise
-    port = settings.port
-    for listener in server.servers:
-        for sock in listener.sockets:
-            port = sock.getsockname()[1]
-            break
     return RunningServer(
         app=app, server=server, task=task, host=settings.host, port=port, guard=guard, guard_task=guard_task
     )

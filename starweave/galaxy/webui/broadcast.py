@@ -1,0 +1,134 @@
+"""Broadcaster: bus events and WebUI messages to every open page, never slowing the publisher.
+
+Each event is serialized and JSON-encoded once, then appended to every page's bounded queue
+(:class:`PageQueue`); a per-page task (:meth:`Broadcaster.serve_page`) sends what its queue holds.
+``on_event`` therefore costs the same however slow a page is: a page that cannot keep up loses its
+oldest messages and is then told ``{"type": "dropped", "count": N}`` so it can ask for a snapshot.
+The last ``history`` events (summarized) are kept for the state snapshot a reconnecting page gets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starweave.galaxy.events import Event
+from starweave.galaxy.webui.serializer import serialize_event, summarize_event
+
+__all__ = ["DEFAULT_HISTORY", "DEFAULT_QUEUE_SIZE", "Broadcaster", "PageQueue"]
+
+log = logging.getLogger("starweave.galaxy.webui")
+
+DEFAULT_QUEUE_SIZE = 1000
+DEFAULT_HISTORY = 200
+# Payload keys holding the constellation as it is now (old_constellation is the one before an edit).
+CURRENT_KEYS = ("new_constellation", "constellation", "updated_constellation")
+
+
+def encode(message: dict[str, Any]) -> str:
+    """One JSON text frame."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+class PageQueue:
+    """A page's outgoing messages: bounded, the oldest dropped first, drops counted."""
+
+    def __init__(self, maxsize: int = DEFAULT_QUEUE_SIZE) -> None:
+        if maxsize < 1:
+            raise ValueError("a page queue holds at least one message")
+        self._items: deque[str] = deque()
+        self.maxsize = maxsize
+        self.dropped = 0  # dropped since the page was last told
+        self.closed = False
+        self._ready = asyncio.Event()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, text: str) -> None:
+        """Queue ``text``; when full, the oldest message goes (counted in ``dropped``)."""
+        if self.closed:
+            return
+        if len(self._items) >= self.maxsize:
+            self._items.popleft()
+            self.dropped += 1
+        self._items.append(text)
+        self._ready.set()
+
+    async def get_batch(self) -> list[str]:
+        """Wait for messages; return them all, preceded by a ``dropped`` notice when some were lost."""
+        while not self._items and not self.closed:
+            self._ready.clear()
+            await self._ready.wait()
+        batch = list(self._items)
+        self._items.clear()
+        if self.dropped:
+            batch.insert(0, encode({"type": "dropped", "count": self.dropped}))
+            self.dropped = 0
+        return batch
+
+    def close(self) -> None:
+        """Wake the sender so it can stop."""
+        self.closed = True
+        self._ready.set()
+
+
+class Broadcaster:
+    """An event-bus observer fanning serialized events out to the open pages."""
+
+    def __init__(self, queue_size: int = DEFAULT_QUEUE_SIZE, history: int = DEFAULT_HISTORY) -> None:
+        self.queue_size = queue_size
+        self.pages: set[PageQueue] = set()
+        self.events: deque[dict[str, Any]] = deque(maxlen=history)
+        self.events_sent = 0
+        self.constellation: Any = None  # the latest constellation object seen in an event
+
+    async def on_event(self, event: Event) -> None:
+        """Serialize ``event`` once, remember it, and queue it for every page."""
+        for key in CURRENT_KEYS:
+            if event.data.get(key) is not None:
+                self.constellation = event.data[key]
+                break
+        self.events.append(summarize_event(event))
+        if self.pages:
+            self.publish_text(encode(serialize_event(event)))
+        self.events_sent += 1
+
+    def publish(self, message: dict[str, Any]) -> None:
+        """Queue a WebUI message (chat, snapshot, error) for every page."""
+        self.publish_text(encode(message))
+
+    def publish_text(self, text: str) -> None:
+        """Queue an encoded message for every page."""
+        for page in self.pages:
+            page.put(text)
+
+    def clear(self) -> None:
+        """Forget the events and the constellation (session reset)."""
+        self.events.clear()
+        self.constellation = None
+
+    def open_page(self, first: list[dict[str, Any]] | None = None) -> PageQueue:
+        """A queue for a new page holding ``first``; it receives every message published from now
+        on (so a snapshot in ``first`` and the events after it fit together)."""
+        page = PageQueue(self.queue_size)
+        for message in first or []:
+            page.put(encode(message))
+        self.pages.add(page)
+        return page
+
+    def close_page(self, page: PageQueue) -> None:
+        """Stop queueing for ``page``."""
+        self.pages.discard(page)
+        page.close()
+
+    @staticmethod
+    async def serve_page(page: PageQueue, send: Callable[[str], Awaitable[None]]) -> None:
+        """Send ``page``'s messages with ``send`` until the page is closed (or sending fails)."""
+        while not page.closed:
+            for text in await page.get_batch():
+                await send(text)
