@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 
 DEVICES = ["local_linux_1", "local_linux_2"]
@@ -160,18 +160,39 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def wait(driver: Any, condition: Any, what: str, server: WebUIProcess, timeout: float = WAIT) -> Any:
     """WebDriverWait with a message that shows the page's state and the server's output."""
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+        return WebDriverWait(
+            driver, timeout, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,)
+        ).until(condition)
     except TimeoutException as exc:  # say what we waited for and what the page showed
-        statuses = node_statuses(driver)
-        chat = [m.text for m in driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg")]
         raise AssertionError(
-            f"timed out waiting for {what}: {exc!r}\nDAG: {statuses}\nchat: {chat}\nserver:\n{server.log()}"
+            f"timed out waiting for {what}: {exc!r}\nDAG: {node_statuses(driver)}\n"
+            f"chat: {chat(driver)}\nserver:\n{server.log()}"
         ) from exc
 
 
+# The page redraws the DAG and the lists on every event, so they are read in one script call
+# (a snapshot of the DOM) rather than element by element (references would go stale).
+NODES_JS = """return Array.from(document.querySelectorAll('#dag [data-task-id]'))
+  .map((n) => [n.dataset.taskId, n.dataset.status]);"""
+EVENTS_JS = """return Array.from(document.querySelectorAll('#event-log .event'))
+  .map((r) => r.dataset.eventType + ' ' + r.querySelector('.event-summary').textContent);"""
+CHAT_JS = """return Array.from(document.querySelectorAll('#chat-log .msg'))
+  .map((m) => [m.dataset.role, m.dataset.kind, m.dataset.status || '',
+               m.querySelector('.msg-text').textContent]);"""
+
+
 def node_statuses(driver: Any) -> dict[str, str]:
-    nodes = driver.find_elements(By.CSS_SELECTOR, "#dag [data-task-id]")
-    return {n.get_attribute("data-task-id"): n.get_attribute("data-status") for n in nodes}
+    return {task_id: status for task_id, status in driver.execute_script(NODES_JS)}
+
+
+def chat(driver: Any) -> list[tuple[str, ...]]:
+    """(role, kind, status, text) of every chat message."""
+    return [tuple(m) for m in driver.execute_script(CHAT_JS)]
+
+
+def click_node(driver: Any, task_id: str) -> bool:
+    driver.find_element(By.CSS_SELECTOR, f'#dag [data-task-id="{task_id}"]').click()
+    return True
 
 
 def connected(driver: Any) -> bool:
@@ -190,11 +211,7 @@ def open_page(driver: Any, url: str, server: WebUIProcess) -> None:
 
 
 def event_rows(driver: Any) -> list[str]:
-    rows = driver.find_elements(By.CSS_SELECTOR, "#event-log .event")
-    return [
-        f"{r.get_attribute('data-event-type')} {r.find_element(By.CLASS_NAME, 'event-summary').text}"
-        for r in rows
-    ]
+    return list(driver.execute_script(EVENTS_JS))
 
 
 def test_add_device_refuses_an_invalid_url(chromium: Any, webui: WebUIProcess, shots: Path) -> None:
@@ -259,15 +276,11 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
         "every DAG node to turn completed",
         webui,
     )
-    final = wait(
-        driver,
-        lambda d: d.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-kind="final"]'),
-        "the final answer in the chat",
-        webui,
-    )
-    assert final[-1].get_attribute("data-status") == "FINISH", final[-1].text
-    user = driver.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-role="user"]')
-    assert [m.find_element(By.CLASS_NAME, "msg-text").text for m in user] == [REQUEST]
+    wait(driver, lambda d: any(m[1] == "final" for m in chat(d)), "the final answer in the chat", webui)
+    messages = chat(driver)
+    assert messages[0] == ("user", "request", "", REQUEST), messages
+    assert [m[2] for m in messages if m[1] == "final"] == ["FINISH"], messages
+    assert any(m[1] == "thought" and m[3] == PLAN["thought"] for m in messages), messages
     edges = driver.find_elements(By.CSS_SELECTOR, "#dag path.edge")
     assert {(e.get_attribute("data-from"), e.get_attribute("data-to")) for e in edges} == {
         ("t1", "t3"),
@@ -275,12 +288,17 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
     }
 
     # A task's details on click: its description, device and result.
-    driver.find_element(By.CSS_SELECTOR, '#dag [data-task-id="t2"]').click()
-    details = driver.find_element(By.ID, "task-details")
-    wait(driver, lambda d: details.get_attribute("data-task-id") == "t2", "t2's details", webui)
+    wait(driver, lambda d: click_node(d, "t2"), "a click on t2", webui)
+    wait(
+        driver,
+        lambda d: d.find_element(By.ID, "task-details").get_attribute("data-task-id") == "t2",
+        "t2's details",
+        webui,
+    )
     assert driver.find_element(By.ID, "detail-device").text == DEVICES[1]
     assert driver.find_element(By.ID, "detail-description").text == "Write hello to hello.txt."
     assert driver.find_element(By.ID, "detail-result").text == DEVICE_RESULT
+    assert driver.find_element(By.ID, "detail-status").text == "completed"
     driver.save_screenshot(str(shots / "webui.png"))
     keep_screenshot(shots / "webui.png")
     events = event_rows(driver)
@@ -295,7 +313,7 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
         webui,
     )
     wait(driver, lambda d: event_rows(d) == events, "the second page's event log to match", webui)
-    assert driver.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-kind="final"]')
+    assert chat(driver) == messages
     driver.close()
     driver.switch_to.window(first)
 
@@ -308,10 +326,14 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
         "the DAG after the reload",
         webui,
     )
-    texts = [m.text for m in driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg-text")]
-    assert texts[0] == REQUEST and len(texts) >= 2, texts
-    assert driver.find_elements(By.CSS_SELECTOR, '#chat-log .msg[data-kind="final"]')
-    assert len(event_rows(driver)) > 0
+    assert chat(driver) == messages
+    assert event_rows(driver), "the event log is empty after the reload"
+
+    # Reset clears the DAG, the chat and the log (every page gets a fresh snapshot).
+    driver.find_element(By.ID, "reset").click()
+    wait(driver, lambda d: not node_statuses(d) and not chat(d), "an empty page after the reset", webui)
+    assert driver.find_element(By.ID, "dag-empty").is_displayed()
+    assert event_rows(driver) == []
 
 
 def keep_screenshot(path: Path) -> None:

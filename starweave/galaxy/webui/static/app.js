@@ -505,6 +505,12 @@
     renderDetails();
   }
 
+  function answerText(result) {
+    let value = result;
+    for (let depth = 0; depth < 4 && value && typeof value === "object"; depth++) value = value.result;
+    return typeof value === "string" && value !== "" && value !== result ? value : null;
+  }
+
   function renderDetails() {
     const panel = $("task-details");
     const t = state.selectedTask && state.constellation && state.constellation.tasks[state.selectedTask];
@@ -525,9 +531,9 @@
     $("detail-end").textContent = timeText(t.execution_end_time) || "—";
     $("detail-duration").textContent =
       typeof t.execution_duration === "number" ? t.execution_duration.toFixed(2) + " s" : "—";
-    // A device's answer is a record ({status, result, steps, ...}): its text first, the record below.
-    const answer = t.result && typeof t.result === "object" && typeof t.result.result === "string"
-      ? t.result.result : null;
+    // A task's result is a record ({task_id, status, result: {status, result: "answer", steps...}}):
+    // the device's answer text first, the whole record folded below.
+    const answer = answerText(t.result);
     $("detail-result").textContent = answer !== null ? answer : show(t.result);
     $("detail-raw").hidden = answer === null;
     $("detail-raw-text").textContent = answer !== null ? show(t.result) : "";
