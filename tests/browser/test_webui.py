@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -78,6 +79,9 @@ DEVICE_FINISH = {
 }
 
 
+API_KEY = "browser-test-" + secrets.token_urlsafe(16)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -92,7 +96,7 @@ def write_jsonl(path: Path, answers: list[Any]) -> Path:
 class WebUIProcess:
     """``starweave galaxy --webui`` in a subprocess; its output collected for failure messages."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, extra_env: dict[str, str] | None = None) -> None:
         planner = write_jsonl(folder / "planner.jsonl", [PLAN, *[NO_EDIT] * 20])
         devices = write_jsonl(folder / "devices.jsonl", [DEVICE_FINISH])
         args = [
@@ -103,6 +107,8 @@ class WebUIProcess:
             *("--workspace", str(folder / "ws"), "--log-dir", str(folder / "logs"), "--yes"),
         ]
         env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1", COLUMNS="200")
+        env.pop("STARWEAVE_API_KEY", None)  # the test decides whether there is a key
+        env.update(extra_env or {})
         env.pop("DISPLAY", None)  # never open a browser window from the test
         self.proc = subprocess.Popen(
             args, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -144,6 +150,17 @@ class WebUIProcess:
 @pytest.fixture(scope="module")
 def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUIProcess]:
     server = WebUIProcess(tmp_path_factory.mktemp("webui"))
+    server.wait_url()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def keyed_webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUIProcess]:
+    """A WebUI that requires API_KEY (given in the environment, so it is never printed)."""
+    server = WebUIProcess(tmp_path_factory.mktemp("webui-key"), {"STARWEAVE_API_KEY": API_KEY})
     server.wait_url()
     try:
         yield server
@@ -214,43 +231,58 @@ def event_rows(driver: Any) -> list[str]:
     return list(driver.execute_script(EVENTS_JS))
 
 
+def open_device_form(driver: Any, server: WebUIProcess) -> None:
+    driver.find_element(By.ID, "add-device").click()
+    wait(driver, lambda d: d.find_element(By.ID, "dev-id").is_displayed(), "the add-device form", server)
+
+
+def fill_device_form(driver: Any, **fields: str) -> None:
+    """Type into the add-device form (field names as in the request: device_id, server_url, os,
+    capabilities) and submit it."""
+    ids = {"device_id": "dev-id", "server_url": "dev-url", "os": "dev-os", "capabilities": "dev-caps"}
+    for name, value in fields.items():
+        box = driver.find_element(By.ID, ids[name])
+        box.clear()
+        box.send_keys(value)
+    driver.find_element(By.ID, "dev-submit").click()
+
+
+def form_error(driver: Any, field: str | None = None) -> str:
+    """A field's validation message, or the server's answer (field None)."""
+    if field is None:
+        return str(driver.find_element(By.ID, "device-form-error").text)
+    return str(driver.find_element(By.CSS_SELECTOR, f'[data-error-for="{field}"]').text)
+
+
+VALID_DEVICE = {
+    "device_id": "lab_box_1",
+    "server_url": "ws://127.0.0.1:5999/ws",
+    "os": "linux",
+    "capabilities": "shell, files",
+}
+
+
 def test_add_device_refuses_an_invalid_url(chromium: Any, webui: WebUIProcess, shots: Path) -> None:
     driver = chromium
     open_page(driver, webui.url, webui)
-    driver.find_element(By.ID, "add-device").click()
-    wait(driver, lambda d: d.find_element(By.ID, "dev-id").is_displayed(), "the add-device form", webui)
+    open_device_form(driver, webui)
+    fill_device_form(driver)
+    assert form_error(driver, "device_id") == "Device ID is required"
+    assert form_error(driver, "server_url") == "Server URL is required"
+    assert form_error(driver, "os") == "OS is required"
+    assert form_error(driver, "capabilities") == "At least one capability required"
 
-    def error_for(field: str) -> str:
-        return str(driver.find_element(By.CSS_SELECTOR, f'[data-error-for="{field}"]').text)
-
-    driver.find_element(By.ID, "dev-submit").click()
-    assert error_for("device_id") == "Device ID is required"
-    assert error_for("server_url") == "Server URL is required"
-    assert error_for("os") == "OS is required"
-    assert error_for("capabilities") == "At least one capability required"
-
-    driver.find_element(By.ID, "dev-id").send_keys(DEVICES[0])
-    driver.find_element(By.ID, "dev-url").send_keys("http://127.0.0.1:5000/ws")
-    driver.find_element(By.ID, "dev-os").send_keys("linux")
-    driver.find_element(By.ID, "dev-caps").send_keys("shell, files")
-    driver.find_element(By.ID, "dev-submit").click()
-    assert error_for("server_url") == "Invalid WebSocket URL"
-    assert error_for("device_id") == "Device ID already exists"
-    assert error_for("os") == "" and error_for("capabilities") == ""
+    fill_device_form(
+        driver, **dict(VALID_DEVICE, device_id=DEVICES[0], server_url="http://127.0.0.1:5000/ws")
+    )
+    assert form_error(driver, "server_url") == "Invalid WebSocket URL"
+    assert form_error(driver, "device_id") == "Device ID already exists"
+    assert form_error(driver, "os") == "" and form_error(driver, "capabilities") == ""
     driver.save_screenshot(str(shots / "webui-add-device.png"))
 
     # Valid input reaches the server; a --local fleet has no devices file, so its 404 is shown.
-    driver.find_element(By.ID, "dev-id").clear()
-    driver.find_element(By.ID, "dev-id").send_keys("lab_box_1")
-    driver.find_element(By.ID, "dev-url").clear()
-    driver.find_element(By.ID, "dev-url").send_keys("ws://127.0.0.1:5999/ws")
-    driver.find_element(By.ID, "dev-submit").click()
-    wait(
-        driver,
-        lambda d: d.find_element(By.ID, "device-form-error").text == "devices.yaml not found",
-        "the server's 404 answer in the form",
-        webui,
-    )
+    fill_device_form(driver, **VALID_DEVICE)
+    wait(driver, lambda d: form_error(d) == "devices.yaml not found", "the server's 404 in the form", webui)
     driver.find_element(By.ID, "dev-cancel").click()
     assert not driver.find_element(By.ID, "device-modal").is_displayed()
 
@@ -334,6 +366,48 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
     wait(driver, lambda d: not node_statuses(d) and not chat(d), "an empty page after the reset", webui)
     assert driver.find_element(By.ID, "dag-empty").is_displayed()
     assert event_rows(driver) == []
+    assert script_errors(driver) == []
+
+
+def script_errors(driver: Any) -> list[str]:
+    """The page's JavaScript errors (network answers such as an expected 404 are not counted)."""
+    return [
+        e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE" and e["source"] != "network"
+    ]
+
+
+def test_the_key_travels_in_the_fragment_never_in_a_url(chromium: Any, keyed_webui: WebUIProcess) -> None:
+    driver = chromium
+    driver.get(keyed_webui.url + "#key=" + API_KEY)
+    wait(driver, connected, "the keyed page to connect", keyed_webui)
+    # The page moved the key out of the address bar into this tab's sessionStorage.
+    assert API_KEY not in driver.current_url and driver.execute_script("return location.hash") == ""
+    assert driver.execute_script("return sessionStorage.getItem('starweave.webui.key')") == API_KEY
+    # Its HTTP calls carry the key as X-API-Key: the server answers the request itself (404, a
+    # --local fleet has no devices file) instead of refusing it.
+    open_device_form(driver, keyed_webui)
+    fill_device_form(driver, **VALID_DEVICE)
+    wait(driver, lambda d: form_error(d) == "devices.yaml not found", "the keyed 404 answer", keyed_webui)
+    driver.find_element(By.ID, "dev-cancel").click()
+    # A reload keeps the key (sessionStorage).
+    driver.refresh()
+    wait(driver, connected, "the reloaded keyed page to connect", keyed_webui)
+    first = driver.current_window_handle
+
+    # A fresh tab without the key is refused at once and says why.
+    driver.switch_to.new_window("tab")
+    driver.get(keyed_webui.url)
+    wait(
+        driver,
+        lambda d: "Invalid or missing API key" in d.find_element(By.ID, "conn-label").text,
+        "the refusal in the header",
+        keyed_webui,
+    )
+    assert not node_statuses(driver) and not chat(driver)
+    assert driver.find_elements(By.CSS_SELECTOR, "#device-list [data-device-id]") == []
+    driver.close()
+    driver.switch_to.window(first)
+    assert API_KEY not in keyed_webui.log()
 
 
 def keep_screenshot(path: Path) -> None:

@@ -108,10 +108,11 @@
   let socket = null;
   let attempts = 0;
   let reconnectTimer = null;
+  let refusal = ""; // why the server last refused us, shown until a connection succeeds
 
   function setConnection(status) {
     $("conn-state").dataset.state = status;
-    $("conn-label").textContent = status;
+    $("conn-label").textContent = status + (refusal && status !== "connected" ? ": " + refusal : "");
   }
 
   function connect() {
@@ -127,11 +128,17 @@
     }
     socket = ws;
     ws.onopen = () => {
-      attempts = 0;
-      if (apiKey) ws.send(JSON.stringify({ type: "auth", key: apiKey }));
-      setConnection("connected");
+      // Always prove the key first: a server without one ignores this, a server with one refuses a
+      // wrong or missing key at once (instead of after its auth timeout).
+      ws.send(JSON.stringify({ type: "auth", key: apiKey }));
     };
     ws.onmessage = (msg) => {
+      // Connected once the server talks to us (it stays silent until the key is accepted).
+      if ($("conn-state").dataset.state !== "connected") {
+        attempts = 0;
+        refusal = "";
+        setConnection("connected");
+      }
       let data;
       try {
         data = JSON.parse(msg.data);
@@ -143,12 +150,11 @@
     ws.onclose = (ev) => {
       if (socket !== ws) return;
       socket = null;
-      setConnection("disconnected");
       // 1008: the server refused us (a missing or wrong key, or a foreign Origin); say why.
-      if (ev.code === 1008) {
-        $("conn-label").textContent = "disconnected: " + (ev.reason || "refused by the server") +
-          (apiKey ? "" : " (open the page with #key=YOUR_KEY)");
-      }
+      refusal = ev.code === 1008
+        ? (ev.reason || "refused by the server") + (apiKey ? "" : " (open the page with #key=YOUR_KEY)")
+        : "";
+      setConnection("disconnected");
       scheduleReconnect();
     };
   }
