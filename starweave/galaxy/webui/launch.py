@@ -32,6 +32,9 @@ PORT_TRIES = 10
 def pick_port(host: str, port: int, tries: int = PORT_TRIES) -> int:
     """``port`` when it is free on ``host``, else the next free one; ConfigError when none is."""
     if port == 0:
+        problem = bind_problem(host, 0)
+        if problem:
+            raise ConfigError(problem)
         return 0
     last = min(port + tries - 1, 65535)
     problem = None
