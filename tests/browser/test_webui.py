@@ -71,12 +71,28 @@ PLAN = {
 }
 NO_EDIT = {"thought": "Nothing to change.", "status": "CONTINUE", "action": []}
 DEVICE_RESULT = "wrote hello.txt"
-DEVICE_FINISH = {
-    "observation": "an empty workspace",
-    "thought": "nothing to run; report",
-    "action": {"function": "", "arguments": {}, "status": "FINISH"},
-    "result": DEVICE_RESULT,
-}
+# Each device task waits a moment (a real command) before it finishes, so the page can be seen
+# (and photographed) while tasks run.
+DEVICE_STEPS = [
+    {
+        "observation": "an empty workspace",
+        "thought": "take a moment",
+        "action": {
+            "function": "execute_command",
+            "arguments": {"command": "sleep 1.5"},
+            "status": "CONTINUE",
+        },
+        "result": "",
+    },
+    {
+        "observation": "done",
+        "thought": "report",
+        "action": {"function": "", "arguments": {}, "status": "FINISH"},
+        "result": DEVICE_RESULT,
+    },
+]
+# The reference's colours, as the page's stylesheet draws each node's border.
+GRAY, BLUE, GREEN = "rgb(138, 143, 168)", "rgb(47, 140, 255)", "rgb(46, 204, 113)"
 
 
 API_KEY = "browser-test-" + secrets.token_urlsafe(16)
@@ -98,7 +114,7 @@ class WebUIProcess:
 
     def __init__(self, folder: Path, extra_env: dict[str, str] | None = None) -> None:
         planner = write_jsonl(folder / "planner.jsonl", [PLAN, *[NO_EDIT] * 20])
-        devices = write_jsonl(folder / "devices.jsonl", [DEVICE_FINISH])
+        devices = write_jsonl(folder / "devices.jsonl", DEVICE_STEPS)
         args = [
             *(sys.executable, "-m", "starweave.cli", "galaxy", "--webui", "--no-browser"),
             *("--local", "2", "--port", str(free_port()), "--host", "127.0.0.1"),
@@ -196,6 +212,15 @@ EVENTS_JS = """return Array.from(document.querySelectorAll('#event-log .event'))
 CHAT_JS = """return Array.from(document.querySelectorAll('#chat-log .msg'))
   .map((m) => [m.dataset.role, m.dataset.kind, m.dataset.status || '',
                m.querySelector('.msg-text').textContent]);"""
+
+
+COLOURS_JS = """return Array.from(document.querySelectorAll('#dag [data-task-id]'))
+  .map((n) => [n.dataset.taskId, getComputedStyle(n.querySelector('rect')).stroke]);"""
+
+
+def node_colours(driver: Any) -> dict[str, str]:
+    """Each node's border colour as drawn."""
+    return {task_id: colour for task_id, colour in driver.execute_script(COLOURS_JS)}
 
 
 def node_statuses(driver: Any) -> dict[str, str]:
@@ -302,12 +327,26 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
     chat_input.send_keys(REQUEST)
     driver.find_element(By.ID, "chat-send").click()
     wait(driver, lambda d: len(node_statuses(d)) == 3, "the three-task DAG", webui)
+    # While t1 and t2 run (blue), t3 waits for them (gray); then everything turns green.
+    wait(
+        driver,
+        lambda d: node_statuses(d)["t1"] == node_statuses(d)["t2"] == "running",
+        "t1 and t2 running",
+        webui,
+    )
+    assert node_statuses(driver)["t3"] in ("pending", "waiting_dependency")
+    assert node_colours(driver) == {"t1": BLUE, "t2": BLUE, "t3": GRAY}
+    wait(driver, lambda d: click_node(d, "t1"), "a click on t1", webui)
+    wait(driver, lambda d: d.find_element(By.ID, "detail-status").text == "running", "t1 details", webui)
+    driver.save_screenshot(str(shots / "webui.png"))
+    keep_screenshot(shots / "webui.png")  # the README's picture: the page during a run
     wait(
         driver,
         lambda d: set(node_statuses(d).values()) == {"completed"},
         "every DAG node to turn completed",
         webui,
     )
+    assert node_colours(driver) == dict.fromkeys(["t1", "t2", "t3"], GREEN)
     wait(driver, lambda d: any(m[1] == "final" for m in chat(d)), "the final answer in the chat", webui)
     messages = chat(driver)
     assert messages[0] == ("user", "request", "", REQUEST), messages
@@ -331,8 +370,7 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
     assert driver.find_element(By.ID, "detail-description").text == "Write hello to hello.txt."
     assert driver.find_element(By.ID, "detail-result").text == DEVICE_RESULT
     assert driver.find_element(By.ID, "detail-status").text == "completed"
-    driver.save_screenshot(str(shots / "webui.png"))
-    keep_screenshot(shots / "webui.png")
+    driver.save_screenshot(str(shots / "webui-completed.png"))
     events = event_rows(driver)
     assert any(row.startswith("task_completed t3") for row in events), events
 

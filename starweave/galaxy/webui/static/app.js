@@ -242,6 +242,12 @@
         task.status = taskStatus(event.status);
         if (event.result !== undefined && event.result !== null) task.result = event.result;
         if (event.error) task.error = event.error;
+        // The constellation inside an event may predate the task's own timestamps: the event's time
+        // is when it started or ended.
+        if (task.status === "running" && !task.execution_start_time) task.execution_start_time = event.timestamp;
+        if (["completed", "failed"].includes(task.status) && !task.execution_end_time) {
+          task.execution_end_time = event.timestamp;
+        }
       }
     }
     if (event.constellation_state && state.constellation &&
@@ -487,7 +493,8 @@
       const label = svg("text", { x: 10, y: 19, class: "node-label" });
       label.textContent = truncate(t.name || id, 22);
       const sub = svg("text", { x: 10, y: 36, class: "node-sub" });
-      sub.textContent = truncate(`${t.target_device_id || "unassigned"} · ${t.status}`, 26);
+      const shown = t.status === "waiting_dependency" ? "waiting" : t.status;
+      sub.textContent = truncate(`${t.target_device_id || "unassigned"} · ${shown}`, 26);
       g.append(title, svg("rect", { width: NODE_W, height: NODE_H, rx: 8, ry: 8 }), label, sub);
       nodes.append(g);
     }
