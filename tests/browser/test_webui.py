@@ -10,7 +10,7 @@ message. Screenshots are kept under the test's tmp dir; with STARWEAVE_SCREENSHO
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import re
 import secrets
@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.linux_replay import answer, replay_file
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+from unit.galaxy.agent.answers import NO_EDIT, line, task
 
 pytestmark = pytest.mark.browser
 
@@ -35,62 +37,23 @@ pytestmark = pytest.mark.browser
 DEVICES = ["local_linux_1", "local_linux_2"]
 REQUEST = "Write hello on each device, then report both."
 START_DEADLINE = 90  # the CLI starts two local devices and an agent server
+STOP_DEADLINE = 30
 WAIT = 60  # WebDriverWait deadline for anything the run has to do
 
 
-def task(task_id: str, device: str, description: str) -> dict[str, Any]:
-    return {
-        "task_id": task_id,
-        "name": f"step {task_id}",
-        "description": description,
-        "target_device_id": device,
-        "tips": [],
-    }
-
-
-def line(line_id: str, src: str, dst: str) -> dict[str, Any]:
-    return {
-        "line_id": line_id,
-        "from_task_id": src,
-        "to_task_id": dst,
-        "condition_description": f"{src} done",
-    }
-
-
+WRITE = "Write hello to hello.txt."
+# t1 and t2 in parallel on the two devices, then t3 once both are done.
+TASKS = [task("t1", DEVICES[0], WRITE), task("t2", DEVICES[1], WRITE), task("t3", DEVICES[0], "Report.")]
+LINES = [line("l1", "t1", "t3"), line("l2", "t2", "t3")]
 PLAN = {
     "thought": "Write on both devices in parallel, then report.",
     "status": "CONTINUE",
-    "constellation": {
-        "tasks": [
-            task("t1", DEVICES[0], "Write hello to hello.txt."),
-            task("t2", DEVICES[1], "Write hello to hello.txt."),
-            task("t3", DEVICES[0], "Report both results."),
-        ],
-        "dependencies": [line("l1", "t1", "t3"), line("l2", "t2", "t3")],
-    },
+    "constellation": {"tasks": TASKS, "dependencies": LINES},
 }
-NO_EDIT = {"thought": "Nothing to change.", "status": "CONTINUE", "action": []}
 DEVICE_RESULT = "wrote hello.txt"
 # Each device task waits a moment (a real command) before it finishes, so the page can be seen
 # (and photographed) while tasks run.
-DEVICE_STEPS = [
-    {
-        "observation": "an empty workspace",
-        "thought": "take a moment",
-        "action": {
-            "function": "execute_command",
-            "arguments": {"command": "sleep 1.5"},
-            "status": "CONTINUE",
-        },
-        "result": "",
-    },
-    {
-        "observation": "done",
-        "thought": "report",
-        "action": {"function": "", "arguments": {}, "status": "FINISH"},
-        "result": DEVICE_RESULT,
-    },
-]
+DEVICE_STEPS = [answer("sleep 1.5", thought="take a moment"), answer(None, "FINISH", DEVICE_RESULT)]
 # The reference's colours, as the page's stylesheet draws each node's border.
 GRAY, BLUE, GREEN = "rgb(138, 143, 168)", "rgb(47, 140, 255)", "rgb(46, 204, 113)"
 
@@ -104,17 +67,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def write_jsonl(path: Path, answers: list[Any]) -> Path:
-    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
-    return path
-
-
 class WebUIProcess:
     """``starweave galaxy --webui`` in a subprocess; its output collected for failure messages."""
 
     def __init__(self, folder: Path, extra_env: dict[str, str] | None = None) -> None:
-        planner = write_jsonl(folder / "planner.jsonl", [PLAN, *[NO_EDIT] * 20])
-        devices = write_jsonl(folder / "devices.jsonl", DEVICE_STEPS)
+        (folder / "planner").mkdir()
+        (folder / "devices").mkdir()
+        planner = replay_file(folder / "planner", [PLAN, *[NO_EDIT] * 20])
+        devices = replay_file(folder / "devices", DEVICE_STEPS)
         args = [
             *(sys.executable, "-m", "starweave.cli", "galaxy", "--webui", "--no-browser"),
             *("--local", "2", "--port", str(free_port()), "--host", "127.0.0.1"),
@@ -154,34 +114,37 @@ class WebUIProcess:
         return "".join(self.output)
 
     def stop(self) -> None:
+        """Ctrl+C, as a user would; killed if it has not ended STOP_DEADLINE seconds later."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(STOP_DEADLINE)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@contextlib.contextmanager
+def running_webui(folder: Path, extra_env: dict[str, str] | None = None) -> Iterator[WebUIProcess]:
+    server = WebUIProcess(folder, extra_env)
+    try:
+        server.wait_url()
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="module")
 def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUIProcess]:
-    server = WebUIProcess(tmp_path_factory.mktemp("webui"))
-    server.wait_url()
-    try:
+    with running_webui(tmp_path_factory.mktemp("webui")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
 def keyed_webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUIProcess]:
     """A WebUI that requires API_KEY (given in the environment, so it is never printed)."""
-    server = WebUIProcess(tmp_path_factory.mktemp("webui-key"), {"STARWEAVE_API_KEY": API_KEY})
-    server.wait_url()
-    try:
+    with running_webui(tmp_path_factory.mktemp("webui-key"), {"STARWEAVE_API_KEY": API_KEY}) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -367,7 +330,7 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
         webui,
     )
     assert driver.find_element(By.ID, "detail-device").text == DEVICES[1]
-    assert driver.find_element(By.ID, "detail-description").text == "Write hello to hello.txt."
+    assert driver.find_element(By.ID, "detail-description").text == WRITE
     assert driver.find_element(By.ID, "detail-result").text == DEVICE_RESULT
     assert driver.find_element(By.ID, "detail-status").text == "completed"
     driver.save_screenshot(str(shots / "webui-completed.png"))
