@@ -254,10 +254,7 @@
         (!event.constellation_id || event.constellation_id === state.constellation.id)) {
       state.constellation.state = event.constellation_state;
     }
-    if (graph || event.task_id || event.constellation_state) {
-      renderDag();
-      renderDetails();
-    }
+    if (graph || event.task_id || event.constellation_state) scheduleDag();
   }
 
   // ------------------------------------------------------------------ devices
@@ -435,10 +432,22 @@
     for (const id of ids) if (!seen.has(id)) layer[id] = maxLayer + 1;
     const columns = [];
     for (const id of ids) (columns[layer[id]] = columns[layer[id]] || []).push(id);
-    const pos = {};
+    // Within a column, order nodes by the mean row of their predecessors (fewer crossings), then
+    // by id in natural order (t2 before t10).
+    const preds = {};
+    for (const id of ids) preds[id] = [];
+    for (const d of c.deps) preds[d.to].push(d.from);
+    const row = {}, pos = {};
+    const natural = (a, b) => a.localeCompare(b, undefined, { numeric: true });
     let rows = 0;
     columns.forEach((col, x) => {
-      (col || []).sort().forEach((id, y) => {
+      const weight = {};
+      for (const id of col || []) {
+        const placed = preds[id].filter((p) => p in row);
+        weight[id] = placed.length ? placed.reduce((sum, p) => sum + row[p], 0) / placed.length : 0;
+      }
+      (col || []).sort((a, b) => weight[a] - weight[b] || natural(a, b)).forEach((id, y) => {
+        row[id] = y;
         pos[id] = { x: PAD + x * (NODE_W + COL_GAP), y: PAD + y * (NODE_H + ROW_GAP) };
       });
       rows = Math.max(rows, (col || []).length);
@@ -449,6 +458,17 @@
 
   function truncate(text, max) {
     return text.length > max ? text.slice(0, max - 1) + "…" : text;
+  }
+
+  // A busy run sends many events at once; redraw the DAG at most every 50 ms, not once per event.
+  let dagTimer = null;
+  function scheduleDag() {
+    if (dagTimer !== null) return;
+    dagTimer = setTimeout(() => {
+      dagTimer = null;
+      renderDag();
+      renderDetails();
+    }, 50);
   }
 
   function renderDag() {
@@ -688,5 +708,6 @@
 
   wire();
   connect();
-  window.starweaveWebUI = { state: state }; // read by the browser tests and handy in devtools
+  // For devtools and the browser tests: the state, and a way to feed the page messages.
+  window.starweaveWebUI = { state: state, handleMessage: handleMessage };
 })();
