@@ -70,14 +70,14 @@ def free_port() -> int:
 class WebUIProcess:
     """``starweave galaxy --webui`` in a subprocess; its output collected for failure messages."""
 
-    def __init__(self, folder: Path, extra_env: dict[str, str] | None = None) -> None:
-        (folder / "planner").mkdir()
+    def __init__(self, folder: Path, extra_env: dict[str, str] | None = None, port: int = 0) -> None:
+        (folder / "planner").mkdir(parents=True)
         (folder / "devices").mkdir()
         planner = replay_file(folder / "planner", [PLAN, *[NO_EDIT] * 20])
         devices = replay_file(folder / "devices", DEVICE_STEPS)
         args = [
             *(sys.executable, "-m", "starweave.cli", "galaxy", "--webui", "--no-browser"),
-            *("--local", "2", "--port", str(free_port()), "--host", "127.0.0.1"),
+            *("--local", "2", "--port", str(port or free_port()), "--host", "127.0.0.1"),
             *("--provider", "replay", "--replay-file", str(planner)),
             *("--device-provider", "replay", "--device-replay-file", str(devices)),
             *("--workspace", str(folder / "ws"), "--log-dir", str(folder / "logs"), "--yes"),
@@ -125,8 +125,10 @@ class WebUIProcess:
 
 
 @contextlib.contextmanager
-def running_webui(folder: Path, extra_env: dict[str, str] | None = None) -> Iterator[WebUIProcess]:
-    server = WebUIProcess(folder, extra_env)
+def running_webui(
+    folder: Path, extra_env: dict[str, str] | None = None, port: int = 0
+) -> Iterator[WebUIProcess]:
+    server = WebUIProcess(folder, extra_env, port)
     try:
         server.wait_url()
         yield server
@@ -417,3 +419,23 @@ def keep_screenshot(path: Path) -> None:
     if target:
         Path(target).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, Path(target) / path.name)
+
+
+def session_id(driver: Any) -> str:
+    return str(driver.find_element(By.ID, "session-name").get_attribute("title"))
+
+
+@pytest.mark.slow  # two server starts and the page's reconnect backoff: about 10 s
+def test_the_page_reconnects_when_the_server_comes_back(chromium: Any, tmp_path: Path) -> None:
+    driver = chromium
+    port = free_port()
+    with running_webui(tmp_path / "first", port=port) as first:
+        open_page(driver, first.url, first)
+        before = session_id(driver)
+    # The server is gone: the page says so and keeps trying (1 s, 2 s, 4 s ... apart).
+    wait(driver, lambda d: not connected(d), "the page to notice the server left", first)
+    with running_webui(tmp_path / "second", port=port) as second:
+        assert f":{port}/" in second.url, f"port {port} was not free again: {second.url}"
+        wait(driver, connected, "the page to reconnect by itself", second)
+        wait(driver, lambda d: session_id(d) not in ("", before), "the new session's name", second)
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#device-list [data-device-id]")) == len(DEVICES)
