@@ -225,8 +225,18 @@
     renderDetails();
   }
 
+  // The log keeps events without the DAG copies they carry (200 of those would be megabytes).
+  const GRAPH_KEYS = ["constellation", "new_constellation", "old_constellation", "updated_constellation"];
+  function slim(event) {
+    const data = event.data;
+    if (!data || !GRAPH_KEYS.some((key) => data[key] && typeof data[key] === "object")) return event;
+    const kept = {};
+    for (const [key, value] of Object.entries(data)) if (!GRAPH_KEYS.includes(key)) kept[key] = value;
+    return Object.assign({}, event, { data: kept });
+  }
+
   function handleEvent(event) {
-    state.events.push(event);
+    state.events.push(slim(event));
     if (state.events.length > MAX_EVENTS) state.events.splice(0, state.events.length - MAX_EVENTS);
     appendEventRow(event);
     if (event.all_devices && typeof event.all_devices === "object") setDevices(event.all_devices);
