@@ -27,6 +27,12 @@ def test_the_page_files_exist_and_index_links_only_local_assets() -> None:
             assert (STATIC / ref.removeprefix("/static/")).is_file(), ref
 
 
+def test_the_scripts_import_only_local_modules() -> None:
+    for script in STATIC.glob("*.js"):
+        for target in re.findall(r'^import .* from "([^"]+)";$', script.read_text(encoding="utf-8"), re.M):
+            assert target.startswith("./") and (STATIC / target[2:]).is_file(), (script.name, target)
+
+
 def test_nothing_is_fetched_from_the_internet() -> None:
     for path in STATIC.iterdir():
         text = path.read_text(encoding="utf-8")
