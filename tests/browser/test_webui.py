@@ -183,6 +183,14 @@ COLOURS_JS = """return Array.from(document.querySelectorAll('#dag [data-task-id]
   .map((n) => [n.dataset.taskId, getComputedStyle(n.querySelector('rect')).stroke]);"""
 
 
+LOSE_STATE_JS = """window.starweaveWebUI.handleMessage(
+  {type: 'state_snapshot', constellation: null, messages: [], events: [], running: false});"""
+UNKNOWN_JS = """const ui = window.starweaveWebUI;
+ui.handleMessage({type: 'mystery', text: 'x'});
+ui.handleMessage({event_type: 'device_heartbeat', source_id: 'x', timestamp: Date.now() / 1000,
+  data: {}, device_id: 'local_linux_1'});"""
+
+
 def node_colours(driver: Any) -> dict[str, str]:
     """Each node's border colour as drawn."""
     return {task_id: colour for task_id, colour in driver.execute_script(COLOURS_JS)}
@@ -363,6 +371,17 @@ def test_a_chat_request_runs_live_on_two_pages_and_survives_a_reload(
     )
     assert chat(driver) == messages
     assert event_rows(driver), "the event log is empty after the reload"
+
+    # A page that fell behind is told "dropped" and asks for a fresh snapshot: simulate one that lost
+    # everything, then check the server's snapshot brings the state back.
+    driver.execute_script(LOSE_STATE_JS)
+    assert not node_statuses(driver) and not chat(driver)
+    driver.execute_script("window.starweaveWebUI.handleMessage({type: 'dropped', count: 3});")
+    wait(driver, lambda d: chat(d) == messages, "the chat back after the dropped notice", webui)
+    assert node_statuses(driver) == dict.fromkeys(["t1", "t2", "t3"], "completed")
+    # Event and message types the page does not know are logged or ignored, never fatal.
+    driver.execute_script(UNKNOWN_JS)
+    wait(driver, lambda d: event_rows(d)[0].startswith("device_heartbeat"), "the unknown event logged", webui)
 
     # Reset clears the DAG, the chat and the log (every page gets a fresh snapshot).
     driver.find_element(By.ID, "reset").click()
