@@ -81,7 +81,9 @@ function connect() {
     } catch (err) {
       return; // not JSON: nothing this page can show
     }
-    handleMessage(data);
+    // Under load the server sends several messages in one frame, as a JSON array (in order).
+    if (Array.isArray(data)) data.forEach(handleMessage);
+    else handleMessage(data);
   };
   ws.onclose = (ev) => {
     if (socket !== ws) return;
