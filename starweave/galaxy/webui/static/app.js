@@ -26,7 +26,13 @@ const state = {
 function readKey() {
   const match = /(?:^|[#&])key=([^&]*)/.exec(location.hash || "");
   if (match) {
-    sessionStorage.setItem(KEY_STORAGE, decodeURIComponent(match[1]));
+    let key = match[1];
+    try {
+      key = decodeURIComponent(key);
+    } catch (err) {
+      // A stray "%" in a pasted key: keep it as typed.
+    }
+    sessionStorage.setItem(KEY_STORAGE, key);
     history.replaceState(null, "", location.pathname + location.search);
   }
   return sessionStorage.getItem(KEY_STORAGE) || "";
