@@ -73,6 +73,7 @@ bench: install-dev
 	$(BIN)/python benchmarks/aip_bench.py
 	$(BIN)/python benchmarks/constellation_bench.py
 	$(BIN)/python benchmarks/orchestrator_bench.py
+	$(BIN)/python benchmarks/webui_bench.py
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/embedded_bench.py
 

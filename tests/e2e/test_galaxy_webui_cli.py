@@ -17,6 +17,14 @@ from e2e.test_galaxy_cli import DEVICE, planner_answers, write
 STARWEAVE = [sys.executable, "-m", "starweave.cli"]
 
 
+def webui_command(tmp_path: Path, *options: str) -> list[str]:
+    """``starweave galaxy --webui --no-browser`` on the replay provider, with ``options``."""
+    planner = write(tmp_path / "planner.jsonl", planner_answers(0))
+    device = write(tmp_path / "device.jsonl", DEVICE)
+    replay = ["--provider", "replay", "--replay-file", str(planner), "--device-replay-file", str(device)]
+    return [*STARWEAVE, "galaxy", "--webui", "--no-browser", *replay, *options]
+
+
 def test_webui_prints_its_url_serves_health_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     # The asked-for port is taken: the next free one is used and printed.
     with socket.socket() as taken:
@@ -27,23 +35,7 @@ def test_webui_prints_its_url_serves_health_and_stops_on_ctrl_c(tmp_path: Path) 
         env.pop("DISPLAY", None)
         env.pop("WAYLAND_DISPLAY", None)
         proc = subprocess.Popen(
-            [
-                *STARWEAVE,
-                "galaxy",
-                "--webui",
-                "--local",
-                "2",
-                "--no-browser",
-                "--port",
-                str(busy_port),
-                "--provider",
-                "replay",
-                "--replay-file",
-                str(write(tmp_path / "planner.jsonl", planner_answers(0))),
-                "--device-replay-file",
-                str(write(tmp_path / "device.jsonl", DEVICE)),
-                "--yes",
-            ],
+            webui_command(tmp_path, "--local", "2", "--port", str(busy_port), "--yes"),
             cwd=tmp_path,
             env=env,
             stdout=subprocess.PIPE,
@@ -82,24 +74,7 @@ def test_webui_prints_its_url_serves_health_and_stops_on_ctrl_c(tmp_path: Path) 
 
 def test_webui_refuses_a_foreign_bind_address(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [
-            *STARWEAVE,
-            "galaxy",
-            "--webui",
-            "--local",
-            "1",
-            "--host",
-            "192.0.2.1",
-            "--no-browser",
-            "--port",
-            "0",
-            "--provider",
-            "replay",
-            "--replay-file",
-            str(write(tmp_path / "p.jsonl", planner_answers(0))),
-            "--device-replay-file",
-            str(write(tmp_path / "d.jsonl", DEVICE)),
-        ],
+        webui_command(tmp_path, "--local", "1", "--host", "192.0.2.1", "--port", "0"),
         cwd=tmp_path,
         capture_output=True,
         text=True,

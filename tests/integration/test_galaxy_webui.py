@@ -15,6 +15,7 @@ import pytest
 import uvicorn
 import websockets
 import yaml
+from e2e.test_galaxy_cli import DEVICE, write
 
 from starweave.errors import ConfigError
 from starweave.galaxy.client import GalaxyClient, GalaxyOptions
@@ -34,32 +35,9 @@ PLAN = {
         "dependencies": [],
     },
 }
-DEVICE_STEPS = [
-    {
-        "observation": "o",
-        "thought": "t",
-        "action": {
-            "function": "execute_command",
-            "arguments": {"command": "echo hi > hi.txt"},
-            "status": "CONTINUE",
-        },
-        "result": "",
-    },
-    {
-        "observation": "o",
-        "thought": "t",
-        "action": {"function": "", "arguments": {}, "status": "FINISH"},
-        "result": "done",
-    },
-]
 DEVICES_YAML = (
     "# added from the page\ndevices:\n  - device_id: remote_1\n    server_url: ws://10.0.0.9:5000/ws\n"
 )
-
-
-def write(path: Path, answers: list[Any]) -> Path:
-    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
-    return path
 
 
 def options(tmp_path: Path, local: int = 2, **extra: Any) -> GalaxyOptions:
@@ -67,7 +45,7 @@ def options(tmp_path: Path, local: int = 2, **extra: Any) -> GalaxyOptions:
         local=local,
         provider="replay",
         replay_file=write(tmp_path / "planner.jsonl", [PLAN, PLAN]),
-        device_replay_file=write(tmp_path / "device.jsonl", DEVICE_STEPS),
+        device_replay_file=write(tmp_path / "device.jsonl", DEVICE),
         log_dir=tmp_path / "logs",
         workspace=tmp_path / "ws",
         live=False,
@@ -95,12 +73,19 @@ async def serving(service: WebUIService, settings: ServerSettings | None = None)
 async def receive(ws: Any, until: Any, seconds: float = 60) -> list[dict[str, Any]]:
     """Messages until one satisfies ``until`` (included)."""
     out: list[dict[str, Any]] = []
+    waiting = _unread.setdefault(id(ws), [])
     async with asyncio.timeout(seconds):
         while True:
-            message = json.loads(await ws.recv())
+            if not waiting:
+                frame = json.loads(await ws.recv())  # one message, or several as a JSON array
+                waiting.extend(frame if isinstance(frame, list) else [frame])
+            message = waiting.pop(0)
             out.append(message)
             if until(message):
                 return out
+
+
+_unread: dict[int, list[dict[str, Any]]] = {}  # messages of a frame not read yet, per page
 
 
 def kind(message: dict[str, Any]) -> str:
@@ -149,7 +134,9 @@ async def test_a_page_drives_a_request_and_a_second_page_sees_the_same(tmp_path:
                     assert final["status"] == "FINISH" and "t1 on local_linux_1: done" in final["text"]
                     done = [m for m in seen if kind(m) == "task_completed"]
                     assert all(m["status"] == "completed" for m in done)
-                    dag = done[-1]["data"]["constellation"]
+                    assert done[-1]["data"]["constellation"]["task_count"] == 2  # a summary in task events
+                    (completed,) = [m for m in seen if kind(m) == "constellation_completed"]
+                    dag = completed["data"]["constellation"]  # the full DAG in constellation events
                     assert {t["status"] for t in dag["tasks"].values()} == {"completed"}
                     # The second page saw the same stream.
                     assert [kind(m) for m in mirrored] == kinds
@@ -239,7 +226,7 @@ async def test_foreign_hosts_and_origins_are_refused(tmp_path: Path) -> None:
                 pass
         assert refused.value.response.status_code == 403
         async with websockets.connect(ws_url, origin=url) as page:  # type: ignore[arg-type]
-            assert kind(json.loads(await page.recv())) == "welcome"
+            assert kind((await receive(page, lambda m: True))[0]) == "welcome"
 
 
 async def test_off_loopback_a_key_is_required_and_never_read_from_the_url(tmp_path: Path) -> None:
@@ -261,6 +248,6 @@ async def test_off_loopback_a_key_is_required_and_never_read_from_the_url(tmp_pa
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
         async with websockets.connect(ws_url) as page:
             await page.send(json.dumps({"type": "auth", "key": "sekret-key-123"}))
-            assert kind(json.loads(await page.recv())) == "welcome"
+            assert kind((await receive(page, lambda m: True))[0]) == "welcome"
         async with websockets.connect(ws_url, additional_headers={"X-API-Key": "sekret-key-123"}) as page:
-            assert kind(json.loads(await page.recv())) == "welcome"
+            assert kind((await receive(page, lambda m: True))[0]) == "welcome"

@@ -4,7 +4,8 @@ Each event is serialized and JSON-encoded once, then appended to every page's bo
 (:class:`PageQueue`); a per-page task (:meth:`Broadcaster.serve_page`) sends what its queue holds.
 ``on_event`` therefore costs the same however slow a page is: a page that cannot keep up loses its
 oldest messages and is then told ``{"type": "dropped", "count": N}`` so it can ask for a snapshot.
-The last ``history`` events (summarized) are kept for the state snapshot a reconnecting page gets.
+Task events go out with their constellation summarized (see ``on_event``). The last ``history``
+events (summarized) are kept for the state snapshot a reconnecting page gets.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starweave.galaxy.events import Event
+from starweave.galaxy.events import Event, TaskEvent
 from starweave.galaxy.webui.serializer import serialize_event, summarize_event
 
 __all__ = ["DEFAULT_HISTORY", "DEFAULT_QUEUE_SIZE", "Broadcaster", "PageQueue"]
@@ -25,6 +26,8 @@ log = logging.getLogger("starweave.galaxy.webui")
 
 DEFAULT_QUEUE_SIZE = 1000
 DEFAULT_HISTORY = 200
+# How long a page's sender waits after sending a batch: under load, pages get at most ~20 frames/s.
+COALESCE_SECONDS = 0.05
 # Payload keys holding the constellation as it is now (old_constellation is the one before an edit).
 CURRENT_KEYS = ("new_constellation", "constellation", "updated_constellation")
 
@@ -93,9 +96,15 @@ class Broadcaster:
             if event.data.get(key) is not None:
                 self.constellation = event.data[key]
                 break
-        self.events.append(summarize_event(event))
+        summary = summarize_event(event)
+        self.events.append(summary)
         if self.pages:
-            self.publish_text(encode(serialize_event(event)))
+            # Task events carry the DAG as a summary: a full copy per task event would cost a
+            # serialization of the whole constellation per task (milliseconds at 200 tasks); the
+            # page updates the task from task_id/status/result/error, and gets the full DAG from
+            # the constellation events and the state snapshot.
+            live = summary if isinstance(event, TaskEvent) else serialize_event(event)
+            self.publish_text(encode(live))
         self.events_sent += 1
 
     def publish(self, message: dict[str, Any]) -> None:
@@ -127,8 +136,18 @@ class Broadcaster:
         page.close()
 
     @staticmethod
-    async def serve_page(page: PageQueue, send: Callable[[str], Awaitable[None]]) -> None:
-        """Send ``page``'s messages with ``send`` until the page is closed (or sending fails)."""
+    async def serve_page(
+        page: PageQueue, send: Callable[[str], Awaitable[None]], coalesce: float = COALESCE_SECONDS
+    ) -> None:
+        """Send ``page``'s messages with ``send`` until the page is closed (or sending fails).
+
+        One message goes out as itself; several waiting together go out as one frame holding a
+        JSON array of them, in order. After sending several, the sender waits ``coalesce`` seconds
+        so that a burst (a large DAG running on fast devices) becomes a few frames per page
+        instead of one per event; a lone event after a quiet spell still goes out at once.
+        """
         while not page.closed:
-            for text in await page.get_batch():
-                await send(text)
+            batch = await page.get_batch()
+            await send(batch[0] if len(batch) == 1 else "[" + ",".join(batch) + "]")
+            if len(batch) > 1 and coalesce > 0:
+                await asyncio.sleep(coalesce)

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from starweave.galaxy.constellation import TaskConstellation, TaskStar, TaskStarLine
+from starweave.galaxy.constellation.serialization import to_jsonable
 from starweave.galaxy.events import Event
 from starweave.galaxy.observers.serialize import constellation_summary
 
@@ -45,7 +46,8 @@ def serialize_value(value: Any) -> Any:
         return [serialize_value(v) for v in value]
     handler = _HANDLERS.get(type(value))
     if handler is not None:
-        return serialize_value(handler(value))
+        # json's C encoder walks a 200-task DAG in a fraction of the time a Python recursion takes.
+        return to_jsonable(handler(value))
     if isinstance(value, BaseException):
         return f"{type(value).__name__}: {value}"
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
