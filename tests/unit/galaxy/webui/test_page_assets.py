@@ -4,6 +4,7 @@ under /static/, and included in the wheel's package data."""
 from __future__ import annotations
 
 import fnmatch
+import mimetypes
 import re
 import tomllib
 from pathlib import Path
@@ -25,6 +26,13 @@ def test_the_page_files_exist_and_index_links_only_local_assets() -> None:
         assert ref.startswith("/static/") or ref.startswith("data:"), ref
         if ref.startswith("/static/"):
             assert (STATIC / ref.removeprefix("/static/")).is_file(), ref
+
+
+def test_the_scripts_are_served_as_javascript() -> None:
+    # ES modules do not run when served as text/plain (a Windows registry default for .js).
+    import starweave.galaxy.webui.app  # noqa: F401  (registers the type)
+
+    assert mimetypes.guess_type("app.js")[0] == "text/javascript"
 
 
 def test_the_scripts_import_only_local_modules() -> None:
