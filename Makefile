@@ -27,10 +27,11 @@ install-dev: venv system-deps
 	$(PIP) install --quiet -e ".[local,dev,anthropic,azure,desktop]"
 
 # bubblewrap sandboxes shell commands; the desktop packages run the GUI agents' tests (Xvfb, AT-SPI,
-# xdotool, gnome-calculator, mousepad; the -dev packages build PyGObject). Installed when we are root
+# xdotool, gnome-calculator, mousepad; the -dev packages build PyGObject); chromium and chromium-driver
+# run the Galaxy WebUI's browser tests (tests/browser, through selenium). Installed when we are root
 # and something is missing.
 DESKTOP_DEBS := xvfb xauth dbus dbus-x11 at-spi2-core gir1.2-atspi-2.0 xdotool gnome-calculator mousepad \
-	gcc pkg-config libgirepository1.0-dev libcairo2-dev
+	gcc pkg-config libgirepository1.0-dev libcairo2-dev chromium chromium-driver
 system-deps:
 	@if ! command -v bwrap >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \

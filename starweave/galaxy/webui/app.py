@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import mimetypes
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,6 +30,9 @@ from starweave.server.settings import ServerSettings
 __all__ = ["AUTH_TIMEOUT", "STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).parent / "static"
+# The page's scripts are ES modules, which browsers run only when served as JavaScript; Windows
+# registries sometimes map .js to text/plain, and StaticFiles asks mimetypes.
+mimetypes.add_type("text/javascript", ".js")
 AUTH_TIMEOUT = 10.0
 KEY_REFUSED = "Invalid or missing API key"
 FALLBACK_PAGE = (
