@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -73,7 +74,7 @@ async def serving(service: WebUIService, settings: ServerSettings | None = None)
 async def receive(ws: Any, until: Any, seconds: float = 60) -> list[dict[str, Any]]:
     """Messages until one satisfies ``until`` (included)."""
     out: list[dict[str, Any]] = []
-    waiting = _unread.setdefault(id(ws), [])
+    waiting = _unread.setdefault(ws, [])
     async with asyncio.timeout(seconds):
         while True:
             if not waiting:
@@ -85,7 +86,9 @@ async def receive(ws: Any, until: Any, seconds: float = 60) -> list[dict[str, An
                 return out
 
 
-_unread: dict[int, list[dict[str, Any]]] = {}  # messages of a frame not read yet, per page
+# Messages of a frame not read yet, per page. Keyed by the connection itself, not id(): a closed
+# page's id can be reused by the next connection, which would then read the old page's leftovers.
+_unread: weakref.WeakKeyDictionary[Any, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
 
 
 def kind(message: dict[str, Any]) -> str:
