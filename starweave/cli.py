@@ -94,6 +94,13 @@ def run(
             "--visual", help="--agent host: send the screenshots to the model (VISUAL_MODE; a vision model)."
         ),
     ] = False,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--evaluate",
+            help="Judge the finished run with the EvaluationAgent (as EVA_SESSION: true): evaluation.log.",
+        ),
+    ] = False,
 ) -> None:
     """Run an agent on this machine until the request is done (or fails): the LinuxAgent by default."""
     from starweave.session.console import ConsoleView
@@ -101,6 +108,8 @@ def run(
 
     if agent not in ("linux", "host"):
         _fail(f"unknown --agent {agent!r}; choose linux or host")
+    if evaluate and agent != "linux":
+        _fail("--evaluate judges --agent linux runs for now; the HostAgent's evaluation is not there yet")
 
     _setup_logging(log_level)
     options = RunOptions(
@@ -115,6 +124,7 @@ def run(
         log_dir=log_dir,
         task=task,
         quiet=quiet or json_output,
+        evaluate=evaluate,
     )
     # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
     view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)

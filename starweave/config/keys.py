@@ -44,7 +44,6 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "PRINT_LOG",
         "SCREENSHOT_TO_MEMORY",
         "USE_MCP",
-        "EVA_SESSION",
         "SAVE_EXPERIENCE",
         # the reference's system.yaml: Windows UI automation, control filtering, safety list
         "RECTANGLE_TIME",
@@ -103,7 +102,7 @@ UNUSED_SYSTEM_KEYS = frozenset(
     }
 )
 # Agent blocks of agents.yaml that no agent of Starweave uses yet.
-UNUSED_AGENT_BLOCKS = frozenset({"BACKUP_AGENT", "EVALUATION_AGENT", "OPERATOR"})
+UNUSED_AGENT_BLOCKS = frozenset({"BACKUP_AGENT", "OPERATOR"})
 # Keys of an agent block (HOST_AGENT, APP_AGENT): our agents use the packaged prompt templates.
 UNUSED_AGENT_KEYS = frozenset({"PROMPT", "EXAMPLE_PROMPT", "API_PROMPT"})
 # Keys of a THIRD_PARTY_AGENT_CONFIG entry: the entry's name is the agent's name.

@@ -123,3 +123,25 @@ class ConsoleView:
         )
         table.add_row(Text("logs", style="dim"), Text(str(result.get("log_path", ""))))
         self.console.print(Panel(table, title="done", border_style=style))
+
+    def evaluation(self, record: dict[str, Any]) -> None:
+        """The EvaluationAgent's verdict, after the run's summary."""
+        if self.quiet:
+            return
+        complete = str(record.get("complete", ""))
+        style = {"yes": "green", "no": "red"}.get(complete, "yellow")
+        scores = ", ".join(
+            f"{s.get('name', '')}: {s.get('evaluation', '')}" for s in record.get("sub_scores", [])
+        )
+        table = Table.grid(padding=(0, 1))
+        table.add_row(Text("complete", style="dim"), Text(complete, style=f"bold {style}"))
+        if scores:
+            table.add_row(Text("sub-goals", style="dim"), Text(scores))
+        table.add_row(Text("reason", style="dim"), Text(str(record.get("reason", ""))))
+        self.console.print(Panel(table, title="evaluation", border_style=style))
+
+    def evaluation_failed(self, message: str) -> None:
+        """One line (always, on stderr): the evaluation could not be made; the run's result stands."""
+        Console(stderr=True, highlight=False).print(
+            f"[yellow]warning:[/yellow] evaluation skipped: {escape(message)}", soft_wrap=True
+        )

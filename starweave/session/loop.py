@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent import BasicAgent, Context, ContextNames
+from starweave.agents.evaluation import EvaluationAgent
 from starweave.config import StarweaveConfig
 from starweave.config.models import SystemConfig
 from starweave.errors import ConfigError
 from starweave.llm.factory import secret_values
 from starweave.session.console import ConsoleView
+from starweave.session.evaluation import evaluate_run
 from starweave.session.logs import SessionLogs
 from starweave.session.session import BaseRound, LinuxSession
 from starweave.session.trajectory import trajectory_markdown
@@ -42,6 +44,8 @@ class Wiring:
     agent: BasicAgent
     context: Context
     header: dict[str, str]
+    #: Judges the finished run (EVA_SESSION / --evaluate), with the model clients still open.
+    evaluator: EvaluationAgent | None = None
 
 
 #: Sets up the session's agent and context; closers go on the stack, model calls to the logs.
@@ -103,8 +107,11 @@ async def run_local_session(
             _report_interrupted(logs, config, request, view, outcome())
             raise
         result = outcome()
-    _write_outcome(logs, config, request, result)
-    view.finish(result)
+        _write_outcome(logs, config, request, result)
+        view.finish(result)
+        if wiring.evaluator is not None:
+            # After result.json is written: the verdict is advisory and never changes the result.
+            await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
     return result
 
 

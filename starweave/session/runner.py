@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent import AgentFactory, ContextNames
+from starweave.agents.evaluation import EvaluationAgent
 from starweave.agents.linux import LinuxAgent
 from starweave.agents.linux.agent import DEFAULT_COMMAND_TIMEOUT, DEFAULT_PROMPT_BUDGET_CHARS
 from starweave.agents.linux.strategies import ANSWER_TOKENS
@@ -20,9 +21,10 @@ from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import AgentLLMConfig, StarweaveConfig, load_config
 from starweave.config.loader import place_workspace
 from starweave.config.workspace import workspace_problem
-from starweave.errors import ConfigError
+from starweave.errors import ConfigError, LLMError
 from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
+from starweave.session.evaluation import evaluation_configured
 from starweave.session.logs import SessionLogs, default_task_name
 from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.session import LinuxSession
@@ -48,6 +50,8 @@ class RunOptions:
     log_dir: Path | None = None
     task: str | None = None
     quiet: bool = False
+    #: Judge the finished run with the EvaluationAgent (``--evaluate``; EVA_SESSION in system.yaml).
+    evaluate: bool = False
 
 
 def model_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
@@ -140,6 +144,8 @@ def _load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
             "for a named model pass --provider too (openai, ollama, claude, ...)"
         )
     check_agent_files(config.app_agent)
+    if evaluation_wanted(options, config) and evaluation_configured(config):
+        check_agent_files(config.evaluation_agent, "EVALUATION_AGENT")
     return config, workspace
 
 
@@ -187,13 +193,43 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
             "shell": f"{config.system.shell.mode} mode, sandbox: {sandbox.describe()}",
             "logs": str(logs.path),
         }
-        return Wiring(agent, context, header)
+        evaluator = None
+        if evaluation_wanted(options, config):
+            evaluator = make_evaluation_agent(config, llm, stack, logs, view)
+        if evaluator is not None:
+            header["evaluation"] = f"{evaluator.llm.name} · {evaluator.llm.model}"
+        return Wiring(agent, context, header, evaluator)
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
         return session_result(session, log_path, duration, workspace)
 
     task = options.task or default_task_name()
     return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
+
+
+def evaluation_wanted(options: RunOptions, config: StarweaveConfig) -> bool:
+    """Whether the run is judged afterwards: ``--evaluate`` or EVA_SESSION."""
+    return options.evaluate or config.system.eva_session
+
+
+def make_evaluation_agent(
+    config: StarweaveConfig, run_llm: Any, stack: AsyncExitStack, logs: SessionLogs, view: ConsoleView
+) -> EvaluationAgent | None:
+    """The EvaluationAgent of a run: on the EVALUATION_AGENT model when the configuration sets one,
+    else on the run's own client (one embedded model in memory; with ``--replay-file`` the
+    evaluator's answer is the line after the run's answers). An evaluator model that cannot be
+    set up is a warning, not a failed run: None."""
+    if not evaluation_configured(config):
+        return EvaluationAgent(llm=run_llm)
+    try:
+        llm = create_llm(
+            config.evaluation_agent, config.system, prices=config.prices, on_call=logs.record_llm_call
+        )
+    except LLMError as exc:
+        view.evaluation_failed(f"EVALUATION_AGENT: {exc}")
+        return None
+    stack.push_async_callback(llm.aclose)
+    return EvaluationAgent(llm=llm)
 
 
 def _prompt_budget(agent_llm: AgentLLMConfig) -> int:

@@ -121,6 +121,72 @@ def test_failed_task_exits_1(tmp_path: Path) -> None:
     assert proc.stdout.strip() == "cannot"
 
 
+FINISH_ANSWER = {
+    "observation": "none",
+    "thought": "nothing to do",
+    "action": {"function": "", "arguments": {}, "status": "FINISH"},
+    "result": "all good",
+}
+
+
+@pytest.mark.parametrize("verdict", ["yes", "no"])
+def test_run_with_evaluate_prints_and_logs_the_verdict(tmp_path: Path, verdict: str) -> None:
+    judged = {
+        "reason": "judged",
+        "sub_scores": [{"name": "say ok", "evaluation": verdict}],
+        "complete": verdict,
+    }
+    answers = write_answers(tmp_path / "a.jsonl", [FINISH_ANSWER, judged])
+    proc = starweave(
+        "run",
+        "say ok",
+        "--provider",
+        "replay",
+        "--replay-file",
+        str(answers),
+        "-w",
+        "ws",
+        "--task",
+        "t1",
+        "--evaluate",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr  # the verdict is advisory: the run's exit code stands
+    out = " ".join(proc.stdout.split())
+    assert out.index("all good") < out.index(f"complete {verdict}")
+    record = json.loads((tmp_path / "logs" / "t1" / "evaluation.log").read_text())
+    assert record == {
+        "complete": verdict,
+        "sub_scores": [{"name": "say ok", "evaluation": verdict}],
+        "reason": "judged",
+        "level": "session",
+        "request": "say ok",
+        "type": "evaluation_result",
+    }
+
+
+def test_run_with_evaluate_and_no_verdict_warns_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    answers = write_answers(tmp_path / "a.jsonl", [FINISH_ANSWER])
+    proc = starweave(
+        "run",
+        "say ok",
+        "--provider",
+        "replay",
+        "--replay-file",
+        str(answers),
+        "-w",
+        "ws",
+        "--task",
+        "t1",
+        "--evaluate",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if "evaluation skipped" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: evaluation skipped:")
+    assert not (tmp_path / "logs" / "t1" / "evaluation.log").exists()
+
+
 def test_broken_config_is_a_clear_error_without_traceback(tmp_path: Path) -> None:
     (tmp_path / "config" / "ufo").mkdir(parents=True)
     (tmp_path / "config" / "ufo" / "system.yaml").write_text("MAX_STEP: -5\n")
