@@ -41,11 +41,11 @@ class EvaluationAgent(BasicAgent):
         self.prompter = self.get_prompter(main_prompt)
         self.trajectory_chars = trajectory_chars
 
-    def get_prompter(self, main_prompt: str | Path) -> EvaluationAgentPrompter:  # type: ignore[override]
+    def get_prompter(self, main_prompt: str | Path) -> EvaluationAgentPrompter:
         """The evaluation prompter over ``main_prompt``."""
         return EvaluationAgentPrompter(main_prompt)
 
-    def message_constructor(  # type: ignore[override]
+    def message_constructor(
         self, request: str, records: Iterable[Mapping[str, Any]], outcome: Mapping[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         """System instructions, then the request, the outcome and the bounded trajectory."""
