@@ -129,6 +129,13 @@ FINISH_ANSWER = {
 }
 
 
+def run_evaluated(tmp_path: Path, answers: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    """``starweave run "say ok" --evaluate`` on ``answers``, logging to ``logs/t1``."""
+    replay = str(write_answers(tmp_path / "a.jsonl", answers))
+    options = ["--provider", "replay", "--replay-file", replay, "-w", "ws", "--task", "t1", "--evaluate"]
+    return starweave("run", "say ok", *options, cwd=tmp_path)
+
+
 @pytest.mark.parametrize("verdict", ["yes", "no"])
 def test_run_with_evaluate_prints_and_logs_the_verdict(tmp_path: Path, verdict: str) -> None:
     judged = {
@@ -136,21 +143,7 @@ def test_run_with_evaluate_prints_and_logs_the_verdict(tmp_path: Path, verdict: 
         "sub_scores": [{"name": "say ok", "evaluation": verdict}],
         "complete": verdict,
     }
-    answers = write_answers(tmp_path / "a.jsonl", [FINISH_ANSWER, judged])
-    proc = starweave(
-        "run",
-        "say ok",
-        "--provider",
-        "replay",
-        "--replay-file",
-        str(answers),
-        "-w",
-        "ws",
-        "--task",
-        "t1",
-        "--evaluate",
-        cwd=tmp_path,
-    )
+    proc = run_evaluated(tmp_path, [FINISH_ANSWER, judged])
     assert proc.returncode == 0, proc.stderr  # the verdict is advisory: the run's exit code stands
     out = " ".join(proc.stdout.split())
     assert out.index("all good") < out.index(f"complete {verdict}")
@@ -166,21 +159,7 @@ def test_run_with_evaluate_prints_and_logs_the_verdict(tmp_path: Path, verdict: 
 
 
 def test_run_with_evaluate_and_no_verdict_warns_and_keeps_the_exit_code(tmp_path: Path) -> None:
-    answers = write_answers(tmp_path / "a.jsonl", [FINISH_ANSWER])
-    proc = starweave(
-        "run",
-        "say ok",
-        "--provider",
-        "replay",
-        "--replay-file",
-        str(answers),
-        "-w",
-        "ws",
-        "--task",
-        "t1",
-        "--evaluate",
-        cwd=tmp_path,
-    )
+    proc = run_evaluated(tmp_path, [FINISH_ANSWER])
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if "evaluation skipped" in line]
     assert len(warnings) == 1 and warnings[0].startswith("warning: evaluation skipped:")
