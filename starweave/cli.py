@@ -1,5 +1,6 @@
 """The ``starweave`` command: run, server and client here; galaxy, doctor, config show and mcp serve
-in :mod:`starweave.cli_commands`. Usage errors are one line and exit code 2."""
+in :mod:`starweave.cli_commands`, learn in
+:mod:`starweave.cli_learn`. Usage errors are one line and exit code 2."""
 
 from __future__ import annotations
 

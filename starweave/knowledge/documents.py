@@ -155,7 +155,9 @@ def split_passages(text: str, size: int = PASSAGE_WORDS, overlap: int = OVERLAP_
             # rather than cut the paragraph.
             if fresh:
                 flush()
-            current = current[len(current) + len(words) - size :] if len(current) + len(words) > size else current
+            current = (
+                current[len(current) + len(words) - size :] if len(current) + len(words) > size else current
+            )
         while words:
             if len(current) >= size:
                 flush()

@@ -26,7 +26,30 @@ from starweave.knowledge.documents import split_passages
 KINDS = ("docs", "experience", "demonstration")
 DB_NAME = "knowledge.sqlite3"
 MAX_QUERY_TERMS = 64
+# A query word found in more than this share of the passages is searched for only when the query has
+# no rarer word: BM25 weighs it little (its IDF is small), yet it would make most passages candidates
+# to rank, and ranking the candidates is what a search spends its time on (measured: 22 -> 7 ms
+# median at 10,000 documents, benchmarks/knowledge_bench.py). Below MIN_PASSAGES_TO_PRUNE passages
+# every word is kept, as shares of a small store say little.
+COMMON_SHARE = 0.2
+# A word found in more than this share of the passages has a BM25 weight of about zero (FTS5 clamps
+# its IDF to 1e-6): a query made only of such words ranks nothing, so its passages are not ranked.
+NO_WEIGHT_SHARE = 0.5
+MIN_PASSAGES_TO_PRUNE = 200
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Words too common to tell passages apart: BM25 gives them almost no weight, yet each one would make
+# every passage a candidate to rank (the cost of a search grows with the candidates).
+STOPWORDS = frozenset(
+    [
+        "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+        "before", "but", "by", "can", "could", "do", "does", "for", "from", "had", "has", "have",
+        "how", "i", "if", "in", "into", "is", "it", "its", "me", "more", "my", "no", "not", "of",
+        "on", "only", "or", "other", "our", "should", "so", "some", "than", "that", "the", "their",
+        "them", "then", "there", "these", "they", "this", "those", "to", "up", "us", "use",
+        "using", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why",
+        "will", "with", "would", "you", "your",
+    ]
+)  # fmt: skip
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -41,17 +64,18 @@ CREATE TABLE IF NOT EXISTS passages (
     rowid INTEGER PRIMARY KEY,
     doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     n INTEGER NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    app TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
-    text, content='passages', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
+    text, app, content='passages', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
-    INSERT INTO passages_fts(rowid, text) VALUES (new.rowid, new.text);
+    INSERT INTO passages_fts(rowid, text, app) VALUES (new.rowid, new.text, new.app);
 END;
 CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
-    INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO passages_fts(passages_fts, rowid, text, app) VALUES ('delete', old.rowid, old.text, old.app);
 END;
 """
 
@@ -72,11 +96,18 @@ def default_root(env: Mapping[str, str] | None = None) -> Path:
 
 def match_expression(query: str, max_terms: int = MAX_QUERY_TERMS) -> str:
     """An FTS5 MATCH expression for free text: its words, each quoted, OR-ed (``""`` when it has none).
+    Common English words are left out unless the query has nothing else.
 
     Quoting makes every word a plain string, so ``AND``, ``NEAR(``, ``col:``, ``*`` or ``"`` in a
     request are searched for (or dropped, as punctuation), never interpreted."""
-    terms = dict.fromkeys(word.lower() for word in _WORD.findall(query))
-    return " OR ".join(f'"{term}"' for term in list(terms)[:max_terms])
+    words = dict.fromkeys(word.lower() for word in _WORD.findall(query))
+    terms = [word for word in words if word not in STOPWORDS] or list(words)
+    return " OR ".join(f'"{term}"' for term in terms[:max_terms])
+
+
+def _app_phrase(app: str) -> str:
+    """The FTS5 phrase matching an app name's words in the ``app`` column (quoted, never syntax)."""
+    return '"' + " ".join(word.lower() for word in _WORD.findall(app)) + '"'
 
 
 def check_fts5() -> None:
@@ -115,6 +146,22 @@ class DocumentInfo:
     passages: int
     added: float
     text: str = ""
+
+
+def _search_sql(ranked: bool, by_app: bool) -> str:
+    """The search query: the best (or, unranked, the first) passages inside FTS5, then the join to
+    their documents for only those few (joining every candidate costs more)."""
+    order = "ORDER BY rank " if ranked else ""
+    sql = (
+        "SELECT p.text, d.source, -r.score, d.metadata, d.id, d.app FROM"
+        f" (SELECT rowid, rank AS score FROM passages_fts WHERE passages_fts MATCH ? {order}LIMIT ?) r"
+        " JOIN passages p ON p.rowid = r.rowid JOIN documents d ON d.id = p.doc_id"
+    )
+    if by_app:
+        # The app's words narrow the candidates inside FTS5 (an index lookup, not a scan); the
+        # exact name is checked here, so "gimp" does not take "gimp-help"'s passages.
+        sql += " WHERE lower(d.app) = lower(?)"
+    return sql + " ORDER BY r.score LIMIT ?"
 
 
 class KnowledgeStore:
@@ -188,8 +235,8 @@ class KnowledgeStore:
             (doc_id, source, app, json.dumps(dict(metadata or {}), default=str), text, time.time()),
         )
         db.executemany(
-            "INSERT INTO passages(doc_id, n, text) VALUES (?, ?, ?)",
-            [(doc_id, n, passage) for n, passage in enumerate(passages)],
+            "INSERT INTO passages(doc_id, n, text, app) VALUES (?, ?, ?, ?)",
+            [(doc_id, n, passage, app or "") for n, passage in enumerate(passages)],
         )
 
     def search(self, query: str, k: int = 5, app: str | None = None) -> list[Hit]:
@@ -198,23 +245,48 @@ class KnowledgeStore:
         expression = match_expression(query)
         if not expression or k <= 0 or not self.path.exists():
             return []
-        sql = (
-            "SELECT p.text, d.source, -bm25(passages_fts) AS score, d.metadata, d.id, d.app"
-            " FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid"
-            " JOIN documents d ON d.id = p.doc_id WHERE passages_fts MATCH ?"
-        )
-        params: list[Any] = [expression]
-        if app is not None:
-            sql += " AND lower(d.app) = lower(?)"
-            params.append(app)
-        sql += " ORDER BY bm25(passages_fts) LIMIT ?"
-        params.append(k)
+        if app is not None and not _WORD.search(app):
+            return []
         with self._connect(create=False) as db:
-            rows = db.execute(sql, params).fetchall()
+            rows: list[Any] = []
+            for candidate, ranked in self._expressions(db, expression):
+                sql = _search_sql(ranked, app is not None)
+                if app is None:
+                    params: list[Any] = [candidate, k, k]
+                else:
+                    scoped = f"{{text}} : ({candidate}) AND {{app}} : {_app_phrase(app)}"
+                    params = [scoped, k * 4, app, k]
+                rows = db.execute(sql, params).fetchall()
+                if len(rows) >= k:
+                    break
         return [
             Hit(text=t, source=s, score=float(sc), metadata=json.loads(m), doc_id=i, app=a)
             for t, s, sc, m, i, a in rows
         ]
+
+    @staticmethod
+    def _expressions(db: sqlite3.Connection, expression: str) -> list[tuple[str, bool]]:
+        """The MATCH expressions to try in turn until one finds enough passages: ``expression``
+        without its common words (see COMMON_SHARE) when it has rarer ones; when every word is
+        common, first the passages holding all of them (few, and the best BM25 would pick), then
+        those holding the two rarest, then those holding either (every word common means every
+        word weighs little, so the rarest ones decide). Each comes with whether to rank by BM25:
+        not when every word is in more than NO_WEIGHT_SHARE of the passages (BM25 weighs them 0)."""
+        terms = expression.split(" OR ")
+        if len(terms) < 2:
+            return [(expression, True)]
+        total = db.execute("SELECT count(*) FROM passages").fetchone()[0]
+        if total < MIN_PASSAGES_TO_PRUNE:
+            return [(expression, True)]
+        count = "SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?"
+        shares = {t: db.execute(count, (t,)).fetchone()[0] / total for t in terms}
+        rare = [t for t in terms if shares[t] <= COMMON_SHARE]
+        if rare:
+            return [(" OR ".join(rare), True)]
+        if min(shares.values()) > NO_WEIGHT_SHARE:
+            return [(" AND ".join(terms), False), (expression, False)]
+        rarest = sorted(terms, key=shares.__getitem__)[:2]
+        return [(" AND ".join(terms), True), (" AND ".join(rarest), True), (" OR ".join(rarest), True)]
 
     async def search_async(self, query: str, k: int = 5, app: str | None = None) -> list[Hit]:
         """:meth:`search` off the event loop (an agent's step must not wait on disk)."""
