@@ -4,32 +4,20 @@ with the stores in a temporary data folder. Errors are one line and exit code 2.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-STARWEAVE = [sys.executable, "-m", "starweave.cli"]
+from e2e.test_cli_errors import assert_one_line_usage_error, starweave
 
 
 def learn(*args: str, cwd: Path, data: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STARWEAVE_")}
-    env["XDG_DATA_HOME"] = str(data)
-    return subprocess.run(
-        [*STARWEAVE, "learn", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    """`starweave learn ARGS` with its stores under ``data`` (as $XDG_DATA_HOME)."""
+    return starweave("learn", *args, cwd=cwd, env={"XDG_DATA_HOME": str(data)})
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], text: str) -> None:
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    assert text in lines[0], lines[0]
+    assert_one_line_usage_error(proc, text)
+    assert proc.stderr.strip().startswith("error: ")
 
 
 def test_learn_docs_list_show_forget(tmp_path: Path) -> None:
