@@ -75,6 +75,7 @@ bench: install-dev
 	$(BIN)/python benchmarks/orchestrator_bench.py
 	$(BIN)/python benchmarks/webui_bench.py
 	$(BIN)/python benchmarks/sandbox_bench.py
+	$(BIN)/python benchmarks/knowledge_bench.py
 	$(BIN)/python benchmarks/embedded_bench.py
 
 clean:

@@ -1,5 +1,6 @@
 """The ``starweave`` command: run, server and client here; galaxy, doctor, config show and mcp serve
-in :mod:`starweave.cli_commands`. Usage errors are one line and exit code 2."""
+in :mod:`starweave.cli_commands`, learn in
+:mod:`starweave.cli_learn`. Usage errors are one line and exit code 2."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from starweave.cli_commands import config_show, doctor, galaxy, mcp_serve
+from starweave.cli_learn import learn_app
 from starweave.cli_support import (
     USAGE_EXIT,
     ConfigDirOption,
@@ -45,6 +47,7 @@ config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True
 mcp_app = typer.Typer(help="Run Starweave's MCP servers on their own.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(learn_app, name="learn")
 
 
 @app.command()
