@@ -43,7 +43,9 @@ class LinuxConfirmedActionStrategy(ConfirmedActionStrategy):
             dispatcher = context.global_context.command_dispatcher
             results = await run_action(agent, dispatcher, held.command, held.signature)
             request = str(context.get_global(ContextNames.REQUEST) or "")
-            outcome = settle(agent, request, held.status, held.result, results, ran_call=True)
+            outcome = settle(
+                agent, request, held.status, held.result, results, ran_call=True, command=held.command_text
+            )
             status, result = outcome.status, outcome.result
             note = " ".join(filter(None, ["Confirmed by the user.", outcome.note]))
             output = step_output(results, held.command_text, outcome.note) if results else note

@@ -22,7 +22,6 @@ the result: the user sees the real output, not only the model's summary of it.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -129,7 +128,7 @@ def _stdout(results: list[Result]) -> str:
 
 
 def decide_finish(
-    agent: LinuxAgent, request: str, result: str, results: list[Result], ran_call: bool
+    agent: LinuxAgent, request: str, result: str, results: list[Result], ran_call: bool, command: str = ""
 ) -> FinishDecision:
     """Settle a FINISH answer once its call (if any) has run; see the module docstring.
 
@@ -151,7 +150,7 @@ def decide_finish(
                 "FAIL if the request cannot be done. If that failure is itself the answer, reply "
                 "FINISH again.",
             )
-    counted = _miscounted(agent, request, results, ran_call)
+    counted = _miscounted(agent, request, results, command if ran_call else None)
     if counted and may_refuse:
         return _refuse(agent, counted)
     missing = unseen_facts(result, seen_text(agent, request, results))
@@ -186,19 +185,19 @@ def decide_fail(agent: LinuxAgent, request: str, result: str) -> FinishDecision:
     return FinishDecision(LinuxAgentStatus.FAIL.value, "", result)
 
 
-def _miscounted(agent: LinuxAgent, request: str, results: list[Result], ran_call: bool) -> str:
+def _miscounted(agent: LinuxAgent, request: str, results: list[Result], command: str | None) -> str:
     """The note for a FINISH whose file count came from a command that does not count files (see
-    ``counting``), looking at this step's call or, without one, at the previous step's; else ""."""
-    if ran_call:
-        _function, arguments = json.loads(agent.last_call or "[null, {}]")
-        output = _stdout(results)
-    else:
-        previous = agent.memory.get_latest_item()
-        action = previous.get_value("action") if previous is not None else None
-        arguments = action.get("arguments") if isinstance(action, dict) else None
-        output = str(previous.get_value("output") or "") if previous is not None else ""
-    command = str(arguments.get("command") or "") if isinstance(arguments, dict) else ""
-    return miscounted_files(request, command, output, ran_call=ran_call)
+    ``counting``): this step's ``command`` and output, or, without a call (None), the previous
+    step's; else ""."""
+    if command is not None:
+        return miscounted_files(request, command, _stdout(results), ran_call=True)
+    previous = agent.memory.get_latest_item()
+    if previous is None:
+        return ""
+    action = previous.get_value("action")
+    arguments = action.get("arguments") if isinstance(action, dict) else None
+    earlier = str(arguments.get("command") or "") if isinstance(arguments, dict) else ""
+    return miscounted_files(request, earlier, str(previous.get_value("output") or ""), ran_call=False)
 
 
 def _ran_a_call(agent: LinuxAgent, request: str) -> bool:

@@ -111,11 +111,19 @@ class StepOutcome:
 
 
 def settle(
-    agent: LinuxAgent, request: str, status: str, result: str, results: list[Result], *, ran_call: bool
+    agent: LinuxAgent,
+    request: str,
+    status: str,
+    result: str,
+    results: list[Result],
+    *,
+    ran_call: bool,
+    command: str = "",
 ) -> StepOutcome:
-    """The outcome of a step whose call (if any) has run: a FINISH or FAIL is checked (see ``finish``)."""
+    """The outcome of a step whose call (if any) has run: a FINISH or FAIL is checked (see ``finish``).
+    ``command``: the shell command the step ran, if its call was one."""
     if status == LinuxAgentStatus.FINISH.value:
-        decision = decide_finish(agent, request, result, results, ran_call)
+        decision = decide_finish(agent, request, result, results, ran_call, command=command)
     elif status == LinuxAgentStatus.FAIL.value:
         decision = decide_fail(agent, request, result)
     else:
@@ -269,7 +277,7 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
             return StepOutcome(LinuxAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}.")
 
         results = await run_action(agent, context.global_context.command_dispatcher, command, signature)
-        return settle(agent, request, status, parsed.result, results, ran_call=True)
+        return settle(agent, request, status, parsed.result, results, ran_call=True, command=command_text)
 
 
 @depends_on("parsed_response")
