@@ -77,11 +77,6 @@ class PageQueue:
             self.dropped = 0
         return batch
 
-    async def get_batch(self) -> list[str]:
-        """Wait for messages and take them all (see :meth:`take`)."""
-        await self.wait()
-        return self.take()
-
     def close(self) -> None:
         """Wake the sender so it can stop."""
         self.closed = True

@@ -13,11 +13,13 @@ async def test_a_full_queue_drops_the_oldest_and_then_says_how_many() -> None:
     page = PageQueue(maxsize=3)
     for i in range(5):
         page.put(str(i))
-    batch = await page.get_batch()
+    await page.wait()
+    batch = page.take()
     assert json.loads(batch[0]) == {"type": "dropped", "count": 2}
     assert batch[1:] == ["2", "3", "4"]
     page.put("5")
-    assert await page.get_batch() == ["5"]  # the count starts again
+    await page.wait()
+    assert page.take() == ["5"]  # the count starts again
 
 
 async def test_publishing_never_waits_for_a_page_that_does_not_read() -> None:
