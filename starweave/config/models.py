@@ -170,6 +170,69 @@ class SystemConfig(_Section):
     save_experience: Literal["always", "ask", "auto", "always_not"] = Field(
         "always_not", validation_alias=AliasChoices("SAVE_EXPERIENCE", "save_experience")
     )
+    # EvaluationAgent: judge each round too (EVA_ROUND), with every screenshot or only the first and
+    # last (EVA_ALL_SCREENSHOTS) for a vision model.
+    eva_round: bool = Field(False, validation_alias=AliasChoices("EVA_ROUND", "eva_round"))
+    eva_all_screenshots: bool = Field(
+        True, validation_alias=AliasChoices("EVA_ALL_SCREENSHOTS", "eva_all_screenshots")
+    )
+    # Customization: questions to the user in PENDING, and the question-and-answer memory. A relative
+    # QA_PAIR_FILE is under the data folder ($XDG_DATA_HOME/starweave).
+    ask_question: bool = Field(False, validation_alias=AliasChoices("ASK_QUESTION", "ask_question"))
+    use_customization: bool = Field(
+        False, validation_alias=AliasChoices("USE_CUSTOMIZATION", "use_customization")
+    )
+    qa_pair_file: str = Field(
+        "customization/global_memory.jsonl", validation_alias=AliasChoices("QA_PAIR_FILE", "qa_pair_file")
+    )
+    qa_pair_num: int = Field(20, ge=0, validation_alias=AliasChoices("QA_PAIR_NUM", "qa_pair_num"))
+    # rag.yaml (merged into the system settings, as the reference does). A saved path left empty
+    # is the kind's store under the knowledge folder (starweave.knowledge.default_root).
+    rag_offline_docs: bool = Field(
+        False, validation_alias=AliasChoices("RAG_OFFLINE_DOCS", "rag_offline_docs")
+    )
+    rag_offline_docs_retrieved_topk: int = Field(
+        1,
+        ge=0,
+        validation_alias=AliasChoices("RAG_OFFLINE_DOCS_RETRIEVED_TOPK", "rag_offline_docs_retrieved_topk"),
+    )
+    rag_online_search: bool = Field(
+        False, validation_alias=AliasChoices("RAG_ONLINE_SEARCH", "rag_online_search")
+    )
+    rag_online_search_topk: int = Field(
+        5, ge=0, validation_alias=AliasChoices("RAG_ONLINE_SEARCH_TOPK", "rag_online_search_topk")
+    )
+    rag_online_retrieved_topk: int = Field(
+        5, ge=0, validation_alias=AliasChoices("RAG_ONLINE_RETRIEVED_TOPK", "rag_online_retrieved_topk")
+    )
+    bing_api_key: SecretStr = Field(
+        SecretStr(""), validation_alias=AliasChoices("BING_API_KEY", "bing_api_key")
+    )
+    rag_experience: bool = Field(False, validation_alias=AliasChoices("RAG_EXPERIENCE", "rag_experience"))
+    rag_experience_retrieved_topk: int = Field(
+        5,
+        ge=0,
+        validation_alias=AliasChoices("RAG_EXPERIENCE_RETRIEVED_TOPK", "rag_experience_retrieved_topk"),
+    )
+    experience_saved_path: str = Field(
+        "", validation_alias=AliasChoices("EXPERIENCE_SAVED_PATH", "experience_saved_path")
+    )
+    rag_demonstration: bool = Field(
+        False, validation_alias=AliasChoices("RAG_DEMONSTRATION", "rag_demonstration")
+    )
+    rag_demonstration_retrieved_topk: int = Field(
+        5,
+        ge=0,
+        validation_alias=AliasChoices("RAG_DEMONSTRATION_RETRIEVED_TOPK", "rag_demonstration_retrieved_topk"),
+    )
+    rag_demonstration_completion_n: int = Field(
+        3,
+        ge=1,
+        validation_alias=AliasChoices("RAG_DEMONSTRATION_COMPLETION_N", "rag_demonstration_completion_n"),
+    )
+    demonstration_saved_path: str = Field(
+        "", validation_alias=AliasChoices("DEMONSTRATION_SAVED_PATH", "demonstration_saved_path")
+    )
     shell: ShellConfig = Field(default_factory=ShellConfig, validation_alias=AliasChoices("SHELL", "shell"))
 
     @field_validator("max_step")
