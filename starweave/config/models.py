@@ -233,6 +233,17 @@ class SystemConfig(_Section):
     demonstration_saved_path: str = Field(
         "", validation_alias=AliasChoices("DEMONSTRATION_SAVED_PATH", "demonstration_saved_path")
     )
+    # Starweave's own: semantic retrieval (starweave.knowledge.embeddings). A model name served at
+    # RAG_EMBEDDING_API_BASE (OpenAI-compatible), else a GGUF file, or "local" (the packaged model).
+    rag_embedding_model: str = Field(
+        "", validation_alias=AliasChoices("RAG_EMBEDDING_MODEL", "rag_embedding_model")
+    )
+    rag_embedding_api_base: str = Field(
+        "", validation_alias=AliasChoices("RAG_EMBEDDING_API_BASE", "rag_embedding_api_base")
+    )
+    rag_embedding_api_key: SecretStr = Field(
+        SecretStr(""), validation_alias=AliasChoices("RAG_EMBEDDING_API_KEY", "rag_embedding_api_key")
+    )
     shell: ShellConfig = Field(default_factory=ShellConfig, validation_alias=AliasChoices("SHELL", "shell"))
 
     @field_validator("max_step")
