@@ -99,7 +99,9 @@ def test_a_failing_endpoint_leaves_the_lexical_search(
 
 def test_adding_fails_clearly_when_the_endpoint_is_down(tmp_path: Path) -> None:
     embedder = EndpointEmbedder("http://127.0.0.1:9/v1", "toy-embed", timeout=5)
-    with pytest.raises(KnowledgeError, match=re.escape("embedding endpoint http://127.0.0.1:9/v1/embeddings")):
+    with pytest.raises(
+        KnowledgeError, match=re.escape("embedding endpoint http://127.0.0.1:9/v1/embeddings")
+    ):
         KnowledgeStore(tmp_path, "docs", embedder).add("a", "some text", "a.md")
     assert KnowledgeStore(tmp_path, "docs").documents() == []
 
