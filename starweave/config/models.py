@@ -168,7 +168,7 @@ class SystemConfig(_Section):
     )
     eva_session: bool = Field(False, validation_alias=AliasChoices("EVA_SESSION", "eva_session"))
     save_experience: Literal["always", "ask", "auto", "always_not"] = Field(
-        "always_not", validation_alias=AliasChoices("SAVE_EXPERIENCE", "save_experience")
+        "ask", validation_alias=AliasChoices("SAVE_EXPERIENCE", "save_experience")
     )
     # EvaluationAgent: judge each round too (EVA_ROUND), with every screenshot or only the first and
     # last (EVA_ALL_SCREENSHOTS) for a vision model.
