@@ -50,7 +50,8 @@ def _response_step(response: Mapping[str, Any], output: str = "") -> ExampleStep
     control = _text(_get(response, "control_text"))
     if call and control:
         call = f"{call} on {control!r}"
-    result = output or _text(_get(response, "result", "comment"))
+    # A step without a call is the answer: the example's outcome says it once.
+    result = (output or _text(_get(response, "comment"))) if call else ""
     return ExampleStep(thought=_text(_get(response, "thought")), action=call, result=result)
 
 
@@ -63,21 +64,22 @@ def example_from_entry(entry: Mapping[str, Any], source: str) -> Example:
     subtask = _text(_get(entry, "sub-task", "subtask"))
     if subtask and subtask != request:
         request = f"{request} (sub-task: {subtask})"
+    answers = [response]
     steps = [_response_step(response, _text(_get(entry, "output")))]
     for later in _get(entry, "then") or []:
         if isinstance(later, Mapping) and isinstance(_get(later, "response"), Mapping):
             # A "Then" entry's Output is what the previous answer got.
-            if not steps[-1].result:
-                steps[-1].result = _text(_get(later, "output"))
-            steps.append(_response_step(_get(later, "response")))
+            steps[-1].result = steps[-1].result or _text(_get(later, "output"))
+            answers.append(_get(later, "response"))
+            steps.append(_response_step(answers[-1]))
     following = _get(entry, "next")
     if isinstance(following, Mapping):
+        answers.append(following)
         steps.append(_response_step(following))
-    last = _get(response, "result") if len(steps) == 1 else None
     return Example(
         request=request,
         steps=[s for s in steps if s.thought or s.action],
-        outcome=_text(last),
+        outcome=_text(_get(answers[-1], "result")),
         source=source,
         tips=_text(_get(entry, "tips")),
     )
@@ -117,7 +119,13 @@ def load_demonstrations(path: Path) -> tuple[list[Example], str | None]:
         raise SummaryError(f"{path}: a folder without a {RESPONSE_LOG} (give a run's log folder)")
     if path.suffix.lower() in YAML_SUFFIXES:
         return examples_from_yaml(path), None
-    if path.is_file() and not path.read_text(encoding="utf-8").strip():
+    try:
+        empty = path.is_file() and not path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise SummaryError(
+            f"{path}: not a text file (give YAML example files or a run's response.log)"
+        ) from None
+    if empty:
         raise SummaryError(f"{path}: the file is empty")
     folder = path if path.is_dir() else path.parent
     try:

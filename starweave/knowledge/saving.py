@@ -33,8 +33,6 @@ from starweave.knowledge.store import KnowledgeBase, KnowledgeStore
 QUESTION = "Save this run as experience? [y/N] "
 #: Asks the user ``question``: True/False, or None when there is nobody to ask (no terminal).
 Asker = Callable[[Console, str], Awaitable[bool | None]]
-#: The configured path of each kind's store (empty: the kind's folder under the knowledge root).
-_SAVED_PATHS = {"experience": "experience_saved_path", "demonstration": "demonstration_saved_path"}
 
 
 def configured_store(
@@ -42,7 +40,10 @@ def configured_store(
 ) -> KnowledgeStore:
     """The store of ``kind``: under ``root`` when given (``learn --store``), else at its configured
     saved path (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the default root."""
-    path = str(getattr(system, _SAVED_PATHS.get(kind, ""), "") or "") if root is None else ""
+    saved = {}
+    if system is not None and root is None:
+        saved = {"experience": system.experience_saved_path, "demonstration": system.demonstration_saved_path}
+    path = saved.get(kind, "")
     if path:
         return KnowledgeStore(Path(path).expanduser(), kind)
     return KnowledgeBase(root).store(kind)
