@@ -53,7 +53,8 @@ async def ask_on_terminal(console: Console, question: str) -> bool | None:
     """Ask on the terminal (None when stdin is not one); reading it blocks, so off the event loop."""
     if not sys.stdin.isatty():
         return None
-    answer = await asyncio.to_thread(console.input, question)
+    # markup=False: "[y/N]" is text, not a style tag.
+    answer = await asyncio.to_thread(lambda: console.input(question, markup=False))
     return answer.strip().lower() in ("y", "yes")
 
 
