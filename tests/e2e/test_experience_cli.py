@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from e2e.test_cli_errors import STARWEAVE, assert_one_line_usage_error
 from e2e.test_desktop_confirm import run_on_a_terminal
 from helpers.linux_replay import answer, replay_file
@@ -78,6 +79,7 @@ def rag_config(tmp_path: Path, save: str) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_saved_run_is_listed_shown_and_found_by_a_similar_request_only(tmp_path: Path) -> None:
     proc = starweave(run_args(tmp_path, ANSWERS, "run1", "--save-experience"), tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -136,6 +138,7 @@ def test_a_failed_run_is_never_saved(tmp_path: Path) -> None:
     assert experience(tmp_path).store("experience").documents() == []
 
 
+@pytest.mark.slow
 def test_learn_demo_imports_reference_yaml_and_a_recorded_run(tmp_path: Path) -> None:
     shutil.copytree(DATA / "host_run", tmp_path / "host_run")
     proc = starweave(["learn", "demo", str(DATA / "reference_examples.yaml"), "--app", "mousepad"], tmp_path)
