@@ -1,5 +1,5 @@
 """A HostAgent run in the real mousepad (Xvfb + AT-SPI, replay answers) saved as experience with
-``--save-experience``: the example holds the assignment and the AppAgent's actions, and the
+SAVE_EXPERIENCE: always: the example holds the assignment and the AppAgent's actions, and the
 application is the stored document's app, so an app-scoped search finds it."""
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ from helpers.desktop_env import LaunchedApp
 from helpers.desktop_env import desktop_backend as desktop_backend
 from helpers.desktop_env import desktop_session as desktop_session
 from helpers.desktop_env import mousepad as mousepad
-from helpers.desktop_script import app, call, control_labels, host, launched_window, select, write_answers
-from rich.console import Console
+from helpers.desktop_script import app, call, control_labels, host, launched_window, select
+from integration.test_desktop_agents import run_host
 
 from starweave.knowledge import KnowledgeBase
 from starweave.knowledge.examples import examples_of
-from starweave.session.console import ConsoleView
-from starweave.session.desktop_runner import run_host_task
-from starweave.session.runner import RunOptions
 from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
@@ -32,6 +29,10 @@ async def test_a_host_run_is_saved_with_its_application(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("STARWEAVE_KNOWLEDGE_DIR", str(tmp_path / "vectordb"))
+    # Saved by the settings (rag.yaml), not by --save-experience: no question, no terminal needed.
+    (tmp_path / "config" / "ufo").mkdir(parents=True)
+    (tmp_path / "config" / "ufo" / "rag.yaml").write_text("RAG_EXPERIENCE: true\nSAVE_EXPERIENCE: always\n")
+    monkeypatch.setenv("STARWEAVE_CONFIG_DIR", str(tmp_path / "config"))
     async with asyncio.timeout(120):
         window, name, xid = await launched_window(desktop_backend, "mousepad")
         edit = (await control_labels(desktop_backend, xid))[("Edit", "")]
@@ -40,17 +41,7 @@ async def test_a_host_run_is_saved_with_its_application(
             app("FINISH", call("set_edit_text", id=edit, name="", text="milk, eggs"), result="typed"),
             host("FINISH", result="the shopping list is typed"),
         ]
-        options = RunOptions(
-            request="type my shopping list: milk, eggs",
-            workspace=tmp_path / "ws",
-            provider="replay",
-            replay_file=write_answers(tmp_path / "answers.jsonl", answers),
-            log_dir=tmp_path / "logs",
-            task="desk",
-            save_experience=True,
-        )
-        with (tmp_path / "console.txt").open("w") as out:
-            result = await run_host_task(options, ConsoleView(console=Console(file=out, width=200)))
+        result = await run_host(tmp_path, answers, "type my shopping list: milk, eggs")
     assert result["status"] == "FINISH", result
     console = (tmp_path / "console.txt").read_text()
     store = KnowledgeBase(tmp_path / "vectordb").store("experience")
