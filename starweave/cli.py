@@ -104,6 +104,12 @@ def run(
             help="Judge the finished run with the EvaluationAgent (as EVA_SESSION: true): evaluation.log.",
         ),
     ] = False,
+    save_experience: Annotated[
+        bool,
+        typer.Option(
+            "--save-experience", help="Save the run, if it FINISHes, as experience for later requests."
+        ),
+    ] = False,
 ) -> None:
     """Run an agent on this machine until the request is done (or fails): the LinuxAgent by default."""
     from starweave.session.console import ConsoleView
@@ -128,6 +134,7 @@ def run(
         task=task,
         quiet=quiet or json_output,
         evaluate=evaluate,
+        save_experience=save_experience,
     )
     # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
     view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)

@@ -44,7 +44,6 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "PRINT_LOG",
         "SCREENSHOT_TO_MEMORY",
         "USE_MCP",
-        "SAVE_EXPERIENCE",
         # the reference's system.yaml: Windows UI automation, control filtering, safety list
         "RECTANGLE_TIME",
         "CONTROL_BACKEND",
@@ -90,14 +89,11 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "RAG_ONLINE_SEARCH_TOPK",
         "RAG_ONLINE_RETRIEVED_TOPK",
         "BING_API_KEY",
-        "RAG_EXPERIENCE",
         "RAG_EXPERIENCE_RETRIEVED_TOPK",
-        "EXPERIENCE_SAVED_PATH",
         "EXPERIENCE_PROMPT",
         "RAG_DEMONSTRATION",
         "RAG_DEMONSTRATION_RETRIEVED_TOPK",
         "RAG_DEMONSTRATION_COMPLETION_N",
-        "DEMONSTRATION_SAVED_PATH",
         "DEMONSTRATION_PROMPT",
     }
 )

@@ -167,8 +167,9 @@ class SystemConfig(_Section):
         120.0, gt=0, validation_alias=AliasChoices("MCP_TOOL_TIMEOUT", "mcp_tool_timeout")
     )
     eva_session: bool = Field(False, validation_alias=AliasChoices("EVA_SESSION", "eva_session"))
+    # Asked only when RAG_EXPERIENCE is on (starweave.knowledge.saving), so "ask" is a safe default.
     save_experience: Literal["always", "ask", "auto", "always_not"] = Field(
-        "always_not", validation_alias=AliasChoices("SAVE_EXPERIENCE", "save_experience")
+        "ask", validation_alias=AliasChoices("SAVE_EXPERIENCE", "save_experience")
     )
     # EvaluationAgent: judge each round too (EVA_ROUND), with every screenshot or only the first and
     # last (EVA_ALL_SCREENSHOTS) for a vision model.

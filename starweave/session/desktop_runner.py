@@ -221,7 +221,9 @@ async def run_host_task(
         return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
 
     task = options.task or default_task_name()
-    return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
+    return await run_local_session(
+        config, options.request, task, workspace, view, set_up, result_of, options.save_experience
+    )
 
 
 def _host_result(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:

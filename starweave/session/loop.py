@@ -24,6 +24,7 @@ from starweave.agents.evaluation import EvaluationAgent
 from starweave.config import StarweaveConfig
 from starweave.config.models import SystemConfig
 from starweave.errors import ConfigError
+from starweave.knowledge.saving import offer_experience
 from starweave.llm.factory import secret_values
 from starweave.session.console import ConsoleView
 from starweave.session.evaluation import evaluate_run
@@ -79,8 +80,10 @@ async def run_local_session(
     view: ConsoleView,
     set_up: SetUp,
     result_of: ResultOf,
+    save_experience: bool = False,
 ) -> dict[str, Any]:
     """Run one request on this machine to completion and return its result (also in ``result.json``).
+    A FINISHed run is then offered to the experience store (``save_experience``: without asking).
 
     Cancelled (Ctrl+C: ``asyncio.run`` cancels this task), it still writes ``result.json`` and
     ``output.md`` with status ``interrupted`` and the steps so far, says where, and re-raises.
@@ -109,9 +112,13 @@ async def run_local_session(
         result = outcome()
         _write_outcome(logs, config, request, result)
         view.finish(result)
+        verdict = None
         if wiring.evaluator is not None:
             # After result.json is written: the verdict is advisory and never changes the result.
-            await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
+            verdict = await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
+        await offer_experience(
+            config.system, logs.responses(), result, view.console, save_experience, verdict
+        )
     return result
 
 
