@@ -1,4 +1,5 @@
-"""The LinuxAgent's FSM: CONTINUE runs the processor; CONFIRM asks the user; FINISH and FAIL end.
+"""The LinuxAgent's FSM: CONTINUE runs the processor; CONFIRM asks the user; PENDING asks the
+model's question and continues; FINISH and FAIL end.
 
 FAIL moves on to FINISH (cleanup), FINISH stays FINISH, and an unknown status falls back to the
 none state, which ends the round. An error the kernel raises while CONTINUE runs (a model that
@@ -66,6 +67,21 @@ class FailLinuxAgentState(FinishLinuxAgentState):
     """Terminal: the request cannot be done; moves to FINISH for cleanup."""
 
     status = LinuxAgentStatus.FAIL
+
+
+@LinuxAgentStateManager.register
+class PendingLinuxAgentState(LinuxAgentState):
+    """The model asked the user something: ask (or say nobody can), record the pair, continue."""
+
+    status = LinuxAgentStatus.PENDING
+
+    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
+        """Ask the last step's question; the answer is on the Blackboard for the next prompt."""
+        from starweave.agents.linux.agent import LinuxAgent
+
+        if isinstance(agent, LinuxAgent):
+            await agent.ask_user()
+        agent.status = LinuxAgentStatus.CONTINUE.value
 
 
 @LinuxAgentStateManager.register
