@@ -175,7 +175,9 @@ def install_asker(agent: BasicAgent, asker: QuestionAsker) -> None:
         if hasattr(each, "asker"):
             each.asker = asker
         if hasattr(each, "offer_questions"):
-            each.offer_questions = asker.interactive
+            # Offered whenever ASK_QUESTION is on: unasked (no terminal, --no-ask), the model is
+            # told no answer is available, as the reference does.
+            each.offer_questions = asker.ask_question
 
 
 def set_up_questions(

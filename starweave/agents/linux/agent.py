@@ -23,7 +23,7 @@ DEFAULT_COMMAND_TIMEOUT = 330.0
 #: The memory keys other agents (the HostAgent's prompt) see of each step.
 DEFAULT_HISTORY_KEYS = ("step", "observation", "thought", "action", "status", "result")
 Confirmer = Callable[[str, str], Awaitable[bool]]
-#: Added to the system prompt when the user can be asked (ASK_QUESTION on a terminal).
+#: Added to the system prompt with ASK_QUESTION.
 ASK_HINT = (
     'status PENDING with function "": you need information only the user has (a name, a choice, '
     "a value you cannot find out); put the question in result. The answer comes in the next prompt."
@@ -83,7 +83,7 @@ class LinuxAgent(BasicAgent):
         self.pending_action: PendingAction | None = None
         self.prompt_budget_chars = prompt_budget_chars
         # PENDING: asks the model's question (None: nobody to ask); ``offer_questions`` lets the
-        # model choose PENDING at all (the session sets both from ASK_QUESTION and the terminal).
+        # model choose PENDING at all (the session sets it from ASK_QUESTION).
         self.asker: Asker | None = None
         self.offer_questions = False
         self.set_state(self.default_state)

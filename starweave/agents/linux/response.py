@@ -28,8 +28,8 @@ class LinuxAgentStatus(StrEnum):
     PENDING = "PENDING"
 
 
-#: The statuses the schema offers; PENDING (a question in ``result``, no call) only when the user
-#: can be asked (ASK_QUESTION on a terminal), so a small model is not tempted to ask nobody.
+#: The statuses the schema offers; PENDING (a question in ``result``, no call) only with
+#: ASK_QUESTION, so a small model is not tempted to ask when the user wants no questions.
 LLM_STATUSES = ("CONTINUE", "FINISH", "FAIL")
 Status = Annotated[str, AfterValidator(status_checker((*LLM_STATUSES, LinuxAgentStatus.PENDING.value)))]
 
