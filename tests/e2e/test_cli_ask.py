@@ -99,7 +99,9 @@ def test_a_question_answered_on_the_terminal_reaches_the_next_prompt_and_later_r
     assert "ahoy" not in prompts[0] and '\\"answer\\": \\"ahoy\\"' in prompts[1]
     assert (tmp_path / "ws" / "greeting.txt").read_text() == "ahoy\n"
     saved = read_jsonl(tmp_path / "data" / "customization" / "global_memory.jsonl")
-    assert [(r["question"], r["answer"], r["request"]) for r in saved] == [(QUESTION, "ahoy", "write a greeting")]
+    assert [(r["question"], r["answer"], r["request"]) for r in saved] == [
+        (QUESTION, "ahoy", "write a greeting")
+    ]
     # A later run (no terminal this time) starts with the earlier answer in its prompt.
     later = run_cli(run_args(tmp_path, [answer(None, "FINISH", result="ok")], "later"), env, tmp_path, None)
     assert later.returncode == 0, later.stdout + later.stderr

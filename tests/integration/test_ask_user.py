@@ -86,14 +86,20 @@ async def test_answers_are_kept_and_offered_to_later_runs(tmp_path: Path) -> Non
     keys = {"ASK_QUESTION": True, "USE_CUSTOMIZATION": True, "QA_PAIR_FILE": str(qa_file), "QA_PAIR_NUM": 2}
     first = tmp_path / "first"
     first.mkdir()
-    await run(first, ask_answers(), request="write a greeting", config_dir=config_dir(first, **keys), typed=["ahoy"])
+    await run(
+        first, ask_answers(), request="write a greeting", config_dir=config_dir(first, **keys), typed=["ahoy"]
+    )
     saved = read_jsonl(qa_file)
-    assert [(r["question"], r["answer"], r["request"]) for r in saved] == [(QUESTION, "ahoy", "write a greeting")]
+    assert [(r["question"], r["answer"], r["request"]) for r in saved] == [
+        (QUESTION, "ahoy", "write a greeting")
+    ]
     assert saved[0]["time"].endswith("+00:00")
     # An older pair, a corrupt line and a newer pair: QA_PAIR_NUM 2 keeps the two newest valid ones.
     with qa_file.open("a", encoding="utf-8") as handle:
         handle.write("{not json\n")
-        handle.write(json.dumps({"question": "Your city?", "answer": "Lyon", "request": "r", "time": ""}) + "\n")
+        handle.write(
+            json.dumps({"question": "Your city?", "answer": "Lyon", "request": "r", "time": ""}) + "\n"
+        )
     qa_file.write_text(json.dumps({"question": "Oldest?", "answer": "gone"}) + "\n" + qa_file.read_text())
     later = tmp_path / "later"
     later.mkdir()

@@ -53,7 +53,9 @@ def test_the_data_folder_follows_the_environment(tmp_path: Path) -> None:
     assert data_root({"XDG_DATA_HOME": "/x"}) == Path("/x/starweave")
     assert data_root({"HOME": "/home/u"}) == Path("/home/u/.local/share/starweave")
     system = SystemConfig()
-    assert qa_pair_path(system, {"XDG_DATA_HOME": "/x"}) == Path("/x/starweave/customization/global_memory.jsonl")
+    assert qa_pair_path(system, {"XDG_DATA_HOME": "/x"}) == Path(
+        "/x/starweave/customization/global_memory.jsonl"
+    )
     absolute = SystemConfig.model_validate({"QA_PAIR_FILE": str(tmp_path / "qa.jsonl")})
     assert qa_pair_path(absolute, {"XDG_DATA_HOME": "/x"}) == tmp_path / "qa.jsonl"
 
