@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from pydantic import BeforeValidator
 
 from starweave.agent import (
+    AgentStatus,
     BaseProcessingStrategy,
     BasicAgent,
     ProcessingContext,
@@ -38,6 +39,18 @@ NO_ANSWER = (
     "No answer is available: the user was not asked or did not answer. Go on with what you know, "
     "or leave a placeholder; do not ask the same question again."
 )
+
+
+class PendingState:
+    """Mixin of the agents' PENDING states: ask the last step's question(s) (the agent's
+    ``ask_user``), then continue, whether or not an answer came (spec D §16: always → CONTINUE)."""
+
+    async def handle(self, agent: BasicAgent, context: Any = None) -> None:
+        """Ask, then CONTINUE."""
+        ask_user = getattr(agent, "ask_user", None)
+        if ask_user is not None:
+            await ask_user()
+        agent.status = AgentStatus.CONTINUE.value
 
 
 async def ask_questions(asker: Asker | None, blackboard: Blackboard, questions: Iterable[str]) -> None:

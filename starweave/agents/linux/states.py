@@ -22,6 +22,7 @@ from starweave.agent import (
     TerminalAgentState,
     run_step,
 )
+from starweave.agents.common import PendingState
 from starweave.agents.linux.response import LinuxAgentStatus
 
 if TYPE_CHECKING:
@@ -70,18 +71,10 @@ class FailLinuxAgentState(FinishLinuxAgentState):
 
 
 @LinuxAgentStateManager.register
-class PendingLinuxAgentState(LinuxAgentState):
+class PendingLinuxAgentState(PendingState, LinuxAgentState):
     """The model asked the user something: ask (or say nobody can), record the pair, continue."""
 
     status = LinuxAgentStatus.PENDING
-
-    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask the last step's question; the answer is on the Blackboard for the next prompt."""
-        from starweave.agents.linux.agent import LinuxAgent
-
-        if isinstance(agent, LinuxAgent):
-            await agent.ask_user()
-        agent.status = LinuxAgentStatus.CONTINUE.value
 
 
 @LinuxAgentStateManager.register
