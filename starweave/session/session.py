@@ -174,6 +174,13 @@ class LinuxSession(BaseSession):
         self.next_request = next_request
         self.round_end = round_end
 
+    def summary(self) -> dict[str, Any]:
+        """Counters of the session so far; ``rounds`` once a follow-up round has run."""
+        counters = super().summary()
+        if self._round_num > 1:
+            counters["rounds"] = self._round_num
+        return counters
+
     def create_new_round(self) -> BaseRound | None:
         """The first round of this session (follow-ups come from :meth:`follow_up_round`)."""
         if self._round_num > 0:

@@ -126,9 +126,10 @@ async def test_max_round_runs_a_follow_up_round_in_the_same_session(tmp_path: Pa
         answer("echo two > two.txt"),
         answer(None, "FINISH", result="two written"),
     ]
-    config = config_dir(tmp_path, MAX_ROUND=2)
+    # MAX_STEP counts each round's steps: two rounds of two steps fit under a cap of 2.
+    config = config_dir(tmp_path, MAX_ROUND=2, MAX_STEP=2)
     result = await run(tmp_path, answers, request="write one.txt", config_dir=config, typed=["write two.txt"])
-    assert result["status"] == "FINISH" and result["result"] == "two written"
+    assert result["status"] == "FINISH" and result["result"] == "two written" and result["rounds"] == 2
     records = responses(tmp_path)
     assert [(r["round_num"], r["request"]) for r in records] == [
         (0, "write one.txt"),
