@@ -110,6 +110,13 @@ def run(
             "--save-experience", help="Save the run, if it FINISHes, as experience for later requests."
         ),
     ] = False,
+    no_ask: Annotated[
+        bool,
+        typer.Option(
+            "--no-ask",
+            help="Never ask on the terminal: questions (ASK_QUESTION) go unanswered, no follow-up rounds.",
+        ),
+    ] = False,
 ) -> None:
     """Run an agent on this machine until the request is done (or fails): the LinuxAgent by default."""
     from starweave.session.console import ConsoleView
@@ -137,7 +144,9 @@ def run(
         save_experience=save_experience,
     )
     # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
-    view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)
+    view = ConsoleView(
+        console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output, ask=not no_ask
+    )
     if agent == "host":
         from starweave.session.desktop_runner import DesktopOptions, run_host_task
 

@@ -39,7 +39,6 @@ UNUSED_SYSTEM_KEYS = frozenset(
     {
         # typed in SystemConfig, read by nothing yet
         "TOP_P",
-        "MAX_ROUND",
         "LOG_LEVEL",
         "PRINT_LOG",
         "SCREENSHOT_TO_MEMORY",
@@ -75,13 +74,8 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "MCP_FALLBACK_TO_UI",
         "MCP_INSTRUCTIONS_PATH",
         "MCP_LOG_EXECUTION",
-        # evaluation and customization (questions to the user, QA memory)
-        "EVA_ROUND",
+        # evaluation
         "EVA_ALL_SCREENSHOTS",
-        "ASK_QUESTION",
-        "USE_CUSTOMIZATION",
-        "QA_PAIR_FILE",
-        "QA_PAIR_NUM",
         # the reference's rag.yaml: help documents, Bing search, experience, demonstrations
         "RAG_OFFLINE_DOCS",
         "RAG_OFFLINE_DOCS_RETRIEVED_TOPK",

@@ -30,18 +30,30 @@ def evaluation_configured(config: StarweaveConfig) -> bool:
 
 
 async def evaluate_run(
-    evaluator: EvaluationAgent, logs: SessionLogs, result: dict[str, Any], view: ConsoleView, agent: str
+    evaluator: EvaluationAgent,
+    logs: SessionLogs,
+    result: dict[str, Any],
+    view: ConsoleView,
+    agent: str,
+    *,
+    round_num: int | None = None,
 ) -> dict[str, Any] | None:
     """Judge the run whose logs are ``logs`` and whose outcome is ``result``; write and show the
-    verdict and return its record, or None (with a warning) when the model gave none."""
+    verdict and return its record, or None (with a warning) when the model gave none. With
+    ``round_num`` (EVA_ROUND) only that round's steps are judged: level "round", ``round`` set."""
     request = str(result.get("request", ""))
     outcome = {**result, "agent": agent}
+    steps = logs.responses()
+    if round_num is not None:
+        steps = [step for step in steps if step.get("round_num") == round_num]
     try:
-        verdict = await evaluator.evaluate(request, logs.responses(), outcome)
+        verdict = await evaluator.evaluate(request, steps, outcome)
     except (LLMError, ValidationError) as exc:
         view.evaluation_failed(" ".join(str(exc).split())[:300])
         return None
     record = evaluation_record(verdict, request)
+    if round_num is not None:
+        record.update(level="round", round=round_num)
     JsonLinesWriter(logs.path / EVALUATION_LOG, logs.secrets, logs.folder).write(record)
     view.evaluation(record)
     return record

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, run_step
 from starweave.agents.app.response import AppAgentStatus
+from starweave.agents.common import PendingState
 
 if TYPE_CHECKING:
     from starweave.agent import BasicAgent, Context
@@ -115,18 +116,10 @@ class ErrorAppAgentState(FinishAppAgentState):
 
 
 @AppAgentStateManager.register
-class PendingAppAgentState(AppAgentState):
+class PendingAppAgentState(PendingState, AppAgentState):
     """The model needs the user: ask, record the answer on the Blackboard, continue."""
 
     status = AppAgentStatus.PENDING
-
-    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask the question of the last step."""
-        from starweave.agents.app.agent import AppAgent
-
-        if isinstance(agent, AppAgent):
-            await agent.ask_user()
-        agent.status = AppAgentStatus.CONTINUE.value
 
 
 @AppAgentStateManager.register
