@@ -133,6 +133,7 @@ async def test_evaluation_verdicts_go_into_the_summary(tmp_path: Path) -> None:
     write_replay(tmp_path / "replay", "judged", [answer(None, "FINISH", result="done"), verdict])
 
     summary, console = await run_plans(tmp_path, plan, evaluate=True)
+    assert "evaluation" in console
 
     (row,) = summary["plans"]
     assert row["status"] == "FINISH" and row["evaluation"] == "yes"

@@ -1,0 +1,78 @@
+"""``starweave run --mode batch_normal --plan`` as a user runs it: a real process, real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from e2e.test_cli_errors import assert_one_line_usage_error, starweave
+from helpers.linux_replay import answer
+
+
+def jsonl(path: Path, answers: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+
+
+def batch_args(tmp_path: Path, plan: Path, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--mode",
+        "batch_normal",
+        "--plan",
+        str(plan),
+        "--provider",
+        "replay",
+        "--replay-file",
+        str(tmp_path / "replay"),
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--log-dir",
+        str(tmp_path / "logs"),
+        "--task",
+        "b1",
+        *extra,
+    ]
+
+
+def test_a_batch_with_a_failing_plan_prints_the_table_and_exits_1(tmp_path: Path) -> None:
+    plans, replay = tmp_path / "plans", tmp_path / "replay"
+    plans.mkdir()
+    replay.mkdir()
+    (plans / "one.json").write_text('{"task": "write one.txt", "close": false}', encoding="utf-8")
+    (plans / "two.json").write_text('{"task": "the impossible"}', encoding="utf-8")
+    jsonl(replay / "one.jsonl", [answer("echo 1 > one.txt"), answer(None, "FINISH", result="one.txt")])
+    jsonl(replay / "two.jsonl", [answer(None, "FAIL", result="cannot")])
+
+    proc = starweave(*batch_args(tmp_path, plans), cwd=tmp_path)
+
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "batch b1: 1/2 finished" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if "two" in line and "FAIL" in line)
+    assert "$0.0000" in row
+    assert (tmp_path / "ws" / "one.txt").read_text() == "1\n"
+    summary = json.loads((tmp_path / "logs" / "b1" / "summary.json").read_text())
+    assert [(r["task"], r["status"], r["steps"]) for r in summary["plans"]] == [
+        ("one", "FINISH", 2),
+        ("two", "FAIL", 1),
+    ]
+    # All finished: exit 0; --json prints the summary on stdout.
+    (plans / "two.json").unlink()
+    proc = starweave(*batch_args(tmp_path, plans, "--json"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["status"] == "FINISH"
+
+
+def test_plan_and_mode_errors_are_one_line(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"task": "x", "close": True}', encoding="utf-8")
+    proc = starweave(*batch_args(tmp_path, plan), cwd=tmp_path)
+    assert_one_line_usage_error(proc, str(plan), "not Python's True")
+    proc = starweave("run", "--plan", str(plan), cwd=tmp_path)
+    assert_one_line_usage_error(proc, "--plan runs with --mode batch_normal")
+    proc = starweave("run", "--mode", "batch_normal", cwd=tmp_path)
+    assert_one_line_usage_error(proc, "needs --plan")
+    proc = starweave("run", "--mode", "follower", "--plan", str(plan), cwd=tmp_path)
+    assert_one_line_usage_error(proc, "--agent host")
+    proc = starweave("run", cwd=tmp_path)
+    assert_one_line_usage_error(proc, "missing the request")
