@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from e2e.test_cli_errors import assert_one_line_usage_error, starweave
+from e2e.test_cli_interrupt import CANARY_KEY, interrupt, stalling_model, start_cli, write_step
 from helpers.linux_replay import answer
 
 
@@ -76,3 +77,36 @@ def test_plan_and_mode_errors_are_one_line(tmp_path: Path) -> None:
     assert_one_line_usage_error(proc, "--agent host")
     proc = starweave("run", cwd=tmp_path)
     assert_one_line_usage_error(proc, "missing the request")
+
+
+def test_ctrl_c_stops_the_batch_after_writing_what_is_done(tmp_path: Path) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    for name in ("a", "b", "c"):
+        (plans / f"{name}.json").write_text(json.dumps({"task": f"write {name}.txt"}), encoding="utf-8")
+    done = json.dumps(answer(None, "FINISH", result="a.txt written"))
+    # Plan a: two answers; plan b's first call is held open, and Ctrl+C comes while it waits.
+    with stalling_model([write_step("a.txt", "a"), done]) as model:
+        proc = start_cli(
+            ["run", "--mode", "batch_normal", "--plan", "plans", "-w", "ws", "--log-dir", "logs"]
+            + ["--task", "nightly"],
+            tmp_path,
+            {
+                "STARWEAVE_APP_AGENT__API_TYPE": "openai",
+                "STARWEAVE_APP_AGENT__API_BASE": model.base_url,
+                "STARWEAVE_APP_AGENT__API_MODEL": "gpt-4o-mini",
+                "STARWEAVE_APP_AGENT__API_KEY": CANARY_KEY,
+                "STARWEAVE_SYSTEM__SHELL__SANDBOX": "none",
+            },
+        )
+        out, errors = interrupt(proc, model)
+    assert proc.returncode == 130, out + errors
+    assert "Traceback" not in errors
+    summary = json.loads((tmp_path / "logs" / "nightly" / "summary.json").read_text())
+    assert [(r["task"], r["status"]) for r in summary["plans"]] == [
+        ("a", "FINISH"),
+        ("b", "interrupted"),
+        ("c", "not run"),
+    ]
+    assert summary["status"] == "FAIL" and "1/3 finished" in out
+    assert (tmp_path / "ws" / "a.txt").read_text() == "a"
