@@ -136,3 +136,18 @@ def test_valid_mode_combinations() -> None:
     assert check_mode("normal", None, "do it", "linux") is RunMode.NORMAL
     assert check_mode("batch_normal", Path("p"), None, "host") is RunMode.BATCH
     assert check_mode("follower", Path("p"), "", "host") is RunMode.FOLLOWER
+
+
+def test_the_object_is_copied_into_the_workspace_never_over_a_different_file(tmp_path: Path) -> None:
+    from starweave.errors import ConfigError
+    from starweave.session.plan_objects import place_in_workspace
+
+    source = plan_file(tmp_path / "files", "draft.txt", "v1")
+    workspace = tmp_path / "ws"
+    placed = place_in_workspace(source, workspace)
+    assert placed == workspace / "draft.txt" and placed.read_text() == "v1"
+    assert place_in_workspace(source, workspace) == placed  # an equal copy is kept
+    placed.write_text("changed by the user")
+    with pytest.raises(ConfigError, match="differs from the file of that name"):
+        place_in_workspace(source, workspace)
+    assert placed.read_text() == "changed by the user"
