@@ -109,9 +109,7 @@ def run(
     ] = False,
     mode: Annotated[
         str,
-        typer.Option(
-            "--mode", help="normal; batch_normal: run plans' tasks; follower: follow plans' steps."
-        ),
+        typer.Option("--mode", help="normal; batch_normal: run plans' tasks; follower: follow plans' steps."),
     ] = "normal",
     plan: Annotated[
         Path | None,

@@ -88,8 +88,16 @@ def test_ctrl_c_stops_the_batch_after_writing_what_is_done(tmp_path: Path) -> No
     # Plan a: two answers; plan b's first call is held open, and Ctrl+C comes while it waits.
     with stalling_model([write_step("a.txt", "a"), done]) as model:
         proc = start_cli(
-            ["run", "--mode", "batch_normal", "--plan", "plans", "-w", "ws", "--log-dir", "logs"]
-            + ["--task", "nightly"],
+            [
+                "run",
+                "--mode",
+                "batch_normal",
+                "--plan",
+                "plans",
+                "-w",
+                "ws",
+                *("--log-dir", "logs", "--task", "nightly"),
+            ],
             tmp_path,
             {
                 "STARWEAVE_APP_AGENT__API_TYPE": "openai",
