@@ -10,6 +10,16 @@ from e2e.test_cli_errors import assert_one_line_usage_error, starweave
 from e2e.test_cli_interrupt import CANARY_KEY, interrupt, stalling_model, start_cli, write_step
 from helpers.linux_replay import answer
 
+#: The LinuxAgent on an OpenAI-compatible model (the stalling server), without the sandbox.
+MODEL_ENV = {
+    **{
+        f"STARWEAVE_APP_AGENT__{key}": value
+        for key, value in (("API_TYPE", "openai"), ("API_KEY", CANARY_KEY))
+    },
+    "STARWEAVE_APP_AGENT__API_MODEL": "gpt-4o-mini",
+    "STARWEAVE_SYSTEM__SHELL__SANDBOX": "none",
+}
+
 
 def jsonl(path: Path, answers: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
@@ -99,13 +109,7 @@ def test_ctrl_c_stops_the_batch_after_writing_what_is_done(tmp_path: Path) -> No
                 *("--log-dir", "logs", "--task", "nightly"),
             ],
             tmp_path,
-            {
-                "STARWEAVE_APP_AGENT__API_TYPE": "openai",
-                "STARWEAVE_APP_AGENT__API_BASE": model.base_url,
-                "STARWEAVE_APP_AGENT__API_MODEL": "gpt-4o-mini",
-                "STARWEAVE_APP_AGENT__API_KEY": CANARY_KEY,
-                "STARWEAVE_SYSTEM__SHELL__SANDBOX": "none",
-            },
+            {**MODEL_ENV, "STARWEAVE_APP_AGENT__API_BASE": model.base_url},
         )
         out, errors = interrupt(proc, model)
     assert proc.returncode == 130, out + errors

@@ -33,15 +33,8 @@ def write_replay(folder: Path, name: str, answers: list[dict[str, Any]]) -> None
 
 
 async def run_plans(tmp_path: Path, plan: Path, evaluate: bool = False) -> tuple[dict[str, Any], str]:
-    options = RunOptions(
-        request="",
-        workspace=tmp_path / "ws",
-        provider="replay",
-        replay_file=tmp_path / "replay",
-        log_dir=tmp_path / "logs",
-        task="nightly",
-        evaluate=evaluate,
-    )
+    replay = {"provider": "replay", "replay_file": tmp_path / "replay", "log_dir": tmp_path / "logs"}
+    options = RunOptions(request="", workspace=tmp_path / "ws", task="nightly", evaluate=evaluate, **replay)
     with (tmp_path / "console.txt").open("w") as out:
         view = ConsoleView(console=Console(file=out, width=140))
         summary = await run_batch(options, view, BatchRequest(RunMode.BATCH, plan))
