@@ -85,7 +85,7 @@ async def _run_entry(
     try:
         result = await _run_plan(options, view, batch, entry, folder)
     except (StarweaveError, OSError) as exc:
-        message = str(exc) if isinstance(exc, StarweaveError) else f"{exc.strerror or exc}: {exc.filename}"
+        message = " ".join(str(exc).split())
         view.console.print(Text(f"error: {entry.path.name}: {message}", style="red"), soft_wrap=True)
         return _row(entry, ERROR, error=message)
     return _row(entry, str(result.get("status", "")), result=result)
