@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: The AppAgent mode of ``starweave run --mode follower`` (the plan's steps are its subtask).
+FOLLOWER_MODE = "follower"
+
 
 class AppAgentStateManager(AgentStateManager):
     """The registry of AppAgent states."""
@@ -85,14 +88,21 @@ class FinishAppAgentState(AppAgentState):
         if host is None:
             return agent
         host.blackboard = agent.blackboard
-        host.status = self.host_status
+        host.status = self.host_status_of(agent)
         return host
 
     def next_state(self, agent: BasicAgent) -> AgentState:
-        """The host's state for :attr:`host_status`, or the round's end."""
+        """The host's state for :meth:`host_status_of`, or the round's end."""
         if agent.host is None:
             return NoneAppAgentState()
-        return agent.host.state_manager.get_state(self.host_status)
+        return agent.host.state_manager.get_state(self.host_status_of(agent))
+
+    def host_status_of(self, agent: BasicAgent) -> str:
+        """:attr:`host_status`; in follower mode the plan's steps are the whole request, so FINISH
+        (and FAIL) end the host's round with the same status instead of returning to its CONTINUE."""
+        if getattr(agent, "mode", "normal") == FOLLOWER_MODE and self.host_status == "CONTINUE":
+            return self.name()
+        return self.host_status
 
     def is_subtask_end(self) -> bool:
         """The subtask ends."""
