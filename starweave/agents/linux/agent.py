@@ -12,6 +12,7 @@ from starweave.agents.linux.prompter import LinuxAgentPrompter
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.states import LinuxAgentStateManager
 from starweave.agents.linux.strategies import PendingAction
+from starweave.knowledge.retrieval import KnowledgeSlots, Retriever, with_block
 
 # Characters of prompt (system + request + history) the model may receive. Three characters per
 # token is a safe estimate for English and JSON; the runner sets it from the model's window.
@@ -29,8 +30,8 @@ class LinuxAgent(BasicAgent):
 
     Whoever creates it passes ``llm`` (an LLMClient); optionally ``view`` (a console view),
     ``confirmer`` (asks the user about a dangerous command), ``auto_approve`` (``--yes``), the
-    memory keys other agents see (``history_keys``), the prompt's size budget and the time a
-    command may take.
+    memory keys other agents see (``history_keys``), the prompt's size budget, the time a
+    command may take and the ``retriever`` of help documents and examples (rag.yaml).
     """
 
     state_manager_cls: ClassVar[type[LinuxAgentStateManager]] = LinuxAgentStateManager
@@ -49,6 +50,7 @@ class LinuxAgent(BasicAgent):
         history_keys: list[str] | None = None,
         prompt_budget_chars: int = DEFAULT_PROMPT_BUDGET_CHARS,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        retriever: Retriever | None = None,
     ) -> None:
         super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(main_prompt, example_prompt)
@@ -74,6 +76,8 @@ class LinuxAgent(BasicAgent):
         # A dangerous call waiting for the user (status CONFIRM), and the prompt's size budget.
         self.pending_action: PendingAction | None = None
         self.prompt_budget_chars = prompt_budget_chars
+        # What retrieval found for the current request: the prompt's knowledge and examples slots.
+        self.knowledge = KnowledgeSlots(retriever, "linux")
         self.set_state(self.default_state)
 
     def begin_request(self, request: str) -> None:
@@ -92,11 +96,17 @@ class LinuxAgent(BasicAgent):
 
     def message_constructor(self, request: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """System prompt, the request, then earlier steps as chat turns, within the prompt budget."""
-        system = self.prompter.system_prompt_construction(tools)
-        messages = self.prompter.prompt_construction(system, self.prompter.user_prompt_construction(request))
+        system = self.prompter.system_prompt_construction(tools, self.knowledge.additional_examples())
+        user = with_block(self.prompter.user_prompt_construction(request), self.knowledge.knowledge_text())
+        messages = self.prompter.prompt_construction(system, user)
         used = sum(len(str(m["content"])) for m in messages)
         messages.extend(self.prompter.history_messages(self.memory.content, self.prompt_budget_chars - used))
         return messages
+
+    async def context_provision(self, request: str = "", context: Any = None) -> None:
+        """Retrieve the help documents and examples for ``request`` (once per request; nothing when
+        no rag source is on)."""
+        await self.knowledge.provide(request)
 
     async def confirm(self, command: str, reason: str) -> bool:
         """Ask whether a dangerous command may run; with nobody to ask, the answer is no."""

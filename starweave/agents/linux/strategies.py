@@ -153,6 +153,7 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
         tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
         request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
         agent.begin_request(request)
+        await agent.context_provision(request)
         messages = agent.message_constructor(request=request, tools=tools)
         schema = response_json_schema(tools)
         log_request(context, {"prompt": messages, "schema": schema})
