@@ -112,8 +112,13 @@ class Retriever:
     @property
     def enabled(self) -> bool:
         """Whether any source is switched on."""
-        s = self.system
-        return s.rag_offline_docs or s.rag_online_search or s.rag_experience or s.rag_demonstration
+        system = self.system
+        return (
+            system.rag_offline_docs
+            or system.rag_online_search
+            or system.rag_experience
+            or system.rag_demonstration
+        )
 
     async def retrieve(self, query: str, app: str | None = None, agent: str = "") -> Retrieved:
         """Knowledge and examples for ``query``; ``app``: the agent's application (its documents
@@ -121,15 +126,15 @@ class Retriever:
         are kept along with those for any agent."""
         if not query.strip():
             return NOTHING
-        s = self.system
+        system = self.system
         docs, web, experience, demonstrations = await asyncio.gather(
-            self._docs(query, app) if s.rag_offline_docs else _none_passages(),
-            self._web(query) if s.rag_online_search else _none_passages(),
-            self._examples("experience", query, agent, s.rag_experience_retrieved_topk)
-            if s.rag_experience
+            self._docs(query, app) if system.rag_offline_docs else _none_passages(),
+            self._web(query) if system.rag_online_search else _none_passages(),
+            self._examples("experience", query, agent, system.rag_experience_retrieved_topk)
+            if system.rag_experience
             else _none_examples(),
-            self._examples("demonstration", query, agent, s.rag_demonstration_retrieved_topk)
-            if s.rag_demonstration
+            self._examples("demonstration", query, agent, system.rag_demonstration_retrieved_topk)
+            if system.rag_demonstration
             else _none_examples(),
         )
         return Retrieved([*docs, *web], [*experience, *demonstrations])
