@@ -61,7 +61,11 @@ async def test_an_answer_without_web_pages_finds_nothing(bing: FakeBing) -> None
 @pytest.mark.parametrize(
     ("status", "body", "message"),
     [
-        (401, {"error": {"code": "401", "message": "Access denied due to invalid subscription key."}}, "HTTP 401: Access denied"),
+        (
+            401,
+            {"error": {"code": "401", "message": "Access denied due to invalid subscription key."}},
+            "HTTP 401: Access denied",
+        ),
         (500, b"<html>oops</html>", "HTTP 500"),
         (200, b"{not json", "not JSON"),
         (200, [1, 2], "JSON list, not an object"),

@@ -67,7 +67,9 @@ async def test_a_learned_help_document_changes_the_answer(tmp_path: Path, knowle
     assert second[1] == first[1]  # retrieved once per request, the same text at every step
 
 
-async def test_without_rag_offline_docs_the_document_stays_out(tmp_path: Path, knowledge: KnowledgeBase) -> None:
+async def test_without_rag_offline_docs_the_document_stays_out(
+    tmp_path: Path, knowledge: KnowledgeBase
+) -> None:
     knowledge.store("docs").add("release.md", HELP, "release.md")
     result = await codename_run(tmp_path, "RAG_OFFLINE_DOCS: false\n")
     assert result["status"] == "FAIL"

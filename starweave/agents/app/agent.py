@@ -24,6 +24,7 @@ from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
 from starweave.agents.app.verify import acted
 from starweave.agents.app.vision import Image, VisualOptions
+from starweave.knowledge.retrieval import KnowledgeSlots
 from starweave.tools.desktop.detect import ControlDetector
 
 logger = logging.getLogger(__name__)
@@ -160,6 +161,8 @@ class AppAgent(BasicAgent):
         # Tools the next answer may not use (after it repeated a call that had succeeded).
         self.banned_tools: set[str] = set()
         self._tools: list[dict[str, Any]] | None = None
+        # What retrieval found for the current subtask (rag.yaml); the HostAgent sets the retriever.
+        self.knowledge = KnowledgeSlots(None, "app")
         self.set_state(self.default_state)
 
     def get_prompter(
@@ -269,7 +272,10 @@ class AppAgent(BasicAgent):
     ) -> list[dict[str, Any]]:
         """The system prompt and one user message (controls as text, Blackboard, earlier steps; for a
         visual model the step's ``images`` first)."""
-        system = self.prompter.system_prompt_construction(tools, multi_action)
+        system = self.prompter.system_prompt_construction(
+            tools, multi_action, self.knowledge.additional_examples()
+        )
+        knowledge = self.knowledge.knowledge_text()
         note = ""
         if self.action_sequence and not multi_action:
             note = "The window changed during your last plan: give one action this step."
@@ -280,6 +286,7 @@ class AppAgent(BasicAgent):
                 "current_application": self.app_root_name or self.process_name,
                 "host_message": self.host_message,
                 "blackboard": finished_work(self.blackboard, self.blackboard_start),
+                "knowledge": knowledge,
             }
             steps = self.memory.content[self.subtask_start :]
             hint = file_hint(self.subtask, tools)
@@ -297,8 +304,14 @@ class AppAgent(BasicAgent):
             previous_steps=steps_text(self.memory.content[self.subtask_start :]),
             screenshot_note=screenshot_path,
             note=note,
+            knowledge=knowledge,
         )
         return self.prompter.prompt_construction(system, user)
+
+    async def context_provision(self, request: str = "", context: Context | None = None) -> None:
+        """Retrieve the help documents (this application's first) and examples for the current
+        subtask (or ``request``), once per subtask; nothing when no rag source is on."""
+        await self.knowledge.provide(self.subtask or request, self.app_root_name or self.process_name or None)
 
     # -- PENDING and CONFIRM ------------------------------------------------------------------
     async def ask_user(self) -> None:

@@ -94,7 +94,9 @@ def load_answers(path: str | Path) -> list[dict[str, Any] | str]:
                 f"{file}:{number}: expected a JSON object (an answer) or a string (raw answer text), "
                 f"got {type(value).__name__}"
             )
-        problem = conditional_problem(value) if isinstance(value, dict) and IF_PROMPT_CONTAINS in value else ""
+        problem = (
+            conditional_problem(value) if isinstance(value, dict) and IF_PROMPT_CONTAINS in value else ""
+        )
         if problem:
             raise ProviderUnavailable(f"{file}:{number}: {problem}")
         answers.append(value)

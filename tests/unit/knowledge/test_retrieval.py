@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -47,7 +48,9 @@ def test_every_source_off_means_no_retriever() -> None:
 def test_stores_are_the_saved_paths_or_the_kinds_folder_under_the_root(root: Path, tmp_path: Path) -> None:
     assert open_store(config(), "docs").folder == root / "docs"
     assert open_store(config(), "experience").folder == root / "experience"
-    custom = config(EXPERIENCE_SAVED_PATH=str(tmp_path / "mine"), DEMONSTRATION_SAVED_PATH=str(tmp_path / "d"))
+    custom = config(
+        EXPERIENCE_SAVED_PATH=str(tmp_path / "mine"), DEMONSTRATION_SAVED_PATH=str(tmp_path / "d")
+    )
     assert open_store(custom, "experience").folder == tmp_path / "mine"
     assert open_store(custom, "demonstration").folder == tmp_path / "d"
 
@@ -99,7 +102,7 @@ async def test_missing_stores_give_nothing_without_a_warning(
     with caplog.at_level(logging.WARNING):
         assert await Retriever(every).retrieve("anything at all", app="gimp") == Retrieved()
     assert caplog.records == []
-    assert not root.exists()  # reading creates no store
+    assert not await asyncio.to_thread(root.exists)  # reading creates no store
 
 
 async def test_a_broken_store_is_one_warning_and_the_rest_still_comes(

@@ -98,12 +98,18 @@ async def test_a_conditional_line_answers_by_what_the_prompt_contains(tmp_path: 
     path = tmp_path / "answers.jsonl"
     path.write_text(f"{line}\n{line}\n{line}\n")
     client = ReplayClient(path)
-    plain = await client.complete([{"role": "system", "content": "s"}, {"role": "user", "content": "x"}], SCHEMA)
+    plain = await client.complete(
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "x"}], SCHEMA
+    )
     # the text of a multi-part (visual) message counts too, whichever message holds it
-    parts = [{"type": "image_url", "image_url": {"url": "data:,"}}, {"type": "text", "text": "use --frobnicate"}]
+    parts = [
+        {"type": "image_url", "image_url": {"url": "data:,"}},
+        {"type": "text", "text": "use --frobnicate"},
+    ]
     visual = await client.complete([{"role": "user", "content": parts}], SCHEMA)
     in_system = await client.complete(
-        [{"role": "system", "content": "docs: use --frobnicate here"}, {"role": "user", "content": "x"}], SCHEMA
+        [{"role": "system", "content": "docs: use --frobnicate here"}, {"role": "user", "content": "x"}],
+        SCHEMA,
     )
     assert [plain.parsed, visual.parsed, in_system.parsed] == [no, yes, yes]
 
@@ -127,7 +133,11 @@ async def test_conditionals_nest_and_branches_may_be_raw_text(tmp_path: Path) ->
         ({"$if_prompt_contains": "x", "then": 3, "else": "b"}, "needs 'then'"),
         ({"$if_prompt_contains": "x", "then": "a", "else": "b", "otherwise": "c"}, "not otherwise"),
         (
-            {"$if_prompt_contains": "x", "then": {"$if_prompt_contains": 5, "then": "a", "else": "b"}, "else": "b"},
+            {
+                "$if_prompt_contains": "x",
+                "then": {"$if_prompt_contains": 5, "then": "a", "else": "b"},
+                "else": "b",
+            },
             "must be a non-empty string",
         ),
     ],
