@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from e2e.test_cli_errors import starweave
+from helpers.linux_replay import answer
 
 from starweave.knowledge.retrieval import KNOWLEDGE_HEADER
 
@@ -25,20 +26,13 @@ def run_with_docs(tmp_path: Path, rag_on: bool) -> tuple[dict[str, object], list
     (tmp_path / "conf" / "ufo" / "rag.yaml").write_text(f"RAG_OFFLINE_DOCS: {str(rag_on).lower()}\n")
     (tmp_path / "ws").mkdir(exist_ok=True)
     (tmp_path / "ws" / "BACKUPLOG").write_text("backup ok at 02:00\n")
-    call = {"function": "execute_command", "arguments": {"command": "cat BACKUPLOG"}, "status": "CONTINUE"}
-    give_up = {"function": "", "arguments": {}, "status": "FAIL"}
     answers = [
         {
             "$if_prompt_contains": "read it with cat BACKUPLOG",
-            "then": {"observation": "o", "thought": "the help says where", "action": call, "result": ""},
-            "else": {"observation": "o", "thought": "no idea", "action": give_up, "result": "no log found"},
+            "then": answer("cat BACKUPLOG"),
+            "else": answer(None, "FAIL", result="no log found"),
         },
-        {
-            "observation": "backup ok",
-            "thought": "done",
-            "action": {"function": "", "arguments": {}, "status": "FINISH"},
-            "result": "The nightly backup succeeded at 02:00.",
-        },
+        answer(None, "FINISH", result="The nightly backup succeeded at 02:00."),
     ]
     replay = tmp_path / "answers.jsonl"
     replay.write_text("\n".join(json.dumps(a) for a in answers) + "\n")

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from helpers.fake_openai_server import serving
+from helpers.fake_openai_server import send_json, serving
 
 
 def bing_answer(*pages: tuple[str, str, str]) -> dict[str, Any]:
@@ -50,11 +50,7 @@ def fake_bing() -> Iterator[FakeBing]:
             if state.hang:
                 state.release.wait(timeout=30)
             payload = state.body if isinstance(state.body, bytes) else json.dumps(state.body).encode()
-            self.send_response(state.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, state.status, payload)
 
         def log_message(self, format: str, *args: Any) -> None:
             return

@@ -36,11 +36,7 @@ def scripted_server() -> Iterator[ScriptedServer]:
             state.requests.append(json.loads(self.rfile.read(length) or b"{}"))
             state.headers.append(dict(self.headers))
             payload = json.dumps(state.queue.pop(0) if state.queue else state.body).encode()
-            self.send_response(state.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, state.status, payload)
 
         def log_message(self, format: str, *args: Any) -> None:
             return
@@ -48,6 +44,15 @@ def scripted_server() -> Iterator[ScriptedServer]:
     with serving(Handler) as origin:
         state.base_url = f"{origin}/v1"
         yield state
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: bytes) -> None:
+    """Answer ``handler``'s request with ``status`` and the JSON ``payload`` (bytes, sent as they are)."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(payload)))
+    handler.end_headers()
+    handler.wfile.write(payload)
 
 
 @contextmanager

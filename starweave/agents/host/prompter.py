@@ -93,39 +93,24 @@ class HostAgentPrompter(BasicPrompter):
     ) -> str:
         """The user message text (for a text-only model: no screenshot, the subtasks one per line),
         followed by the retrieved ``knowledge`` when there is some."""
-        return with_block(
-            self._user_text(
-                user_request, targets, previous_subtasks, blackboard_prompt, previous_steps, screenshot_note
-            ),
-            knowledge,
-        )
-
-    def _user_text(
-        self,
-        user_request: str,
-        targets: list[TargetInfo],
-        previous_subtasks: list[dict[str, Any]],
-        blackboard_prompt: str,
-        previous_steps: str,
-        screenshot_note: str,
-    ) -> str:
         if not self.is_visual and "user_text" in self.prompt_template:
             done = "\n".join(
                 f"- {s.get('application') or s.get('agent_name')}: {s.get('subtask')} -> "
                 f"{s.get('status')}: {s.get('result')}"
                 for s in previous_subtasks
             )
-            return self._template("user").format(
+            text = self._template("user").format(
                 user_request=user_request,
                 targets="\n".join(t.describe() for t in targets) or "(no windows are open)",
                 previous_subtasks=done or "(none)",
                 blackboard=f"\n{blackboard_prompt}" if blackboard_prompt else "",
                 previous_steps=previous_steps,
             )
+            return with_block(text, knowledge)
         subtasks = (
             "\n".join(json.dumps(s, ensure_ascii=False, default=str) for s in previous_subtasks) or "(none)"
         )
-        return str(self.prompt_template["user"]).format(
+        text = str(self.prompt_template["user"]).format(
             user_request=user_request,
             targets="\n".join(t.describe() for t in targets) or "(no windows are open)",
             previous_subtasks=subtasks,
@@ -133,6 +118,7 @@ class HostAgentPrompter(BasicPrompter):
             previous_steps=previous_steps,
             screenshot=screenshot_note or "(no screenshot)",
         )
+        return with_block(text, knowledge)
 
     def user_content_construction(self, image_list: list[Image], **kwargs: Any) -> list[dict[str, Any]] | str:
         """The user message: the text alone, or for a visual model the desktop screenshot, then the text."""
