@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from starweave.config.keys import warn_about_keys
 from starweave.config.known_workspaces import config_dir_conflict, remembered_workspaces
@@ -257,6 +257,8 @@ def masked_dump(config: StarweaveConfig) -> dict[str, Any]:
     """The configuration as plain data, secrets replaced by ``****`` (or empty when unset)."""
 
     def mask(node: Any, key: str = "") -> Any:
+        if isinstance(node, SecretStr):  # e.g. BING_API_KEY: a secret wherever it sits
+            return "****" if node.get_secret_value() else ""
         if isinstance(node, dict):
             return {k: mask(v, str(k)) for k, v in node.items()}
         if isinstance(node, list):

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 from helpers.fake_bing_server import FakeBing, bing_answer, fake_bing
+from helpers.linux_replay import answer, prompts, responses, run
 
-from starweave.config.models import SystemConfig
+from starweave.config.models import StarweaveConfig, SystemConfig
 from starweave.knowledge.bing import BingSearch, SearchError, WebResult
 from starweave.knowledge.retrieval import KNOWLEDGE_HEADER, Retriever
+from starweave.session.loop import secrets_of
 
 KEY = "bing-secret-0123456789"
 PAGES = [(f"Page {n}", f"https://example.org/{n}", f"snippet number {n}") for n in range(4)]
@@ -109,3 +112,26 @@ async def test_without_a_key_nothing_is_sent_and_one_warning_says_why(
     assert bing.queries == []
     warnings = [r.getMessage() for r in caplog.records]
     assert warnings == ["RAG_ONLINE_SEARCH is on but BING_API_KEY is empty: no web search"]
+
+
+async def test_a_run_with_web_search_quotes_the_results_and_never_logs_the_key(
+    bing: FakeBing, tmp_path: Path
+) -> None:
+    bing.body = bing_answer(("Disk usage", "https://example.org/du", "du -sh shows a folder's size"))
+    (tmp_path / "config" / "ufo").mkdir(parents=True)
+    (tmp_path / "config" / "ufo" / "rag.yaml").write_text(
+        f"RAG_ONLINE_SEARCH: true\nBING_API_KEY: {KEY}\nBING_SEARCH_ENDPOINT: {bing.endpoint}\n"
+    )
+    answers = [
+        {"$if_prompt_contains": "du -sh shows", "then": answer("du -sh ."), "else": answer("ls")},
+        answer(None, "FINISH", result="measured"),
+    ]
+    await run(tmp_path, answers, request="how big is this folder", config_dir=tmp_path / "config")
+    assert bing.keys == [KEY] and bing.queries[0]["q"] == ["how big is this folder"]
+    assert responses(tmp_path)[0]["action"]["arguments"]["command"] == "du -sh ."
+    user = prompts(tmp_path)[0][1]["content"]
+    assert user.endswith("[1] https://example.org/du\n> Disk usage\n> du -sh shows a folder's size")
+    logs = "".join(p.read_text() for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    assert logs and KEY not in logs
+    config = StarweaveConfig.model_validate({"system": {"BING_API_KEY": KEY}})
+    assert KEY in secrets_of(config)
