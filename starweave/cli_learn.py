@@ -23,9 +23,9 @@ from starweave.knowledge import (
     collect_files,
     read_document,
 )
+from starweave.knowledge.configured import open_store
 from starweave.knowledge.demonstrations import load_demonstrations
 from starweave.knowledge.examples import Example, save_example
-from starweave.knowledge.saving import configured_store
 
 learn_app = typer.Typer(
     help="Teach the agents: index help documents; list, show and forget what they know.",
@@ -42,16 +42,11 @@ StoreOption = Annotated[
 ]
 
 
-def _base(store: Path | None) -> KnowledgeBase:
-    return KnowledgeBase(store)
-
-
 def _store(kind: str, store: Path | None) -> KnowledgeStore:
     """The store of ``kind``: under --store, else where the configuration puts it
-    (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the default root."""
-    if store is not None or kind == "docs":
-        return _base(store).store(kind)
-    return configured_store(kind, load_config().system)
+    (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the default root; with the
+    configured embedder (RAG_EMBEDDING_MODEL), so learned documents get their vectors."""
+    return open_store(load_config().system, kind, store)
 
 
 def _stores(kind: str | None, store: Path | None) -> list[KnowledgeStore]:
@@ -91,7 +86,7 @@ def learn_docs(
         if not files:
             fail("no help documents found (looked for .md, .markdown, .txt, .text, .rst, .html, .htm)")
         docs = [read_document(path) for path in files]
-        target = _base(store).store("docs")
+        target = _store("docs", store)
         total = target.add_many(
             [
                 (
@@ -168,7 +163,7 @@ def learn_list(
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not infos:
-        print(f"nothing learned yet (store: {_base(store).root})")
+        print(f"nothing learned yet (store: {KnowledgeBase(store).root})")
     for i in infos:
         added = datetime.fromtimestamp(i.added).strftime("%Y-%m-%d %H:%M")
         print(

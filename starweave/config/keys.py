@@ -76,17 +76,8 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "MCP_LOG_EXECUTION",
         # evaluation
         "EVA_ALL_SCREENSHOTS",
-        # the reference's rag.yaml: help documents, Bing search, experience, demonstrations
-        "RAG_OFFLINE_DOCS",
-        "RAG_OFFLINE_DOCS_RETRIEVED_TOPK",
-        "RAG_ONLINE_SEARCH",
-        "RAG_ONLINE_SEARCH_TOPK",
-        "RAG_ONLINE_RETRIEVED_TOPK",
-        "BING_API_KEY",
-        "RAG_EXPERIENCE_RETRIEVED_TOPK",
+        # rag.yaml keys not read: the summarizers' prompts and the demonstration completion count
         "EXPERIENCE_PROMPT",
-        "RAG_DEMONSTRATION",
-        "RAG_DEMONSTRATION_RETRIEVED_TOPK",
         "RAG_DEMONSTRATION_COMPLETION_N",
         "DEMONSTRATION_PROMPT",
     }

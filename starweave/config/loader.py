@@ -257,6 +257,8 @@ def masked_dump(config: StarweaveConfig) -> dict[str, Any]:
     """The configuration as plain data, secrets replaced by ``****`` (or empty when unset)."""
 
     def mask(node: Any, key: str = "") -> Any:
+        if isinstance(node, SecretStr):  # e.g. BING_API_KEY: a secret wherever it sits
+            return "****" if node.get_secret_value() else ""
         if isinstance(node, dict):
             return {k: mask(v, str(k)) for k, v in node.items()}
         if isinstance(node, list):

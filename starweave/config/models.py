@@ -209,6 +209,11 @@ class SystemConfig(_Section):
     bing_api_key: SecretStr = Field(
         SecretStr(""), validation_alias=AliasChoices("BING_API_KEY", "bing_api_key")
     )
+    # Where RAG_ONLINE_SEARCH sends its queries: the Bing Web Search v7 API (or a compatible proxy).
+    bing_search_endpoint: str = Field(
+        "https://api.bing.microsoft.com/v7.0/search",
+        validation_alias=AliasChoices("BING_SEARCH_ENDPOINT", "bing_search_endpoint"),
+    )
     rag_experience: bool = Field(False, validation_alias=AliasChoices("RAG_EXPERIENCE", "rag_experience"))
     rag_experience_retrieved_topk: int = Field(
         5,

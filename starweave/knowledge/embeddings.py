@@ -14,7 +14,6 @@ from typing import Any, Protocol
 
 import httpx
 
-from starweave.config.models import SystemConfig
 from starweave.knowledge.errors import KnowledgeError
 
 #: Texts per request: endpoints cap their input lists (OpenAI: 2,048), and a smaller batch keeps
@@ -144,14 +143,3 @@ class LocalEmbedder:
                 except ValueError as exc:
                     raise KnowledgeError(f"the embedding model {self.name}: {exc}") from exc
             return vectors
-
-
-def embedder_from_config(system: SystemConfig) -> Embedder | None:
-    """The embedder the configuration names, or None (lexical retrieval only)."""
-    model = system.rag_embedding_model.strip()
-    if not model:
-        return None
-    if system.rag_embedding_api_base:
-        key = system.rag_embedding_api_key.get_secret_value()
-        return EndpointEmbedder(system.rag_embedding_api_base, model, key)
-    return LocalEmbedder(model)

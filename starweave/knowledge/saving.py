@@ -18,7 +18,6 @@ import asyncio
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -26,27 +25,14 @@ from rich.markup import escape
 
 from starweave.config.models import SystemConfig
 from starweave.errors import StarweaveError
+from starweave.knowledge.configured import open_store
 from starweave.knowledge.examples import save_example
 from starweave.knowledge.experience import summarize_records
-from starweave.knowledge.store import KnowledgeBase, KnowledgeStore
+from starweave.knowledge.store import KnowledgeStore
 
 QUESTION = "Save this run as experience? [y/N] "
 #: Asks the user ``question``: True/False, or None when there is nobody to ask (no terminal).
 Asker = Callable[[Console, str], Awaitable[bool | None]]
-
-
-def configured_store(
-    kind: str, system: SystemConfig | None = None, root: Path | None = None
-) -> KnowledgeStore:
-    """The store of ``kind``: under ``root`` when given (``learn --store``), else at its configured
-    saved path (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the default root."""
-    saved = {}
-    if system is not None and root is None:
-        saved = {"experience": system.experience_saved_path, "demonstration": system.demonstration_saved_path}
-    path = saved.get(kind, "")
-    if path:
-        return KnowledgeStore(Path(path).expanduser(), kind)
-    return KnowledgeBase(root).store(kind)
 
 
 async def ask_on_terminal(console: Console, question: str) -> bool | None:
@@ -123,7 +109,7 @@ async def offer_experience(
     document id (printed with where it went) or None."""
     if not await should_save(system, result, console, forced, evaluation, ask):
         return None
-    store = configured_store("experience", system)
+    store = open_store(system, "experience")
     try:
         doc_id = await asyncio.to_thread(save_run, store, records, result)
     except (StarweaveError, OSError, sqlite3.Error) as exc:

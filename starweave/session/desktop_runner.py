@@ -23,6 +23,7 @@ from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import StarweaveConfig
 from starweave.config.models import default_mcp
 from starweave.errors import ConfigError, DesktopError
+from starweave.knowledge.retrieval import retriever_of
 from starweave.llm.factory import create_llm
 from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
@@ -159,6 +160,7 @@ def make_host_agent(
             concat_screenshot=config.system.concat_screenshot,
             include_last_screenshot=config.system.include_last_screenshot,
         ),
+        retriever=retriever_of(config.system),
     )
     if not isinstance(agent, HostAgent):
         raise ConfigError(f"agent 'host' is registered as {type(agent).__name__}, not HostAgent")

@@ -222,4 +222,8 @@ def secrets_of(config: StarweaveConfig) -> list[str]:
     """Every key a configured provider would use, from the config or the environment."""
     blocks = (config.host_agent, config.app_agent, config.backup_agent, config.evaluation_agent)
     found = {b.api_key.get_secret_value() for b in blocks} | {v for b in blocks for v in secret_values(b)}
+    found |= {
+        config.system.bing_api_key.get_secret_value(),
+        config.system.rag_embedding_api_key.get_secret_value(),
+    }
     return sorted(v for v in found if v)

@@ -22,6 +22,7 @@ from starweave.config import AgentLLMConfig, StarweaveConfig, load_config
 from starweave.config.loader import place_workspace
 from starweave.config.workspace import workspace_problem
 from starweave.errors import ConfigError, LLMError
+from starweave.knowledge.retrieval import retriever_of
 from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.evaluation import evaluation_configured
@@ -275,6 +276,7 @@ def make_linux_agent(
         history_keys=list(config.system.history_keys),
         prompt_budget_chars=_prompt_budget(config.agent_llm(AGENT_NAME)),
         command_timeout=command_timeout,
+        retriever=retriever_of(config.system),
     )
     if not isinstance(agent, LinuxAgent):
         raise ConfigError(f"agent {AGENT_NAME!r} is registered as {type(agent).__name__}, not LinuxAgent")

@@ -236,3 +236,11 @@ def test_run_on_the_embedded_model(tmp_path: Path) -> None:
         answer = json.loads(call["response"])
         assert schema_errors(answer, schema) == [], answer
         LinuxAgentResponse.model_validate(answer)
+
+
+def test_config_show_masks_the_bing_key(tmp_path: Path) -> None:
+    secret = "bing-key-1234567890abcdef"
+    proc = starweave("config", "show", "--json", cwd=tmp_path, env={"STARWEAVE_SYSTEM__BING_API_KEY": secret})
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout
+    assert json.loads(proc.stdout)["system"]["bing_api_key"] == "****"

@@ -42,22 +42,33 @@ def scripted_server() -> Iterator[ScriptedServer]:
                 body = state.queue.pop(0)
             else:
                 body = state.responder(request) if state.responder is not None else state.body
-            payload = json.dumps(body).encode()
-            self.send_response(state.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, state.status, json.dumps(body).encode())
 
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    with serving(Handler) as origin:
+        state.base_url = f"{origin}/v1"
+        yield state
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: bytes) -> None:
+    """Answer ``handler``'s request with ``status`` and the JSON ``payload`` (bytes, sent as they are)."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(payload)))
+    handler.end_headers()
+    handler.wfile.write(payload)
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on a free loopback port in a thread; yields ``http://127.0.0.1:<port>``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield state
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

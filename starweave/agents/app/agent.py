@@ -25,6 +25,7 @@ from starweave.agents.app.states import AppAgentStateManager
 from starweave.agents.app.verify import acted
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.common import Asker, ask_questions
+from starweave.knowledge.retrieval import KnowledgeSlots
 from starweave.tools.desktop.detect import ControlDetector
 
 logger = logging.getLogger(__name__)
@@ -159,6 +160,8 @@ class AppAgent(BasicAgent):
         # Tools the next answer may not use (after it repeated a call that had succeeded).
         self.banned_tools: set[str] = set()
         self._tools: list[dict[str, Any]] | None = None
+        # What retrieval found for the current subtask (rag.yaml); the HostAgent sets the retriever.
+        self.knowledge = KnowledgeSlots(None, "app")
         self.set_state(self.default_state)
 
     def get_prompter(
@@ -268,7 +271,10 @@ class AppAgent(BasicAgent):
     ) -> list[dict[str, Any]]:
         """The system prompt and one user message (controls as text, Blackboard, earlier steps; for a
         visual model the step's ``images`` first)."""
-        system = self.prompter.system_prompt_construction(tools, multi_action)
+        system = self.prompter.system_prompt_construction(
+            tools, multi_action, self.knowledge.additional_examples()
+        )
+        knowledge = self.knowledge.knowledge_text()
         note = ""
         if self.action_sequence and not multi_action:
             note = "The window changed during your last plan: give one action this step."
@@ -279,6 +285,7 @@ class AppAgent(BasicAgent):
                 "current_application": self.app_root_name or self.process_name,
                 "host_message": self.host_message,
                 "blackboard": finished_work(self.blackboard, self.blackboard_start),
+                "knowledge": knowledge,
             }
             steps = self.memory.content[self.subtask_start :]
             hint = file_hint(self.subtask, tools)
@@ -296,8 +303,14 @@ class AppAgent(BasicAgent):
             previous_steps=steps_text(self.memory.content[self.subtask_start :]),
             screenshot_note=screenshot_path,
             note=note,
+            knowledge=knowledge,
         )
         return self.prompter.prompt_construction(system, user)
+
+    async def context_provision(self, request: str = "", context: Context | None = None) -> None:
+        """Retrieve the help documents (this application's first) and examples for the current
+        subtask (or ``request``), once per subtask; nothing when no rag source is on."""
+        await self.knowledge.provide(self.subtask or request, self.app_root_name or self.process_name or None)
 
     # -- PENDING and CONFIRM ------------------------------------------------------------------
     async def ask_user(self) -> None:

@@ -26,6 +26,7 @@ from starweave.agent.blackboard import QUESTIONS_HEADER, REQUESTS_HEADER, TRAJEC
 from starweave.agents.app.verify import claim_of, file_names
 from starweave.agents.app.vision import Image, visual_content
 from starweave.agents.linux.prompter import compact_tool_prompt
+from starweave.knowledge.retrieval import with_block
 
 #: Earlier steps of the subtask shown in full; older ones are summarised by their call.
 RECENT_STEPS = 4
@@ -201,13 +202,18 @@ class AppAgentPrompter(BasicPrompter):
         return [t for t in tools if t.get("name") not in GUI_TOOLS]
 
     def system_prompt_construction(
-        self, tools: list[dict[str, Any]] | None = None, multi_action: bool = False
+        self,
+        tools: list[dict[str, Any]] | None = None,
+        multi_action: bool = False,
+        additional_examples: list[str] | None = None,
     ) -> str:
-        """``system`` (one action) or ``system_as`` (a list of actions), with the tools listed."""
+        """``system`` (one action) or ``system_as`` (a list of actions), with the tools listed;
+        ``additional_examples`` (retrieved ones) follow the template's examples."""
         render = text_tool_prompt if self.text_only else compact_tool_prompt
         apis = "\n".join(render(t) for t in self.prompt_tools(tools or [])) or "(no tools available)"
         key = "system_as" if multi_action else "system"
-        return self._template(key).format(apis=apis, examples=self.examples_prompt_helper())
+        examples = self.examples_prompt_helper(additional_examples=additional_examples or [])
+        return self._template(key).format(apis=apis, examples=examples)
 
     def examples_prompt_helper(
         self,
@@ -220,7 +226,7 @@ class AppAgentPrompter(BasicPrompter):
         template = self.example_prompt_template
         texts = [v for k, v in template.items() if str(k).startswith("text_example") and isinstance(v, dict)]
         if self.text_only and texts:
-            return "\n\n".join(exchange_text(example) for example in texts)
+            return "\n\n".join([*(exchange_text(example) for example in texts), *additional_examples])
         plain = {k: v for k, v in template.items() if not str(k).startswith("text_example")}
         rendered = []
         for key, example in plain.items():
@@ -244,9 +250,10 @@ class AppAgentPrompter(BasicPrompter):
         """A text-only model's messages: the system prompt, the subtask, then each earlier step as its
         answer (assistant) and its outcome (user), the last user turn ending with the controls now.
 
-        ``first`` fills ``user_text`` (request, subtask, application, host message, Blackboard).
-        Only the latest turn lists the controls: older lists are stale, and each costs ~300 tokens.
-        ``hint`` goes with the first turn (see :func:`file_hint`).
+        ``first`` fills ``user_text`` (request, subtask, application, host message, Blackboard); its
+        ``knowledge`` (retrieved passages) follows. Only the latest turn lists the controls: older
+        lists are stale, and each costs ~300 tokens. ``hint`` goes with the first turn (see
+        :func:`file_hint`).
         """
         host_message = first.get("host_message", "")
         blackboard = first.get("blackboard", "")
@@ -257,6 +264,7 @@ class AppAgentPrompter(BasicPrompter):
             host_message=f"\nAdvice from the HostAgent: {host_message}" if host_message else "",
             blackboard=f"\nDone before:\n{blackboard}" if blackboard else "",
         )
+        head = with_block(head, first.get("knowledge", ""))
         if hint:
             head = f"{head}\n{hint}"
         messages: list[dict[str, Any]] = [
@@ -290,9 +298,10 @@ class AppAgentPrompter(BasicPrompter):
         previous_steps: str,
         screenshot_note: str = "",
         note: str = "",
+        knowledge: str = "",
     ) -> str:
-        """The user message text."""
-        return self._template("user").format(
+        """The user message text, followed by the retrieved ``knowledge`` when there is some."""
+        text = self._template("user").format(
             user_request=user_request,
             subtask=subtask or user_request,
             current_application=current_application,
@@ -303,6 +312,7 @@ class AppAgentPrompter(BasicPrompter):
             screenshot=screenshot_note or "(no screenshot)",
             note=note,
         )
+        return with_block(text, knowledge)
 
     def user_content_construction(self, image_list: list[Image], **kwargs: Any) -> list[dict[str, Any]] | str:
         """The user message: the text alone, or for a visual model each screenshot and then the text."""

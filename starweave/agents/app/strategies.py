@@ -91,6 +91,7 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
             images, concat = await app_step_images(
                 agent.visual, clean, annotated, last_selected, step_file(context, "_concat.png")
             )
+        await agent.context_provision(str(context.get("request") or ""))
         messages = agent.message_constructor(
             request=str(context.get("request") or ""),
             tools=tools,

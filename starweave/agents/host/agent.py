@@ -22,6 +22,7 @@ from starweave.agents.host.targets import TargetInfo, TargetKind
 from starweave.agents.host.third_party import run_third_party
 from starweave.commands import Result, ResultStatus
 from starweave.errors import AgentError
+from starweave.knowledge.retrieval import KnowledgeSlots, Retriever
 
 DEFAULT_HISTORY_KEYS = [
     "step",
@@ -78,7 +79,8 @@ class HostAgent(BasicAgent):
     introductions, ``confirmer``/``auto_approve``/``safe_guard`` (CONFIRM safeguard, on by default),
     ``asker`` (PENDING), ``action_sequence`` (speculative multi-action for the AppAgents),
     ``annotator`` and ``view``. What the models see is given at construction: ``is_visual`` (the
-    host's model), ``app_visual`` (the AppAgents') and ``visual`` (their screenshot options).
+    host's model), ``app_visual`` (the AppAgents') and ``visual`` (their screenshot options), and
+    the ``retriever`` of help documents and examples (rag.yaml), shared with its sub-agents.
     """
 
     state_manager_cls: ClassVar[type[HostAgentStateManager]] = HostAgentStateManager
@@ -99,6 +101,7 @@ class HostAgent(BasicAgent):
         auto_approve: bool = False,
         app_visual: bool = False,
         visual: VisualOptions | None = None,
+        retriever: Retriever | None = None,
     ) -> None:
         super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(is_visual, main_prompt, example_prompt)
@@ -136,6 +139,8 @@ class HostAgent(BasicAgent):
         self.warned: dict[str, list[str]] = {}
         self.llm_calls = 0
         self._tools: list[dict[str, Any]] | None = None
+        # What retrieval found for the request (rag.yaml); its AppAgents retrieve for their subtasks.
+        self.knowledge = KnowledgeSlots(retriever, "host")
         self.set_state(self.default_state)
 
     def get_prompter(
@@ -168,7 +173,7 @@ class HostAgent(BasicAgent):
         intros = {
             n: self.third_party_introductions.get(n, "a third-party agent") for n in self.third_party_agents
         }
-        system = self.prompter.system_prompt_construction(tools, intros)
+        system = self.prompter.system_prompt_construction(tools, intros, self.knowledge.additional_examples())
         user = self.prompter.user_content_construction(
             images or [],
             user_request=request,
@@ -178,8 +183,14 @@ class HostAgent(BasicAgent):
             blackboard_prompt=blackboard_text(self.blackboard, trajectories=self.prompter.is_visual),
             previous_steps=host_steps_text(self.memory.content),
             screenshot_note=screenshot_path,
+            knowledge=self.knowledge.knowledge_text(),
         )
         return self.prompter.prompt_construction(system, user)
+
+    async def context_provision(self, request: str = "", context: Context | None = None) -> None:
+        """Retrieve the help documents and examples for ``request`` (once per request; nothing when
+        no rag source is on)."""
+        await self.knowledge.provide(request)
 
     # -- selection and handoff ----------------------------------------------------------------
     async def select_target(self, target: TargetInfo, context: Context) -> Result:
@@ -225,6 +236,7 @@ class HostAgent(BasicAgent):
             self.appagent_dict[key] = agent
         agent.host = self
         agent.blackboard = self.blackboard
+        agent.knowledge.retriever = self.knowledge.retriever
         agent.llm = self.app_llm if self.app_llm is not None else self.llm
         agent.prompter.is_visual = self.app_visual
         for option in APP_OPTIONS:

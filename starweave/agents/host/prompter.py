@@ -11,6 +11,7 @@ from starweave.agents.app.prompter import exchange_text
 from starweave.agents.app.vision import Image, visual_content
 from starweave.agents.host.targets import TargetInfo
 from starweave.agents.linux.prompter import compact_tool_prompt
+from starweave.knowledge.retrieval import with_block
 
 MAX_STEPS_SHOWN = 8
 #: Characters of a step's outcome shown (a selection's window record is long and says little more).
@@ -55,16 +56,22 @@ class HostAgentPrompter(BasicPrompter):
         template = self.example_prompt_template
         texts = [v for k, v in template.items() if str(k).startswith("text_example") and isinstance(v, dict)]
         if not self.is_visual and texts:
-            return "\n\n".join(exchange_text(example) for example in texts)
+            return "\n\n".join([*(exchange_text(example) for example in texts), *additional_examples])
         return super().examples_prompt_helper(header, separator, additional_examples)
 
-    def system_prompt_construction(self, tools: list[dict[str, Any]], third_party: dict[str, str]) -> str:
-        """The system prompt with the host tools and the third-party agents' introductions."""
+    def system_prompt_construction(
+        self,
+        tools: list[dict[str, Any]],
+        third_party: dict[str, str],
+        additional_examples: list[str] | None = None,
+    ) -> str:
+        """The system prompt with the host tools and the third-party agents' introductions;
+        ``additional_examples`` (retrieved ones) follow the template's examples."""
         apis = "\n".join(compact_tool_prompt(t) for t in tools) or "(no tools available)"
         return self._template("system").format(
             apis=apis,
             third_party_instructions=self.third_party_agent_instruction(third_party),
-            examples=self.examples_prompt_helper(),
+            examples=self.examples_prompt_helper(additional_examples=additional_examples or []),
         )
 
     @staticmethod
@@ -82,25 +89,28 @@ class HostAgentPrompter(BasicPrompter):
         blackboard_prompt: str,
         previous_steps: str,
         screenshot_note: str = "",
+        knowledge: str = "",
     ) -> str:
-        """The user message text (for a text-only model: no screenshot, the subtasks one per line)."""
+        """The user message text (for a text-only model: no screenshot, the subtasks one per line),
+        followed by the retrieved ``knowledge`` when there is some."""
         if not self.is_visual and "user_text" in self.prompt_template:
             done = "\n".join(
                 f"- {s.get('application') or s.get('agent_name')}: {s.get('subtask')} -> "
                 f"{s.get('status')}: {s.get('result')}"
                 for s in previous_subtasks
             )
-            return self._template("user").format(
+            text = self._template("user").format(
                 user_request=user_request,
                 targets="\n".join(t.describe() for t in targets) or "(no windows are open)",
                 previous_subtasks=done or "(none)",
                 blackboard=f"\n{blackboard_prompt}" if blackboard_prompt else "",
                 previous_steps=previous_steps,
             )
+            return with_block(text, knowledge)
         subtasks = (
             "\n".join(json.dumps(s, ensure_ascii=False, default=str) for s in previous_subtasks) or "(none)"
         )
-        return str(self.prompt_template["user"]).format(
+        text = str(self.prompt_template["user"]).format(
             user_request=user_request,
             targets="\n".join(t.describe() for t in targets) or "(no windows are open)",
             previous_subtasks=subtasks,
@@ -108,6 +118,7 @@ class HostAgentPrompter(BasicPrompter):
             previous_steps=previous_steps,
             screenshot=screenshot_note or "(no screenshot)",
         )
+        return with_block(text, knowledge)
 
     def user_content_construction(self, image_list: list[Image], **kwargs: Any) -> list[dict[str, Any]] | str:
         """The user message: the text alone, or for a visual model the desktop screenshot, then the text."""

@@ -124,6 +124,7 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
         targets = [TargetInfo.model_validate(t) for t in local.target_info_list or []]
         tools = await agent.action_tools(context.global_context)
         desktop_url = local.desktop_screenshot_url or ""
+        await agent.context_provision(str(context.get("request") or ""))
         messages = agent.message_constructor(
             request=str(context.get("request") or ""),
             targets=targets,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from starweave.agent import AgentFactory, BasicAgent, Context, ContextNames
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools
 from starweave.errors import AgentError
+from starweave.knowledge.retrieval import KnowledgeSlots
 
 if TYPE_CHECKING:
     from starweave.agents.host.agent import HostAgent
@@ -32,6 +33,9 @@ def third_party_agent(host: HostAgent, name: str) -> BasicAgent:
     for option in ("confirmer", "auto_approve", "view"):
         if hasattr(agent, option):
             setattr(agent, option, getattr(host, option))
+    knowledge = getattr(agent, "knowledge", None)
+    if isinstance(knowledge, KnowledgeSlots):  # it retrieves for its subtask, as the host's AppAgents do
+        knowledge.retriever = host.knowledge.retriever
     return agent
 
 

@@ -14,6 +14,7 @@ from starweave.agents.linux.prompter import LinuxAgentPrompter
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.states import LinuxAgentStateManager
 from starweave.agents.linux.strategies import PendingAction
+from starweave.knowledge.retrieval import KnowledgeSlots, Retriever, with_block
 
 # Characters of prompt (system + request + history) the model may receive. Three characters per
 # token is a safe estimate for English and JSON; the runner sets it from the model's window.
@@ -37,8 +38,8 @@ class LinuxAgent(BasicAgent):
 
     Whoever creates it passes ``llm`` (an LLMClient); optionally ``view`` (a console view),
     ``confirmer`` (asks the user about a dangerous command), ``auto_approve`` (``--yes``), the
-    memory keys other agents see (``history_keys``), the prompt's size budget and the time a
-    command may take.
+    memory keys other agents see (``history_keys``), the prompt's size budget, the time a
+    command may take and the ``retriever`` of help documents and examples (rag.yaml).
     """
 
     state_manager_cls: ClassVar[type[LinuxAgentStateManager]] = LinuxAgentStateManager
@@ -57,6 +58,7 @@ class LinuxAgent(BasicAgent):
         history_keys: list[str] | None = None,
         prompt_budget_chars: int = DEFAULT_PROMPT_BUDGET_CHARS,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        retriever: Retriever | None = None,
     ) -> None:
         super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(main_prompt, example_prompt)
@@ -86,6 +88,8 @@ class LinuxAgent(BasicAgent):
         # model choose PENDING at all (the session sets it from ASK_QUESTION).
         self.asker: Asker | None = None
         self.offer_questions = False
+        # What retrieval found for the current request: the prompt's knowledge and examples slots.
+        self.knowledge = KnowledgeSlots(retriever, "linux")
         self.set_state(self.default_state)
 
     def begin_request(self, request: str) -> None:
@@ -104,13 +108,14 @@ class LinuxAgent(BasicAgent):
 
     def message_constructor(self, request: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """System prompt, the request, then earlier steps as chat turns, within the prompt budget."""
-        system = self.prompter.system_prompt_construction(tools)
+        system = self.prompter.system_prompt_construction(tools, self.knowledge.additional_examples())
         if self.offer_questions:
             system = f"{system}\n{ASK_HINT}"
         user = self.prompter.user_prompt_construction(request)
         answers = answers_text(self.blackboard)
         if answers:
             user = f"{user}\n\n{answers}"
+        user = with_block(user, self.knowledge.knowledge_text())
         messages = self.prompter.prompt_construction(system, user)
         used = sum(len(str(m["content"])) for m in messages)
         messages.extend(self.prompter.history_messages(self.memory.content, self.prompt_budget_chars - used))
@@ -121,6 +126,11 @@ class LinuxAgent(BasicAgent):
         latest = self.memory.get_latest_item()
         question = str(latest.get_value("result") or "") if latest is not None else ""
         await ask_questions(self.asker, self.blackboard, [question])
+
+    async def context_provision(self, request: str = "", context: Any = None) -> None:
+        """Retrieve the help documents and examples for ``request`` (once per request; nothing when
+        no rag source is on)."""
+        await self.knowledge.provide(request)
 
     async def confirm(self, command: str, reason: str) -> bool:
         """Ask whether a dangerous command may run; with nobody to ask, the answer is no."""

@@ -113,10 +113,14 @@ class LinuxAgentPrompter(BasicPrompter):
         super().__init__(False, prompt_template, example_prompt_template)
         self.api_prompt_template = None
 
-    def system_prompt_construction(self, tools: list[dict[str, Any]] | None = None) -> str:
-        """The system prompt listing the action tools."""
+    def system_prompt_construction(
+        self, tools: list[dict[str, Any]] | None = None, additional_examples: Iterable[str] = ()
+    ) -> str:
+        """The system prompt listing the action tools; ``additional_examples`` (retrieved ones) follow
+        the template's examples."""
         apis = "\n".join(terse_tool_prompt(t) for t in tools or []) or "(no tools available)"
-        return str(self.prompt_template["system"]).format(apis=apis, examples=self.examples_prompt_helper())
+        examples = self.examples_prompt_helper(additional_examples=additional_examples)
+        return str(self.prompt_template["system"]).format(apis=apis, examples=examples)
 
     def examples_prompt_helper(
         self,

@@ -157,6 +157,7 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
         tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
         request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
         agent.begin_request(request)
+        await agent.context_provision(request)
         messages = agent.message_constructor(request=request, tools=tools)
         schema = response_json_schema(tools, ask=agent.offer_questions)
         log_request(context, {"prompt": messages, "schema": schema})

@@ -5,7 +5,11 @@ The file is JSON lines, read in order, one answer per call. Each line is either
 * a JSON object: the model's answer (a line of a session's ``response.log`` works too: when the
   call has a schema, only the keys the schema's top-level ``properties`` define are kept, matched
   case- and underscore-insensitively, so ``control_label`` answers ``ControlLabel``); or
-* a JSON string: the raw answer text, returned as is (to replay malformed or fenced answers).
+* a JSON string: the raw answer text, returned as is (to replay malformed or fenced answers); or
+* a conditional answer, ``{"$if_prompt_contains": "text", "then": <answer>, "else": <answer>}``:
+  ``then`` when the call's prompt (the text of all its messages) contains ``text``, else ``else``;
+  each answer is one of these three forms (conditionals nest). It shows what a prompt's content
+  changes, e.g. that a retrieved help document changes the agent's answer.
 
 Blank lines are skipped.
 """
@@ -21,6 +25,47 @@ from starweave.llm.base import RawAnswer, RawRequest
 from starweave.llm.client import BaseLLMClient
 
 REPLAY_MODEL = "replay"
+
+
+IF_PROMPT_CONTAINS = "$if_prompt_contains"
+BRANCHES = ("then", "else")
+
+
+def conditional_problem(value: dict[str, Any]) -> str:
+    """What is wrong with a conditional answer (and the ones it nests), or "" when it is well formed."""
+    if not isinstance(value[IF_PROMPT_CONTAINS], str) or not value[IF_PROMPT_CONTAINS]:
+        return f"{IF_PROMPT_CONTAINS} must be a non-empty string"
+    extra = sorted(set(value) - {IF_PROMPT_CONTAINS, *BRANCHES})
+    if extra:
+        return f"a conditional answer has only {IF_PROMPT_CONTAINS}, then and else (not {', '.join(extra)})"
+    for branch in BRANCHES:
+        if not isinstance(value.get(branch), dict | str):
+            return f"a conditional answer needs '{branch}': an answer object or a raw answer string"
+        nested = value[branch]
+        if isinstance(nested, dict) and IF_PROMPT_CONTAINS in nested:
+            problem = conditional_problem(nested)
+            if problem:
+                return problem
+    return ""
+
+
+def prompt_text(request: RawRequest) -> str:
+    """The text of every message of a call (text parts of multi-part contents), one per line."""
+    parts: list[str] = []
+    for message in request.messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return "\n".join(parts)
+
+
+def choose(answer: dict[str, Any] | str, request: RawRequest) -> dict[str, Any] | str:
+    """The answer a (possibly conditional) replay line gives to ``request``."""
+    while isinstance(answer, dict) and IF_PROMPT_CONTAINS in answer:
+        answer = answer["then" if answer[IF_PROMPT_CONTAINS] in prompt_text(request) else "else"]
+    return answer
 
 
 def load_answers(path: str | Path) -> list[dict[str, Any] | str]:
@@ -49,6 +94,11 @@ def load_answers(path: str | Path) -> list[dict[str, Any] | str]:
                 f"{file}:{number}: expected a JSON object (an answer) or a string (raw answer text), "
                 f"got {type(value).__name__}"
             )
+        problem = (
+            conditional_problem(value) if isinstance(value, dict) and IF_PROMPT_CONTAINS in value else ""
+        )
+        if problem:
+            raise ProviderUnavailable(f"{file}:{number}: {problem}")
         answers.append(value)
     return answers
 
@@ -97,7 +147,7 @@ class ReplayClient(BaseLLMClient):
                 f"{self.path}: the replay file had {len(self.answers)} answers and all were used "
                 f"(call {self.position + 1}); record more answers or shorten the run"
             )
-        answer = self.answers[self.position]
+        answer = choose(self.answers[self.position], request)
         self.position += 1
         if isinstance(answer, str):
             return RawAnswer(text=answer, model=self.model)

@@ -15,10 +15,10 @@ from pydantic import SecretStr
 
 from starweave.config.models import SystemConfig
 from starweave.knowledge import KnowledgeBase, KnowledgeError, KnowledgeStore
+from starweave.knowledge.configured import configured_embedder
 from starweave.knowledge.embeddings import (
     EndpointEmbedder,
     LocalEmbedder,
-    embedder_from_config,
     vectors_of,
 )
 from starweave.knowledge.vectors import fuse
@@ -136,8 +136,8 @@ def test_fusion_prefers_what_both_rankings_find() -> None:
 
 
 def test_the_configuration_picks_the_embedder(tmp_path: Path) -> None:
-    assert embedder_from_config(SystemConfig()) is None
-    endpoint = embedder_from_config(
+    assert configured_embedder(SystemConfig()) is None
+    endpoint = configured_embedder(
         SystemConfig(
             rag_embedding_model="nomic-embed-text",
             rag_embedding_api_base="http://127.0.0.1:11434/v1/",
@@ -146,7 +146,7 @@ def test_the_configuration_picks_the_embedder(tmp_path: Path) -> None:
     )
     assert isinstance(endpoint, EndpointEmbedder)
     assert endpoint.url == "http://127.0.0.1:11434/v1/embeddings"
-    local = embedder_from_config(SystemConfig(rag_embedding_model=str(tmp_path / "missing.gguf")))
+    local = configured_embedder(SystemConfig(rag_embedding_model=str(tmp_path / "missing.gguf")))
     assert isinstance(local, LocalEmbedder)
     with pytest.raises(KnowledgeError, match="is not a file"):
         local.embed(["x"])

@@ -16,10 +16,11 @@ from rich.console import Console
 
 from starweave.config.models import SystemConfig
 from starweave.knowledge import KnowledgeBase
+from starweave.knowledge.configured import open_store
 from starweave.knowledge.demonstrations import load_demonstrations
 from starweave.knowledge.examples import Example
 from starweave.knowledge.experience import SummaryError, short_call, summarize_run
-from starweave.knowledge.saving import configured_store, offer_experience
+from starweave.knowledge.saving import offer_experience
 
 DATA = Path(__file__).parent / "data"
 
@@ -278,12 +279,10 @@ async def test_experience_saved_path_puts_the_store_there(tmp_path: Path, knowle
     system = SystemConfig.model_validate({"EXPERIENCE_SAVED_PATH": str(tmp_path / "mine")})
     doc_id, said = await offer(tmp_path, system, Answers(None), forced=True)
     assert doc_id is not None and str(tmp_path / "mine") in said
-    assert configured_store("experience", system).get(doc_id) is not None
+    assert open_store(system, "experience").get(doc_id) is not None
     assert knowledge.store("experience").documents() == []
     # --store (a root) wins over the configured path.
-    assert (
-        configured_store("experience", system, tmp_path / "root").folder == tmp_path / "root" / "experience"
-    )
+    assert open_store(system, "experience", tmp_path / "root").folder == tmp_path / "root" / "experience"
 
 
 async def test_a_store_that_cannot_be_written_is_a_warning(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from starweave.errors import LLMError, ProviderUnavailable
+from starweave.llm.base import RawRequest
 from starweave.llm.providers.replay import ReplayClient, select_fields
 
 SCHEMA = {
@@ -82,4 +83,67 @@ def test_bad_line_is_named(tmp_path: Path, content: str, fragment: str) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
     with pytest.raises(ProviderUnavailable, match=fragment):
+        ReplayClient(path)
+
+
+def conditional(text: str, then: object, otherwise: object) -> dict[str, object]:
+    """A conditional replay line."""
+    return {"$if_prompt_contains": text, "then": then, "else": otherwise}
+
+
+async def test_a_conditional_line_answers_by_what_the_prompt_contains(tmp_path: Path) -> None:
+    yes = {"Thought": "documented", "Status": "FINISH"}
+    no = {"Thought": "guess", "Status": "CONTINUE"}
+    line = json.dumps(conditional("use --frobnicate", yes, no))
+    path = tmp_path / "answers.jsonl"
+    path.write_text(f"{line}\n{line}\n{line}\n")
+    client = ReplayClient(path)
+    plain = await client.complete(
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "x"}], SCHEMA
+    )
+    # the text of a multi-part (visual) message counts too, whichever message holds it
+    parts = [
+        {"type": "image_url", "image_url": {"url": "data:,"}},
+        {"type": "text", "text": "use --frobnicate"},
+    ]
+    visual = await client.complete([{"role": "user", "content": parts}], SCHEMA)
+    in_system = await client.complete(
+        [{"role": "system", "content": "docs: use --frobnicate here"}, {"role": "user", "content": "x"}],
+        SCHEMA,
+    )
+    assert [plain.parsed, visual.parsed, in_system.parsed] == [no, yes, yes]
+
+
+async def test_conditionals_nest_and_branches_may_be_raw_text(tmp_path: Path) -> None:
+    inner = conditional("beta", {"Thought": "both", "Status": "FINISH"}, "not json at all")
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps(conditional("alpha", inner, {"Thought": "none", "Status": "FAIL"})) + "\n")
+    client = ReplayClient(path)
+    answer = await client._raw_complete(
+        RawRequest([{"role": "user", "content": "alpha only"}], None, "x", 10, 0.0)
+    )
+    assert answer.text == "not json at all"
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ({"$if_prompt_contains": "", "then": "a", "else": "b"}, "must be a non-empty string"),
+        ({"$if_prompt_contains": "x", "then": "a"}, "needs 'else'"),
+        ({"$if_prompt_contains": "x", "then": 3, "else": "b"}, "needs 'then'"),
+        ({"$if_prompt_contains": "x", "then": "a", "else": "b", "otherwise": "c"}, "not otherwise"),
+        (
+            {
+                "$if_prompt_contains": "x",
+                "then": {"$if_prompt_contains": 5, "then": "a", "else": "b"},
+                "else": "b",
+            },
+            "must be a non-empty string",
+        ),
+    ],
+)
+def test_a_malformed_conditional_is_named_with_its_line(tmp_path: Path, line: object, problem: str) -> None:
+    path = tmp_path / "answers.jsonl"
+    path.write_text('"fine"\n' + json.dumps(line) + "\n")
+    with pytest.raises(ProviderUnavailable, match=rf"answers\.jsonl:2: .*{problem}"):
         ReplayClient(path)
