@@ -111,8 +111,6 @@ def run(
 
     if agent not in ("linux", "host"):
         _fail(f"unknown --agent {agent!r}; choose linux or host")
-    if evaluate and agent != "linux":
-        _fail("--evaluate judges --agent linux runs for now; the HostAgent's evaluation is not there yet")
 
     _setup_logging(log_level)
     options = RunOptions(
