@@ -78,7 +78,6 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "MCP_LOG_EXECUTION",
         # evaluation and customization (questions to the user, QA memory)
         "EVA_ROUND",
-        "EVA_ALL_SCREENSHOTS",
         "ASK_QUESTION",
         "USE_CUSTOMIZATION",
         "QA_PAIR_FILE",
