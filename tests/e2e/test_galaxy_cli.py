@@ -111,6 +111,41 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_galaxy_evaluate_prints_and_logs_the_verdict_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    judged = {"reason": "both devices wrote hello.txt", "sub_scores": [], "complete": "no"}
+    proc = galaxy(
+        "say hello on both devices",
+        "--local",
+        "2",
+        "--provider",
+        "replay",
+        "--replay-file",
+        # The plan, then the EvaluationAgent's verdict (it judges on the planner's model).
+        str(write(tmp_path / "planner.jsonl", [*planner_answers(0), judged])),
+        "--device-replay-file",
+        str(write(tmp_path / "device.jsonl", DEVICE)),
+        "--task-name",
+        "judged",
+        "--yes",
+        "--evaluate",
+        cwd=tmp_path,
+    )
+    # The verdict is advisory: a "no" leaves the completed run's exit code 0.
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert out.index("COMPLETED") < out.index("complete no")
+    record = json.loads((tmp_path / "logs" / "galaxy" / "judged" / "evaluation.log").read_text())
+    assert record == {
+        "complete": "no",
+        "sub_scores": [],
+        "reason": "both devices wrote hello.txt",
+        "level": "session",
+        "request": "say hello on both devices",
+        "type": "evaluation_result",
+    }
+    assert "Traceback" not in proc.stderr
+
+
 def test_galaxy_interactive_takes_requests_until_quit(tmp_path: Path) -> None:
     proc = galaxy(
         "first request",
