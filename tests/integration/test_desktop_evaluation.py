@@ -21,73 +21,31 @@ from helpers.desktop_env import calculator as calculator
 from helpers.desktop_env import desktop_backend as desktop_backend
 from helpers.desktop_env import desktop_session as desktop_session
 from helpers.desktop_script import (
-    calculator_answers,
-    control_labels,
     host,
-    launched_window,
-    select,
-    write_answers,
 )
-from rich.console import Console
+from helpers.evaluation import RECORD_KEYS, evaluation_log, verdict
+from helpers.evaluation import judged as judged
+from integration.test_desktop_agents import run_host, speculative_sum_answers
 
-from starweave.agents.evaluation import EvaluationAgent
-from starweave.session.console import ConsoleView
-from starweave.session.desktop_runner import DesktopOptions, run_host_task
-from starweave.session.runner import RunOptions
 from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
 
 TIMEOUT = 120
-RECORD_KEYS = ["complete", "sub_scores", "reason", "level", "request", "type"]
-
-
-def verdict(complete: str, reason: str) -> dict[str, Any]:
-    return {
-        "reason": reason,
-        "sub_scores": [{"name": "2 + 3 computed", "evaluation": complete}],
-        "complete": complete,
-    }
-
-
-@pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> list[list[dict[str, Any]]]:
-    """The messages the EvaluationAgent sends its model (a spy: the real call still happens)."""
-    seen: list[list[dict[str, Any]]] = []
-    original = EvaluationAgent.judge
-
-    async def spy(self: EvaluationAgent, messages: list[dict[str, Any]]) -> Any:
-        seen.append(messages)
-        return await original(self, messages)
-
-    monkeypatch.setattr(EvaluationAgent, "judge", spy)
-    return seen
 
 
 async def run_judged(
     tmp_path: Path, answers: list[dict[str, Any]], request: str, system_yaml: str = "", **options: Any
 ) -> dict[str, Any]:
+    """``run_host`` with ``system_yaml`` as the configuration's system.yaml."""
     config = tmp_path / "config"
     (config / "ufo").mkdir(parents=True)
     (config / "ufo" / "system.yaml").write_text(system_yaml or "{}\n")
-    run = RunOptions(
-        request=request,
-        workspace=tmp_path / "ws",
-        provider="replay",
-        replay_file=write_answers(tmp_path / "answers.jsonl", answers),
-        log_dir=tmp_path / "logs",
-        task="desk",
-        config_dir=config,
-        evaluate=options.pop("evaluate", False),
-    )
-    with (tmp_path / "console.txt").open("w") as out:
-        view = ConsoleView(console=Console(file=out, width=120))
-        return await run_host_task(run, view, DesktopOptions(**options))
+    return await run_host(tmp_path, answers, request, config_dir=config, **options)
 
 
-def evaluation_log(tmp_path: Path) -> list[dict[str, Any]]:
-    text = (tmp_path / "logs" / "desk" / "evaluation.log").read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+def evaluation_records(tmp_path: Path) -> list[dict[str, Any]]:
+    return evaluation_log(tmp_path / "logs" / "desk")
 
 
 async def test_a_passing_calculator_run_is_judged_yes_by_a_vision_judge_on_first_and_last_screenshots(
@@ -97,14 +55,8 @@ async def test_a_passing_calculator_run_is_judged_yes_by_a_vision_judge_on_first
     judged: list[list[dict[str, Any]]],
 ) -> None:
     async with asyncio.timeout(TIMEOUT):
-        window, name, xid = await launched_window(desktop_backend, "gnome-calculator")
-        labels = await control_labels(desktop_backend, xid)
-        answers = [
-            select(window, name, "compute 2 + 3 in the calculator"),
-            *calculator_answers(labels, ["2", "+", "3", "="], multi_action=True, result="2 + 3 = 5"),
-            host("FINISH", result="2 + 3 = 5"),
-            verdict("yes", "the calculator shows 5"),
-        ]
+        answers, _ = await speculative_sum_answers(desktop_backend)
+        answers.append(verdict("yes", "the calculator shows 5", "2 + 3 computed"))
         result = await run_judged(
             tmp_path,
             answers,
@@ -116,7 +68,7 @@ async def test_a_passing_calculator_run_is_judged_yes_by_a_vision_judge_on_first
             visual=True,
         )
     assert result["status"] == "FINISH", result
-    records = evaluation_log(tmp_path)
+    records = evaluation_records(tmp_path)
     assert len(records) == 1 and list(records[0]) == RECORD_KEYS
     assert records[0]["complete"] == "yes" and records[0]["level"] == "session"
     assert records[0]["request"] == "add 2 and 3 with the calculator"
@@ -139,19 +91,17 @@ async def test_a_passing_calculator_run_is_judged_yes_by_a_vision_judge_on_first
 
 
 async def test_a_failing_run_is_judged_no_by_a_text_judge_without_images(
-    tmp_path: Path,
-    calculator: LaunchedApp,
-    desktop_backend: LinuxDesktopBackend,
-    judged: list[list[dict[str, Any]]],
+    tmp_path: Path, desktop_session: Any, judged: list[list[dict[str, Any]]]
 ) -> None:
-    async with asyncio.timeout(TIMEOUT):
-        answers = [
-            host("FAIL", result="no spreadsheet application is open"),
-            verdict("no", "no application was used; nothing was computed"),
-        ]
-        result = await run_judged(tmp_path, answers, "sum column A in the spreadsheet", evaluate=True)
+    answers = [
+        host("FAIL", result="no spreadsheet application is open"),
+        verdict("no", "no application was used; nothing was computed"),
+    ]
+    result = await asyncio.wait_for(
+        run_judged(tmp_path, answers, "sum column A in the spreadsheet", evaluate=True), TIMEOUT
+    )
     assert result["status"] == "FAIL", result
-    records = evaluation_log(tmp_path)
+    records = evaluation_records(tmp_path)
     assert [r["complete"] for r in records] == ["no"] and list(records[0]) == RECORD_KEYS
     assert (tmp_path / "logs" / "desk" / "action_step1.png").is_file()  # screenshots exist, yet:
     content = judged[0][1]["content"]

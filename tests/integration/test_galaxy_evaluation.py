@@ -8,39 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
+from helpers.evaluation import RECORD_KEYS, evaluation_log, verdict
+from helpers.evaluation import judged as judged
 from integration.test_galaxy_faults import D1, D2, edit, options, plan, run_client, task, write
 
-from starweave.agents.evaluation import EvaluationAgent
 
-RECORD_KEYS = ["complete", "sub_scores", "reason", "level", "request", "type"]
-
-
-def verdict(complete: str, reason: str) -> dict[str, Any]:
-    return {
-        "reason": reason,
-        "sub_scores": [{"name": "the work", "evaluation": complete}],
-        "complete": complete,
-    }
-
-
-@pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> list[list[dict[str, Any]]]:
-    """The messages the EvaluationAgent sends its model (a spy: the real call still happens)."""
-    seen: list[list[dict[str, Any]]] = []
-    original = EvaluationAgent.judge
-
-    async def spy(self: EvaluationAgent, messages: list[dict[str, Any]]) -> Any:
-        seen.append(messages)
-        return await original(self, messages)
-
-    monkeypatch.setattr(EvaluationAgent, "judge", spy)
-    return seen
-
-
-def evaluation_log(tmp_path: Path) -> list[dict[str, Any]]:
-    text = (tmp_path / "logs" / "run" / "evaluation.log").read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+def evaluation_records(tmp_path: Path) -> list[dict[str, Any]]:
+    return evaluation_log(tmp_path / "logs" / "run")
 
 
 async def test_a_completed_constellation_is_judged_yes(tmp_path: Path, judged: list[Any]) -> None:
@@ -51,7 +25,7 @@ async def test_a_completed_constellation_is_judged_yes(tmp_path: Path, judged: l
     ]
     outcome, client = await run_client(options(tmp_path, planner, "echo ok > a.txt", evaluate=True))
     assert outcome.status == "completed"
-    records = evaluation_log(tmp_path)
+    records = evaluation_records(tmp_path)
     assert len(records) == 1 and list(records[0]) == RECORD_KEYS
     assert records[0]["complete"] == "yes" and records[0]["request"] == "do the work"
     assert records[0]["level"] == "session" and records[0]["type"] == "evaluation_result"
@@ -84,7 +58,7 @@ async def test_a_failed_constellation_is_judged_no_with_eva_session(
     opts.device_replay_file = write(tmp_path / "device.jsonl", [give_up])
     outcome, client = await run_client(opts)
     assert outcome.status == "failed"
-    records = evaluation_log(tmp_path)
+    records = evaluation_records(tmp_path)
     assert [r["complete"] for r in records] == ["no"] and list(records[0]) == RECORD_KEYS
     user = judged[0][1]["content"]
     assert f"Task t1 't1' on device {D1} (status failed):" in user
