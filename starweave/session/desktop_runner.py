@@ -87,8 +87,10 @@ def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Sta
                 "or use a vision model (API_TYPE openai, claude, ...)"
             )
         if block.api_type == "replay" and not block.replay_file:
+            # --replay-file sets the run's agents' file; the evaluator's own block names its own.
+            where = "set its REPLAY_FILE" if name == "EVALUATION_AGENT" else "pass --replay-file PATH"
             raise ConfigError(
-                f"{name} uses the replay provider without a file: pass --replay-file PATH "
+                f"{name} uses the replay provider without a file: {where} "
                 "(recorded answers, one JSON object per line)"
             )
         check_agent_files(block, name)
