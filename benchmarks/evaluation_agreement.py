@@ -8,8 +8,10 @@ verdict the run wrote to ``logs/<task>/evaluation.log``. A verdict agrees when `
 agreement rate (and how often a "yes" is right); ``--json FILE`` saves the figures.
 
 Run: ``.venv/bin/python benchmarks/evaluation_agreement.py [--tasks N] [--only NAME ...]
-[--provider local] [--model PATH] [--replay-file F] [--timeout S] [--json FILE]``. Nothing is
-asserted here: the figures go to the issue notes and the README.
+[--provider local] [--model PATH] [--replay-file F] [--max-steps N] [--timeout S] [--json FILE]``.
+The suite's runs mostly pass on the embedded model; ``--max-steps 1`` stops the multi-step tasks
+early, so that verdicts on failed runs are measured too. Nothing is asserted here: the figures go
+to the issue notes and the README.
 """
 
 from __future__ import annotations
@@ -129,6 +131,13 @@ def main() -> None:
     )
     parser.add_argument("--model", default=None, help="the model (for local: a .gguf path)")
     parser.add_argument("--replay-file", default=None, help="recorded answers (--provider replay)")
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help="step cap of each run: a low one (1) makes the multi-step tasks fail, so the verdicts on "
+        "failed runs are measured too (the suite's runs mostly pass)",
+    )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per task")
     parser.add_argument("--json", type=Path, default=None, help="save the figures as JSON here")
     args = parser.parse_args()
@@ -137,6 +146,7 @@ def main() -> None:
     extra = ["--provider", args.provider]
     for option, value in (("--model", args.model), ("--replay-file", args.replay_file)):
         extra += [option, value] if value else []
+    extra += ["--max-steps", str(args.max_steps)] if args.max_steps else []
 
     def show(o: Outcome) -> None:
         console.print(f"  {o.name}: check {'passed' if o.ok else 'failed'}, verdict {o.extra['verdict']}")

@@ -8,9 +8,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers.evaluation import verdict as judged
 from helpers.linux_replay import replay_file
 from integration.test_linux_chores import BY_NAME, GOOD, POOR
 
@@ -22,16 +22,22 @@ from evaluation_agreement import agreement, judge_task  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-def verdict(complete: str) -> dict[str, Any]:
-    return {"reason": f"judged {complete}", "sub_scores": [], "complete": complete}
-
-
 def test_the_script_reports_check_verdict_and_agreement_as_a_table_and_json(tmp_path: Path) -> None:
-    answers = replay_file(tmp_path, [*GOOD["demo"], verdict("yes")])
+    # --max-steps 1 stops the two-step chore after its first step: the check fails, the judge says no.
+    answers = replay_file(tmp_path, [GOOD["count_lines"][0], judged("no", "stopped after one step")])
     out = tmp_path / "figures.json"
-    options = ["--only", "demo", "--provider", "replay", "--replay-file", str(answers), "--json", str(out)]
+    options = [
+        "--only",
+        "count_lines",
+        "--max-steps",
+        "1",
+        "--provider",
+        "replay",
+        "--replay-file",
+        str(answers),
+    ]
     proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "evaluation_agreement.py"), *options, "--timeout", "120"],
+        [sys.executable, str(BENCHMARKS / "evaluation_agreement.py"), *options, "--json", str(out)],
         capture_output=True,
         text=True,
         timeout=180,
@@ -45,22 +51,26 @@ def test_the_script_reports_check_verdict_and_agreement_as_a_table_and_json(tmp_
         1,
         1.0,
     )
-    assert figures["outcomes"][0]["extra"]["verdict"] == "yes" and figures["outcomes"][0]["ok"] is True
+    assert figures["no_or_unsure_and_failed"] == 1 and figures["checks_passed"] == 0
+    assert figures["outcomes"][0]["extra"]["verdict"] == "no" and figures["outcomes"][0]["steps"] == 1
     table = " ".join(proc.stdout.split())
-    assert "│ demo │ passed │ yes │ yes │" in table and "agreement 1/1 = 100%" in table
+    assert "│ count_lines │ failed │ no │ yes │" in table and "agreement 1/1 = 100%" in table
 
 
 def test_a_yes_on_a_failed_check_disagrees_and_a_missing_verdict_is_not_counted(tmp_path: Path) -> None:
-    runs = [("demo", POOR["demo"] + [verdict("yes")]), ("count_lines", POOR["count_lines"] + [verdict("no")])]
-    runs.append(("demo", GOOD["demo"]))  # no line left for the judge: no verdict
+    runs = [
+        ("demo", POOR["demo"] + [judged("yes", "done")]),
+        ("demo", GOOD["demo"] + [judged("yes", "done")]),
+    ]
+    runs.append(("count_lines", POOR["count_lines"]))  # no line left for the judge: no verdict
     outcomes = []
     for index, (name, answers) in enumerate(runs):
         folder = tmp_path / str(index)
         folder.mkdir()
         extra = ["--provider", "replay", "--replay-file", str(replay_file(folder, answers))]
         outcomes.append(judge_task(BY_NAME[name], folder / "work", 120, extra))
-    assert [(o.ok, o.extra["verdict"]) for o in outcomes] == [(False, "yes"), (False, "no"), (True, None)]
+    assert [(o.ok, o.extra["verdict"]) for o in outcomes] == [(False, "yes"), (True, "yes"), (False, None)]
     figures = agreement(outcomes)
     assert (figures["judged"], figures["agreed"], figures["no_verdict"]) == (2, 1, 1)
-    assert figures["agreement_rate"] == 0.5 and figures["yes_precision"] == 0.0
-    assert figures["yes_but_failed"] == 1 and figures["no_or_unsure_and_failed"] == 1
+    assert figures["agreement_rate"] == 0.5 and figures["yes_precision"] == 0.5
+    assert figures["yes_but_failed"] == 1 and figures["yes_and_passed"] == 1
