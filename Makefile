@@ -24,7 +24,7 @@ install: venv
 	$(PIP) install --quiet -e ".[local]"
 
 install-dev: venv system-deps
-	$(PIP) install --quiet -e ".[local,dev,anthropic,azure,desktop]"
+	$(PIP) install --quiet -e ".[local,dev,anthropic,azure,desktop,embeddings,pdf]"
 
 # bubblewrap sandboxes shell commands; the desktop packages run the GUI agents' tests (Xvfb, AT-SPI,
 # xdotool, gnome-calculator, mousepad; the -dev packages build PyGObject); chromium and chromium-driver

@@ -52,7 +52,10 @@ app.add_typer(learn_app, name="learn")
 
 @app.command()
 def run(
-    request: Annotated[str, typer.Argument(help="What the agent should do, in plain language.")],
+    request: Annotated[
+        str | None,
+        typer.Argument(help="What the agent should do, in plain language (none with --plan)."),
+    ] = None,
     workspace: Annotated[
         Path | None,
         typer.Option("--workspace", "-w", help="Folder the agent works in (default: the current one)."),
@@ -104,17 +107,43 @@ def run(
             help="Judge the finished run with the EvaluationAgent (as EVA_SESSION: true): evaluation.log.",
         ),
     ] = False,
+    save_experience: Annotated[
+        bool,
+        typer.Option(
+            "--save-experience", help="Save the run, if it FINISHes, as experience for later requests."
+        ),
+    ] = False,
+    no_ask: Annotated[
+        bool,
+        typer.Option(
+            "--no-ask",
+            help="Never ask on the terminal: questions (ASK_QUESTION) go unanswered, no follow-up rounds.",
+        ),
+    ] = False,
+    mode: Annotated[
+        str,
+        typer.Option("--mode", help="normal; batch_normal: run plans' tasks; follower: follow plans' steps."),
+    ] = "normal",
+    plan: Annotated[
+        Path | None,
+        typer.Option("--plan", help="--mode batch_normal/follower: a plan file (JSON) or a folder of them."),
+    ] = None,
 ) -> None:
     """Run an agent on this machine until the request is done (or fails): the LinuxAgent by default."""
     from starweave.session.console import ConsoleView
+    from starweave.session.plans import check_mode
     from starweave.session.runner import RunOptions, run_linux_task
 
     if agent not in ("linux", "host"):
         _fail(f"unknown --agent {agent!r}; choose linux or host")
+    try:
+        run_mode = check_mode(mode, plan, request, agent)
+    except StarweaveError as exc:
+        _fail(str(exc))
 
     _setup_logging(log_level)
     options = RunOptions(
-        request=request,
+        request=request or "",
         workspace=workspace,
         max_steps=max_steps,
         provider=provider,
@@ -126,14 +155,25 @@ def run(
         task=task,
         quiet=quiet or json_output,
         evaluate=evaluate,
+        save_experience=save_experience,
     )
     # With --json, stdout carries only the result; the console view (and any question) goes to stderr.
-    view = ConsoleView(console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output)
+    view = ConsoleView(
+        console=Console(stderr=json_output, highlight=False), quiet=quiet or json_output, ask=not no_ask
+    )
+    if plan is not None:
+        from starweave.session.batch import BatchRequest, run_batch
+        from starweave.session.desktop_runner import DesktopOptions
+
+        batch = BatchRequest(run_mode, plan, agent, DesktopOptions(multi_action=multi_action, visual=visual))
+        summary = run_async(run_batch(options, view, batch))
+        if json_output:
+            print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+        raise typer.Exit(0 if summary["status"] == "FINISH" else 1)
     if agent == "host":
         from starweave.session.desktop_runner import DesktopOptions, run_host_task
 
-        desktop = DesktopOptions(multi_action=multi_action, visual=visual)
-        main = run_host_task(options, view, desktop)
+        main = run_host_task(options, view, DesktopOptions(multi_action=multi_action, visual=visual))
     else:
         main = run_linux_task(options, view=view)
     # On Ctrl+C (exit 130) a run that has its log folder has written result.json and output.md and said so.

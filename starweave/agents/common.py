@@ -8,13 +8,14 @@ tool arguments alike, and the HostAgent and the AppAgent count their model calls
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator
 
 from starweave.agent import (
+    AgentStatus,
     BaseProcessingStrategy,
     BasicAgent,
     ProcessingContext,
@@ -26,10 +27,41 @@ from starweave.agent import (
 from starweave.agent.processor import PhaseStrategies
 
 if TYPE_CHECKING:
+    from starweave.agent.blackboard import Blackboard
     from starweave.llm.base import Completion
 
 #: The output of a step that ran no action.
 NO_ACTION_RUN = "(no action was run)"
+#: ``await asker(question) -> answer``; ``""`` means the user gave no answer (or was not asked).
+Asker = Callable[[str], Awaitable[str]]
+#: What the model is told when its question got no answer (PENDING without a user, as the reference).
+NO_ANSWER = (
+    "No answer is available: the user was not asked or did not answer. Go on with what you know, "
+    "or leave a placeholder; do not ask the same question again."
+)
+
+
+class PendingState:
+    """Mixin of the agents' PENDING states: ask the last step's question(s) (the agent's
+    ``ask_user``), then continue, whether or not an answer came (spec D §16: always → CONTINUE)."""
+
+    async def handle(self, agent: BasicAgent, context: Any = None) -> None:
+        """Ask, then CONTINUE."""
+        ask_user = getattr(agent, "ask_user", None)
+        if ask_user is not None:
+            await ask_user()
+        agent.status = AgentStatus.CONTINUE.value
+
+
+async def ask_questions(asker: Asker | None, blackboard: Blackboard, questions: Iterable[str]) -> None:
+    """PENDING: ask each question and put the pair on the Blackboard's questions, where the next
+    prompt shows it; an empty answer (or nobody to ask) is recorded as :data:`NO_ANSWER`."""
+    for question in questions:
+        if not question.strip():
+            continue
+        answer = await asker(question) if asker is not None else ""
+        blackboard.add_questions({"question": question, "answer": answer.strip() or NO_ANSWER})
+
 
 _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 

@@ -39,12 +39,10 @@ UNUSED_SYSTEM_KEYS = frozenset(
     {
         # typed in SystemConfig, read by nothing yet
         "TOP_P",
-        "MAX_ROUND",
         "LOG_LEVEL",
         "PRINT_LOG",
         "SCREENSHOT_TO_MEMORY",
         "USE_MCP",
-        "SAVE_EXPERIENCE",
         # the reference's system.yaml: Windows UI automation, control filtering, safety list
         "RECTANGLE_TIME",
         "CONTROL_BACKEND",
@@ -76,12 +74,6 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "MCP_FALLBACK_TO_UI",
         "MCP_INSTRUCTIONS_PATH",
         "MCP_LOG_EXECUTION",
-        # evaluation and customization (questions to the user, QA memory)
-        "EVA_ROUND",
-        "ASK_QUESTION",
-        "USE_CUSTOMIZATION",
-        "QA_PAIR_FILE",
-        "QA_PAIR_NUM",
         # the reference's rag.yaml: help documents, Bing search, experience, demonstrations
         "RAG_OFFLINE_DOCS",
         "RAG_OFFLINE_DOCS_RETRIEVED_TOPK",
@@ -89,14 +81,11 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "RAG_ONLINE_SEARCH_TOPK",
         "RAG_ONLINE_RETRIEVED_TOPK",
         "BING_API_KEY",
-        "RAG_EXPERIENCE",
         "RAG_EXPERIENCE_RETRIEVED_TOPK",
-        "EXPERIENCE_SAVED_PATH",
         "EXPERIENCE_PROMPT",
         "RAG_DEMONSTRATION",
         "RAG_DEMONSTRATION_RETRIEVED_TOPK",
         "RAG_DEMONSTRATION_COMPLETION_N",
-        "DEMONSTRATION_SAVED_PATH",
         "DEMONSTRATION_PROMPT",
     }
 )

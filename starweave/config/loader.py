@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from starweave.config.keys import warn_about_keys
 from starweave.config.known_workspaces import config_dir_conflict, remembered_workspaces
@@ -261,12 +261,10 @@ def masked_dump(config: StarweaveConfig) -> dict[str, Any]:
             return {k: mask(v, str(k)) for k, v in node.items()}
         if isinstance(node, list):
             return [mask(v) for v in node]
+        if isinstance(node, SecretStr):
+            return "****" if node.get_secret_value() else ""
         if any(word in key.upper() for word in SECRET_WORDS) and isinstance(node, str):
             return "****" if node else ""
         return node
 
-    data = config.model_dump(mode="python", by_alias=False)
-    for block in ("host_agent", "app_agent", "backup_agent", "evaluation_agent"):
-        secret = getattr(config, block).api_key.get_secret_value()
-        data[block]["api_key"] = secret
-    return mask(data)
+    return mask(config.model_dump(mode="python", by_alias=False))

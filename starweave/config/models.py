@@ -167,8 +167,9 @@ class SystemConfig(_Section):
         120.0, gt=0, validation_alias=AliasChoices("MCP_TOOL_TIMEOUT", "mcp_tool_timeout")
     )
     eva_session: bool = Field(False, validation_alias=AliasChoices("EVA_SESSION", "eva_session"))
+    # Asked only when RAG_EXPERIENCE is on (starweave.knowledge.saving), so "ask" is a safe default.
     save_experience: Literal["always", "ask", "auto", "always_not"] = Field(
-        "always_not", validation_alias=AliasChoices("SAVE_EXPERIENCE", "save_experience")
+        "ask", validation_alias=AliasChoices("SAVE_EXPERIENCE", "save_experience")
     )
     # EvaluationAgent: judge each round too (EVA_ROUND), with every screenshot or only the first and
     # last (EVA_ALL_SCREENSHOTS) for a vision model.
@@ -232,6 +233,17 @@ class SystemConfig(_Section):
     )
     demonstration_saved_path: str = Field(
         "", validation_alias=AliasChoices("DEMONSTRATION_SAVED_PATH", "demonstration_saved_path")
+    )
+    # Starweave's own: semantic retrieval (starweave.knowledge.embeddings). A model name served at
+    # RAG_EMBEDDING_API_BASE (OpenAI-compatible), else a GGUF file, or "local" (the packaged model).
+    rag_embedding_model: str = Field(
+        "", validation_alias=AliasChoices("RAG_EMBEDDING_MODEL", "rag_embedding_model")
+    )
+    rag_embedding_api_base: str = Field(
+        "", validation_alias=AliasChoices("RAG_EMBEDDING_API_BASE", "rag_embedding_api_base")
+    )
+    rag_embedding_api_key: SecretStr = Field(
+        SecretStr(""), validation_alias=AliasChoices("RAG_EMBEDDING_API_KEY", "rag_embedding_api_key")
     )
     shell: ShellConfig = Field(default_factory=ShellConfig, validation_alias=AliasChoices("SHELL", "shell"))
 

@@ -6,6 +6,7 @@ of the one before (the overlap), so a sentence that straddles a cut is still fou
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from starweave.errors import StarweaveError
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
-SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES
+PDF_SUFFIXES = frozenset({".pdf"})
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
 
 PASSAGE_WORDS = 300
 OVERLAP_WORDS = 50
@@ -100,12 +102,43 @@ def read_document(path: Path) -> TextDocument:
     if suffix not in SUPPORTED_SUFFIXES:
         kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
         raise StarweaveError(f"{path}: not a help document this can read (it reads {kinds})")
+    if suffix in PDF_SUFFIXES:
+        title, text = pdf_to_text(path)
+        return TextDocument(path=path, title=title or path.stem, text=text)
     raw = path.read_text(encoding="utf-8", errors="replace")
     if suffix in HTML_SUFFIXES:
         title, text = html_to_text(raw)
     else:
         title, text = _markdown_title(raw), raw
     return TextDocument(path=path, title=title or path.stem, text=text)
+
+
+def pdf_to_text(path: Path) -> tuple[str, str]:
+    """The title (from the PDF's metadata) and the text of every page of a PDF, with pypdf
+    (``pip install 'starweave[pdf]'``). An encrypted, broken or image-only PDF is an error."""
+    try:
+        from pypdf import PdfReader
+        from pypdf.errors import PyPdfError
+    except ImportError:
+        raise StarweaveError(f"{path}: reading PDF needs pypdf: pip install 'starweave[pdf]'") from None
+    # pypdf logs what it repairs; the user gets our one-line error or the text, not its log lines.
+    quiet = logging.getLogger("pypdf")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted:
+            raise StarweaveError(f"{path}: the PDF is encrypted; decrypt it first")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        title = str(reader.metadata.title or "") if reader.metadata is not None else ""
+    except (PyPdfError, ValueError, KeyError) as exc:
+        raise StarweaveError(f"{path}: not a readable PDF ({exc})") from None
+    finally:
+        quiet.setLevel(level)
+    text = "\n\n".join(page.strip() for page in pages if page.strip())
+    if not text:
+        raise StarweaveError(f"{path}: the PDF has no text (scanned pages need OCR first)")
+    return title.strip(), text
 
 
 def collect_files(paths: Iterable[Path]) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -18,10 +19,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from starweave.errors import StarweaveError
+from starweave.knowledge import vectors
 from starweave.knowledge.documents import split_passages
+from starweave.knowledge.errors import KnowledgeError
+
+if TYPE_CHECKING:
+    from starweave.knowledge.embeddings import Embedder
+
+log = logging.getLogger(__name__)
 
 KINDS = ("docs", "experience", "demonstration")
 DB_NAME = "knowledge.sqlite3"
@@ -51,7 +58,8 @@ STOPWORDS = frozenset(
     ]
 )  # fmt: skip
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS documents (
     id TEXT PRIMARY KEY,
     source TEXT NOT NULL,
@@ -78,10 +86,8 @@ CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
     INSERT INTO passages_fts(passages_fts, rowid, text, app) VALUES ('delete', old.rowid, old.text, old.app);
 END;
 """
-
-
-class KnowledgeError(StarweaveError):
-    """The knowledge store cannot be used (no FTS5 in this Python's SQLite, an unknown kind or id)."""
+    + vectors.SCHEMA
+)
 
 
 def default_root(env: Mapping[str, str] | None = None) -> Path:
@@ -153,7 +159,7 @@ def _search_sql(ranked: bool, by_app: bool) -> str:
     their documents for only those few (joining every candidate costs more)."""
     order = "ORDER BY rank " if ranked else ""
     sql = (
-        "SELECT p.text, d.source, -r.score, d.metadata, d.id, d.app FROM"
+        "SELECT p.text, d.source, -r.score, d.metadata, d.id, d.app, p.rowid FROM"
         f" (SELECT rowid, rank AS score FROM passages_fts WHERE passages_fts MATCH ? {order}LIMIT ?) r"
         " JOIN passages p ON p.rowid = r.rowid JOIN documents d ON d.id = p.doc_id"
     )
@@ -166,12 +172,16 @@ def _search_sql(ranked: bool, by_app: bool) -> str:
 
 class KnowledgeStore:
     """The store of one kind, in ``folder/knowledge.sqlite3``. Each call opens its own connection,
-    so the store can be used from any thread (see :meth:`search_async`)."""
+    so the store can be used from any thread (see :meth:`search_async`).
 
-    def __init__(self, folder: Path, kind: str = "docs") -> None:
+    With an ``embedder`` (``RAG_EMBEDDING_MODEL``), added passages are embedded too, and a search
+    merges the semantic ranking with the lexical one (:mod:`starweave.knowledge.vectors`)."""
+
+    def __init__(self, folder: Path, kind: str = "docs", embedder: Embedder | None = None) -> None:
         self.folder = Path(folder)
         self.kind = kind
         self.path = self.folder / DB_NAME
+        self.embedder = embedder
 
     @contextmanager
     def _connect(self, create: bool = True) -> Iterator[sqlite3.Connection]:
@@ -204,20 +214,35 @@ class KnowledgeStore:
         """Store (or replace) a document; returns its number of passages. ``split=False`` keeps it
         as one passage (a saved run, a demonstration)."""
         passages = split_passages(text) if split else ([text] if text.strip() else [])
+        embedded = self._embed(passages)
         with self._connect() as db:
-            self._insert(db, doc_id, text, source, app, metadata, passages)
+            rowids = self._insert(db, doc_id, text, source, app, metadata, passages)
+            self._write_vectors(db, rowids, embedded)
         return len(passages)
 
     def add_many(self, documents: list[tuple[str, str, str, str | None, Mapping[str, Any]]]) -> int:
         """Store many ``(id, text, source, app, metadata)`` documents in one transaction; returns
         the number of passages."""
-        count = 0
+        split = [split_passages(text) for _, text, _, _, _ in documents]
+        # Embedded before the transaction: a slow model must not hold the database locked.
+        embedded = self._embed([passage for passages in split for passage in passages])
+        rowids: list[int] = []
         with self._connect() as db:
-            for doc_id, text, source, app, metadata in documents:
-                passages = split_passages(text)
-                self._insert(db, doc_id, text, source, app, metadata, passages)
-                count += len(passages)
-        return count
+            for (doc_id, text, source, app, metadata), passages in zip(documents, split, strict=True):
+                rowids += self._insert(db, doc_id, text, source, app, metadata, passages)
+            self._write_vectors(db, rowids, embedded)
+        return len(rowids)
+
+    def _embed(self, passages: list[str]) -> list[list[float]] | None:
+        if self.embedder is None or not passages:
+            return None
+        return self.embedder.embed(passages)
+
+    def _write_vectors(
+        self, db: sqlite3.Connection, rowids: list[int], embedded: list[list[float]] | None
+    ) -> None:
+        if self.embedder is not None and embedded is not None:
+            vectors.write_vectors(db, rowids, embedded, self.embedder.name)
 
     @staticmethod
     def _insert(
@@ -228,27 +253,64 @@ class KnowledgeStore:
         app: str | None,
         metadata: Mapping[str, Any] | None,
         passages: list[str],
-    ) -> None:
+    ) -> list[int]:
         db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
         db.execute(
             "INSERT INTO documents(id, source, app, metadata, text, added) VALUES (?, ?, ?, ?, ?, ?)",
             (doc_id, source, app, json.dumps(dict(metadata or {}), default=str), text, time.time()),
         )
-        db.executemany(
-            "INSERT INTO passages(doc_id, n, text, app) VALUES (?, ?, ?, ?)",
-            [(doc_id, n, passage, app or "") for n, passage in enumerate(passages)],
-        )
+        insert = "INSERT INTO passages(doc_id, n, text, app) VALUES (?, ?, ?, ?)"
+        return [
+            int(db.execute(insert, (doc_id, n, passage, app or "")).lastrowid or 0)
+            for n, passage in enumerate(passages)
+        ]
 
     def search(self, query: str, k: int = 5, app: str | None = None) -> list[Hit]:
-        """The ``k`` passages that best match ``query`` (BM25), optionally only those of ``app``
-        (matched case-insensitively). A query with no words, or an empty store, finds nothing."""
-        expression = match_expression(query)
-        if not expression or k <= 0 or not self.path.exists():
-            return []
-        if app is not None and not _WORD.search(app):
+        """The ``k`` passages that best match ``query`` (BM25, merged with the semantic ranking
+        when the store has an embedder), optionally only those of ``app`` (matched
+        case-insensitively). A query with no words, or an empty store, finds nothing."""
+        if k <= 0 or not self.path.exists() or (app is not None and not _WORD.search(app)):
             return []
         with self._connect(create=False) as db:
-            rows: list[Any] = []
+            if self.embedder is None:
+                rows = self._lexical(db, query, k, app)
+            else:
+                rows = self._fused(db, query, k, app, self.embedder)
+        return [
+            Hit(text=t, source=s, score=float(sc), metadata=json.loads(m), doc_id=i, app=a)
+            for t, s, sc, m, i, a, _ in rows
+        ]
+
+    def _fused(
+        self, db: sqlite3.Connection, query: str, k: int, app: str | None, embedder: Embedder
+    ) -> list[Any]:
+        """Both rankings (twice ``k`` deep each) merged; when the model fails, the lexical one alone
+        (a search must not fail because an embedding endpoint is down)."""
+        lexical = self._lexical(db, query, 2 * k, app)
+        try:
+            (vector,) = embedder.embed([query])
+            semantic = vectors.nearest(db, self.path, embedder.name, vector, 2 * k, app)
+        except KnowledgeError as exc:
+            log.warning("Semantic retrieval is off for this search: %s", exc)
+            return lexical[:k]
+        by_rowid = {row[-1]: row for row in lexical}
+        missing = [rowid for rowid in semantic if rowid not in by_rowid]
+        if missing:
+            found = db.execute(
+                "SELECT p.text, d.source, 0.0, d.metadata, d.id, d.app, p.rowid FROM passages p"
+                f" JOIN documents d ON d.id = p.doc_id WHERE p.rowid IN ({','.join('?' * len(missing))})",
+                missing,
+            ).fetchall()
+            by_rowid.update({row[-1]: row for row in found})
+        # The fused score replaces BM25's: it is what the order follows.
+        fused = vectors.fuse([[row[-1] for row in lexical], semantic], k)
+        return [(*by_rowid[r][:2], score, *by_rowid[r][3:]) for r, score in fused]
+
+    def _lexical(self, db: sqlite3.Connection, query: str, k: int, app: str | None) -> list[Any]:
+        """The BM25 search: rows of (text, source, score, metadata, doc id, app, rowid)."""
+        expression = match_expression(query)
+        rows: list[Any] = []
+        if expression:
             for candidate, ranked in self._expressions(db, expression):
                 sql = _search_sql(ranked, app is not None)
                 if app is None:
@@ -259,10 +321,7 @@ class KnowledgeStore:
                 rows = db.execute(sql, params).fetchall()
                 if len(rows) >= k:
                     break
-        return [
-            Hit(text=t, source=s, score=float(sc), metadata=json.loads(m), doc_id=i, app=a)
-            for t, s, sc, m, i, a in rows
-        ]
+        return rows
 
     @staticmethod
     def _expressions(db: sqlite3.Connection, expression: str) -> list[tuple[str, bool]]:
@@ -344,14 +403,15 @@ class KnowledgeBase:
     """The stores of every kind under one root: ``root/docs``, ``root/experience``,
     ``root/demonstration`` (the reference's ``vectordb/`` layout)."""
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, embedder: Embedder | None = None) -> None:
         self.root = Path(root) if root is not None else default_root()
+        self.embedder = embedder
 
     def store(self, kind: str) -> KnowledgeStore:
         """The store of ``kind`` (one of :data:`KINDS`)."""
         if kind not in KINDS:
             raise KnowledgeError(f"unknown knowledge kind {kind!r}; choose one of {', '.join(KINDS)}")
-        return KnowledgeStore(self.root / kind, kind)
+        return KnowledgeStore(self.root / kind, kind, self.embedder)
 
     def stores(self) -> list[KnowledgeStore]:
         """The store of every kind."""

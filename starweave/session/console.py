@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 from typing import Any
 
@@ -13,7 +15,14 @@ from rich.text import Text
 
 from starweave.agents.linux.feedback import NOTHING_RUN
 
-STATUS_STYLE = {"CONTINUE": "cyan", "FINISH": "green", "FAIL": "red", "CONFIRM": "yellow", "ERROR": "red"}
+STATUS_STYLE = {
+    "CONTINUE": "cyan",
+    "FINISH": "green",
+    "FAIL": "red",
+    "CONFIRM": "yellow",
+    "PENDING": "yellow",
+    "ERROR": "red",
+}
 MAX_OUTPUT_LINES = 20
 
 
@@ -24,12 +33,38 @@ def _clip(text: str, lines: int = MAX_OUTPUT_LINES) -> str:
     return "\n".join([*rows[:lines], f"… ({len(rows) - lines} more lines)"])
 
 
-class ConsoleView:
-    """Prints what the agent does; ``quiet`` prints only the final summary."""
+async def read_terminal_line() -> str | None:
+    """One line typed on stdin (a terminal), read without blocking the event loop, so Ctrl+C
+    (which cancels the run's task) stops the wait as it stops anything else; None at end of input."""
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno()
+    done: asyncio.Future[str | None] = loop.create_future()
+    buffer = bytearray()
 
-    def __init__(self, console: Console | None = None, quiet: bool = False) -> None:
+    def readable() -> None:
+        chunk = os.read(fd, 4096)
+        if not chunk or b"\n" in chunk:
+            buffer.extend(chunk.split(b"\n", 1)[0])
+            if not done.done():
+                done.set_result(buffer.decode("utf-8", "replace") if chunk or buffer else None)
+            return
+        buffer.extend(chunk)
+
+    loop.add_reader(fd, readable)
+    try:
+        return await done
+    finally:
+        loop.remove_reader(fd)
+
+
+class ConsoleView:
+    """Prints what the agent does; ``quiet`` prints only the final summary. ``ask=False``
+    (``--no-ask``): questions and follow-up requests are never asked on the terminal."""
+
+    def __init__(self, console: Console | None = None, quiet: bool = False, ask: bool = True) -> None:
         self.console = console or Console(stderr=False, highlight=False)
         self.quiet = quiet
+        self.ask_allowed = ask
 
     def start(self, request: str, details: dict[str, str]) -> None:
         """Announce the run."""
@@ -96,6 +131,53 @@ class ConsoleView:
         answer = self.console.input("Run it? [y/N] ")
         return answer.strip().lower() in ("y", "yes")
 
+    # -- questions (PENDING) and follow-up requests (MAX_ROUND); asked even in quiet mode --------
+    def can_ask(self) -> bool:
+        """True when the user can be asked: a terminal on stdin and no ``--no-ask``."""
+        return self.ask_allowed and sys.stdin.isatty()
+
+    def cannot_ask_reason(self) -> str:
+        """Why :meth:`can_ask` is False."""
+        return "--no-ask" if not self.ask_allowed else "no terminal to ask on"
+
+    async def ask(self, question: str) -> str | None:
+        """Show the agent's question and read the answer (None: end of input)."""
+        self.console.print(Panel(Text(question), title="Question (PENDING)", border_style="yellow"))
+        self.console.print("Your answer (empty: no answer): ", end="")
+        return await self._read_line()
+
+    async def _read_line(self) -> str | None:
+        line = await read_terminal_line()
+        if not self.console.is_terminal:
+            self.console.print()  # the terminal echoed the user's Enter, but not into this output
+        return line
+
+    def question_not_asked(self, question: str, reason: str) -> None:
+        """One line: the agent's question went unasked; the run goes on without an answer."""
+        self.console.print(
+            f"[yellow]Question not asked ({escape(reason)}):[/yellow] {escape(question)} "
+            "[yellow]- continuing without an answer[/yellow]",
+            soft_wrap=True,
+        )
+
+    def no_answer(self) -> None:
+        """One line: the user left the answer empty."""
+        self.console.print("[yellow]No answer given - continuing without one[/yellow]")
+
+    async def next_request(self, round_num: int, max_round: int) -> str | None:
+        """MAX_ROUND: ask for the request of round ``round_num`` (1-based); None or "" ends the session."""
+        if not self.can_ask():
+            return None
+        self.console.print(f"Round {round_num} of {max_round}. Next request (empty to stop): ", end="")
+        line = await self._read_line()
+        return line.strip() if line else None
+
+    def warning(self, message: str) -> None:
+        """One warning line on stderr."""
+        Console(stderr=True, highlight=False).print(
+            f"[yellow]warning:[/yellow] {escape(message)}", soft_wrap=True
+        )
+
     def interrupted(self, result: dict[str, Any]) -> None:
         """The summary of a run stopped by Ctrl+C, and (always, on stderr) where its files are."""
         self.finish(result)
@@ -142,6 +224,4 @@ class ConsoleView:
 
     def evaluation_failed(self, message: str) -> None:
         """One line (always, on stderr): the evaluation could not be made; the run's result stands."""
-        Console(stderr=True, highlight=False).print(
-            f"[yellow]warning:[/yellow] evaluation skipped: {escape(message)}", soft_wrap=True
-        )
+        self.warning(f"evaluation skipped: {message}")

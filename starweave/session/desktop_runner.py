@@ -28,6 +28,7 @@ from starweave.llm.factory import create_llm
 from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
 from starweave.session.evaluation import configure_screenshots, evaluation_configured
+from starweave.session.follower import start_following
 from starweave.session.logs import SessionLogs, default_task_name
 from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.runner import (
@@ -61,6 +62,8 @@ class DesktopOptions:
     save_full_screen: bool = False
     #: VISUAL_MODE for both agents: the model sees the screenshots (it must be a vision model).
     visual: bool = False
+    #: Follower mode: the title of the open window whose AppAgent follows the request's steps.
+    follow_window: str = ""
 
 
 def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[StarweaveConfig, Path]:
@@ -213,6 +216,8 @@ async def run_host_task(
         dispatcher = LocalCommandDispatcher(CommandRouter(computers), agent_name=HOST_NAME)
         context = session_context(options.request, logs, dispatcher)
         agent = make_host_agent(config, llm, app_llm, view, options.auto_approve, desktop)
+        if desktop.follow_window:
+            await start_following(agent, context, desktop.follow_window)
         models = f"{config.host_agent.api_type} · {llm.model}"
         if app_llm is not None:
             models += f" (apps: {config.app_agent.api_type} · {app_llm.model})"
@@ -230,7 +235,9 @@ async def run_host_task(
         return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
 
     task = options.task or default_task_name()
-    return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
+    return await run_local_session(
+        config, options.request, task, workspace, view, set_up, result_of, options.save_experience
+    )
 
 
 def _evaluator(

@@ -40,28 +40,48 @@ def configure_screenshots(evaluator: EvaluationAgent, config: StarweaveConfig, r
 
 
 async def evaluate_run(
-    evaluator: EvaluationAgent, logs: SessionLogs, result: dict[str, Any], view: ConsoleView, agent: str
+    evaluator: EvaluationAgent,
+    logs: SessionLogs,
+    result: dict[str, Any],
+    view: ConsoleView,
+    agent: str,
+    *,
+    round_num: int | None = None,
 ) -> dict[str, Any] | None:
     """Judge the run whose logs are ``logs`` and whose outcome is ``result``; write and show the
-    verdict and return its record, or None (with a warning) when the model gave none."""
+    verdict and return its record, or None (with a warning) when the model gave none. With
+    ``round_num`` (EVA_ROUND) only that round's steps are judged: level "round", ``round`` set."""
     request = str(result.get("request", ""))
     outcome = {**result, "agent": agent}
-    judging = evaluator.evaluate(request, logs.responses(), outcome, screenshots=logs.path)
+    steps = logs.responses()
+    extra: dict[str, Any] = {}
+    shown: set[int] | None = None
+    if round_num is not None:
+        steps = [step for step in steps if step.get("round_num") == round_num]
+        extra = {"level": "round", "round": round_num}
+        # a vision judge sees that round's screenshots only (they are named by the session's step)
+        shown = {int(step["step"]) for step in steps if str(step.get("step", "")).isdigit()}
+    judging = evaluator.evaluate(request, steps, outcome, screenshots=logs.path, screenshot_steps=shown)
     log = JsonLinesWriter(logs.path / EVALUATION_LOG, logs.secrets, logs.folder)
-    return await record_verdict(judging, request, log, view)
+    return await record_verdict(judging, request, log, view, extra)
 
 
 async def record_verdict(
-    judging: Awaitable[EvaluationResponse], request: str, log: JsonLinesWriter, view: ConsoleView
+    judging: Awaitable[EvaluationResponse],
+    request: str,
+    log: JsonLinesWriter,
+    view: ConsoleView,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """Await the verdict, write its ``evaluation.log`` record to ``log`` and show it; returns the
-    record, or None with a one-line warning when the model gave no valid verdict."""
+    """Await the verdict, write its ``evaluation.log`` record (with ``extra`` fields) to ``log``
+    and show it; returns the record, or None with a one-line warning when the model gave no
+    valid verdict."""
     try:
         verdict = await judging
     except (LLMError, ValidationError) as exc:
         view.evaluation_failed(" ".join(str(exc).split())[:300])
         return None
-    record = evaluation_record(verdict, request)
+    record = {**evaluation_record(verdict, request), **(extra or {})}
     log.write(record)
     view.evaluation(record)
     return record

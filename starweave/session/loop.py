@@ -24,8 +24,10 @@ from starweave.agents.evaluation import EvaluationAgent
 from starweave.config import StarweaveConfig
 from starweave.config.models import SystemConfig
 from starweave.errors import ConfigError
+from starweave.knowledge.saving import offer_experience
 from starweave.llm.factory import secret_values
 from starweave.session.console import ConsoleView
+from starweave.session.customization import set_up_questions
 from starweave.session.evaluation import evaluate_run
 from starweave.session.logs import SessionLogs
 from starweave.session.session import BaseRound, LinuxSession
@@ -79,8 +81,10 @@ async def run_local_session(
     view: ConsoleView,
     set_up: SetUp,
     result_of: ResultOf,
+    save_experience: bool = False,
 ) -> dict[str, Any]:
     """Run one request on this machine to completion and return its result (also in ``result.json``).
+    A FINISHed run is then offered to the experience store (``save_experience``: without asking).
 
     Cancelled (Ctrl+C: ``asyncio.run`` cancels this task), it still writes ``result.json`` and
     ``output.md`` with status ``interrupted`` and the steps so far, says where, and re-raises.
@@ -100,8 +104,10 @@ async def run_local_session(
     async with AsyncExitStack() as stack:
         try:
             wiring = await set_up(stack, logs)
+            set_up_questions(config.system, wiring.agent, wiring.context, view, logs.secrets)
             view.start(request, wiring.header)
             session = new_session(task, wiring.context, request, wiring.agent, config.system)
+            add_rounds(session, config.system, view, wiring, logs, lambda r: _round_result(r, outcome()))
             await session.run()
         except asyncio.CancelledError:
             _report_interrupted(logs, config, request, view, outcome())
@@ -109,10 +115,42 @@ async def run_local_session(
         result = outcome()
         _write_outcome(logs, config, request, result)
         view.finish(result)
+        verdict = None
         if wiring.evaluator is not None:
             # After result.json is written: the verdict is advisory and never changes the result.
-            await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
+            verdict = await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
+        await offer_experience(
+            config.system, logs.responses(), result, view.console, save_experience, verdict
+        )
     return result
+
+
+def add_rounds(
+    session: LinuxSession,
+    system: SystemConfig,
+    view: ConsoleView,
+    wiring: Wiring,
+    logs: SessionLogs,
+    round_result: Callable[[BaseRound], dict[str, Any]],
+) -> None:
+    """MAX_ROUND: follow-up requests asked on the terminal; EVA_ROUND (with an evaluator): each round
+    judged when it ends, from ``round_result(round)``."""
+    session.max_round = system.max_round
+    if system.max_round > 1:
+        session.next_request = view.next_request
+    evaluator = wiring.evaluator
+    if system.eva_round and evaluator is not None:
+
+        async def judge(round_: BaseRound) -> None:
+            result = round_result(round_)
+            await evaluate_run(evaluator, logs, result, view, round_.agent.name, round_num=round_.id)
+
+        session.round_end = judge
+
+
+def _round_result(round_: BaseRound, session_result: dict[str, Any]) -> dict[str, Any]:
+    """The outcome of one round: the session's outcome so far, with the round's request and number."""
+    return {**session_result, "request": round_.request, "round": round_.id}
 
 
 def session_context(

@@ -52,6 +52,8 @@ class RunOptions:
     quiet: bool = False
     #: Judge the finished run with the EvaluationAgent (``--evaluate``; EVA_SESSION in system.yaml).
     evaluate: bool = False
+    #: Save a FINISHed run as experience without asking (``--save-experience``).
+    save_experience: bool = False
 
 
 def model_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
@@ -204,7 +206,9 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
         return session_result(session, log_path, duration, workspace)
 
     task = options.task or default_task_name()
-    return await run_local_session(config, options.request, task, workspace, view, set_up, result_of)
+    return await run_local_session(
+        config, options.request, task, workspace, view, set_up, result_of, options.save_experience
+    )
 
 
 def evaluation_wanted(options: RunOptions, config: StarweaveConfig) -> bool:

@@ -2,7 +2,9 @@
 
 A session holds the global :class:`Context` and runs rounds; a round drives one request through
 the agent: ``handle`` → ``next_state`` → ``next_agent`` → ``set_state`` until the state ends the
-round or the step cap is reached (spec C §9.2).
+round or the step cap (MAX_STEP, per round) is reached (spec C §9.2). A :class:`LinuxSession` runs
+follow-up rounds (MAX_ROUND) in the same context, with the same agent and memory, while the user
+gives another request.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from starweave.agent import BasicAgent, Context, ContextNames
+from starweave.agent import AgentStatus, BasicAgent, Context, ContextNames
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +39,8 @@ class BaseRound:
     max_step: int
     sleep_time: float = 0.0
     stopped_by_cap: bool = field(default=False, init=False)
+    #: The session's step count when the round began: the step cap counts this round's steps.
+    start_step: int = field(default=0, init=False)
 
     @property
     def step(self) -> int:
@@ -58,7 +63,7 @@ class BaseRound:
 
     def _step_cap_reached(self) -> bool:
         session_step = int(self.context.get(ContextNames.SESSION_STEP) or 0)
-        return self.max_step != -1 and session_step >= self.max_step
+        return self.max_step != -1 and session_step - self.start_step >= self.max_step
 
     def is_finished(self) -> bool:
         """True when the agent's state ends the round or the step cap is reached."""
@@ -68,6 +73,7 @@ class BaseRound:
         """Drive the agent until the round ends."""
         self.context.set(ContextNames.CURRENT_ROUND_ID, self.id)
         self.context.set(ContextNames.REQUEST, self.request)
+        self.start_step = int(self.context.get(ContextNames.SESSION_STEP) or 0)
         while not self.agent.state.is_round_end():
             if self._step_cap_reached():
                 self._stop_at_cap()
@@ -140,19 +146,77 @@ class BaseSession(ABC):
         }
 
 
-class LinuxSession(BaseSession):
-    """A normal-mode session of one request carried out in one round (spec C's LinuxSession; the
-    desktop agents and the service sessions run in it too)."""
+#: Asks for the request of a follow-up round: ``await next_request(round_num, max_round)`` with the
+#: 1-based number of the round to come; None or "" ends the session.
+NextRequest = Callable[[int, int], Awaitable[str | None]]
+#: Called when a round has ended (EVA_ROUND judges it).
+RoundEnd = Callable[[BaseRound], Awaitable[None]]
 
-    def __init__(self, round_: BaseRound, id: int = 0) -> None:
+
+class LinuxSession(BaseSession):
+    """A normal-mode session (spec C's LinuxSession; the desktop agents and the service sessions run
+    in it too): the request in one round, then, with ``max_round`` > 1 and a ``next_request`` to
+    ask, follow-up rounds in the same context with the same agent, its memory and Blackboard."""
+
+    def __init__(
+        self,
+        round_: BaseRound,
+        id: int = 0,
+        *,
+        max_round: int = 1,
+        next_request: NextRequest | None = None,
+        round_end: RoundEnd | None = None,
+    ) -> None:
         super().__init__(round_.task, round_.context, round_.request, id=id, mode="normal")
         self.agent = round_.agent
         self._round = round_
+        self.max_round = max_round
+        self.next_request = next_request
+        self.round_end = round_end
+
+    def summary(self) -> dict[str, Any]:
+        """Counters of the session so far; ``rounds`` once a follow-up round has run."""
+        counters = super().summary()
+        if self._round_num > 1:
+            counters["rounds"] = self._round_num
+        return counters
 
     def create_new_round(self) -> BaseRound | None:
-        """The single round of this session."""
+        """The first round of this session (follow-ups come from :meth:`follow_up_round`)."""
         if self._round_num > 0:
             return None
         self.rounds[self._round_num] = self._round
         self._round_num += 1
         return self._round
+
+    async def run(self) -> None:
+        """Run the first round, then follow-up rounds while the user gives requests."""
+        round_ = self.create_new_round()
+        while round_ is not None:
+            await round_.run()
+            self.agent = round_.agent
+            if self.round_end is not None:
+                await self.round_end(round_)
+            round_ = await self.follow_up_round()
+        self.context.set(ContextNames.SESSION_FINISH, True)
+
+    async def follow_up_round(self) -> BaseRound | None:
+        """The next round, when MAX_ROUND allows one and the user gives a request; else None."""
+        if self.next_request is None or self._round_num >= self.max_round:
+            return None
+        request = await self.next_request(self._round_num + 1, self.max_round)
+        if not request:
+            return None
+        last = self.rounds[self._round_num - 1]
+        agent = self.agent
+        agent.status = AgentStatus.CONTINUE.value
+        agent.set_state(agent.default_state)
+        # The outcome of the session is the last round's.
+        self.context.set(ContextNames.ROUND_RESULT, "")
+        self.context.set(ContextNames.ERROR_MESSAGE, "")
+        round_ = BaseRound(
+            self.task, self.context, request, agent, self._round_num, last.max_step, last.sleep_time
+        )
+        self.rounds[self._round_num] = round_
+        self._round_num += 1
+        return round_

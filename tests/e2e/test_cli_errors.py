@@ -131,12 +131,12 @@ def test_config_dir_from_the_environment_is_checked_too(tmp_path: Path) -> None:
 
 def test_unused_and_unknown_keys_get_one_warning_line_each(tmp_path: Path) -> None:
     (tmp_path / "config" / "ufo").mkdir(parents=True)
-    (tmp_path / "config" / "ufo" / "system.yaml").write_text("EVA_ROUND: true\nMAX_STPE: 3\nMAX_STEP: 4\n")
+    (tmp_path / "config" / "ufo" / "system.yaml").write_text("LOG_XML: true\nMAX_STPE: 3\nMAX_STEP: 4\n")
     proc = starweave("config", "show", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 2, proc.stderr
-    assert "system.yaml: EVA_ROUND is accepted but not used by Starweave yet" in warnings[0]
+    assert "system.yaml: LOG_XML is accepted but not used by Starweave yet" in warnings[0]
     assert "system.yaml: MAX_STPE is not a Starweave setting (did you mean MAX_STEP?)" in warnings[1]
     assert "max_step: 4" in proc.stdout
 

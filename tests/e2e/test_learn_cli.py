@@ -58,13 +58,13 @@ def test_learn_docs_list_show_forget(tmp_path: Path) -> None:
 
 def test_learn_errors_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "manual.pdf").write_bytes(b"%PDF-1.4")
+    (tmp_path / "scan.png").write_bytes(b"\x89PNG")
     data = tmp_path / "data"
     one_line_error(
         learn("docs", str(tmp_path / "missing"), cwd=tmp_path, data=data), "no such file or folder"
     )
-    one_line_error(
-        learn("docs", str(tmp_path / "manual.pdf"), cwd=tmp_path, data=data), "not a help document"
-    )
+    one_line_error(learn("docs", str(tmp_path / "manual.pdf"), cwd=tmp_path, data=data), "not a readable PDF")
+    one_line_error(learn("docs", str(tmp_path / "scan.png"), cwd=tmp_path, data=data), "not a help document")
     one_line_error(learn("list", "--kind", "bogus", cwd=tmp_path, data=data), "unknown knowledge kind")
     one_line_error(learn("forget", "--all", cwd=tmp_path, data=data), "--all needs --kind")
     one_line_error(learn("forget", cwd=tmp_path, data=data), "name a document id")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -13,12 +13,14 @@ from typing import Any
 class ScriptedServer:
     """Answers POST /v1/chat/completions with ``status`` and ``body``; keeps every request it got.
 
-    ``queue``, when not empty, holds bodies answered in turn before ``body`` is used.
+    ``queue``, when not empty, holds bodies answered in turn before ``body`` is used; ``responder``,
+    when set, computes the body from the request instead (an embeddings endpoint).
     """
 
     def __init__(self) -> None:
         self.status = 200
         self.body: dict[str, Any] = {}
+        self.responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.queue: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -33,9 +35,14 @@ def scripted_server() -> Iterator[ScriptedServer]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
-            state.requests.append(json.loads(self.rfile.read(length) or b"{}"))
+            request = json.loads(self.rfile.read(length) or b"{}")
+            state.requests.append(request)
             state.headers.append(dict(self.headers))
-            payload = json.dumps(state.queue.pop(0) if state.queue else state.body).encode()
+            if state.queue:
+                body = state.queue.pop(0)
+            else:
+                body = state.responder(request) if state.responder is not None else state.body
+            payload = json.dumps(body).encode()
             self.send_response(state.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))

@@ -39,16 +39,24 @@ def replay_file(folder: Path, answers: list[Any]) -> Path:
 
 
 class AnsweringView(ConsoleView):
-    """A console view whose user answers confirmations with a fixed decision."""
+    """A console view whose user answers confirmations with a fixed decision and, given ``typed``
+    (a terminal), types those lines in turn: answers to questions and follow-up requests."""
 
-    def __init__(self, console: Console, answer: bool) -> None:
+    def __init__(self, console: Console, answer: bool, typed: list[str] | None = None) -> None:
         super().__init__(console=console)
         self.answer = answer
         self.asked: list[str] = []
+        self.typed = typed
 
     def confirm(self, command: str, reason: str) -> bool:
         self.asked.append(command)
         return self.answer
+
+    def can_ask(self) -> bool:
+        return self.typed is not None
+
+    async def _read_line(self) -> str | None:
+        return self.typed.pop(0) if self.typed else None
 
 
 async def run(
@@ -57,10 +65,11 @@ async def run(
     request: str = "do it",
     confirm: bool = False,
     workspace: Path | None = None,
+    typed: list[str] | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Run ``request`` on ``answers`` in ``workspace`` (default ``tmp_path/ws``); logs go to
-    ``tmp_path/logs/run1``.
+    ``tmp_path/logs/run1``. ``typed``: the lines the user types on the terminal (None: no terminal).
 
     Returns the run's result (what ``result.json`` holds) plus ``asked``: the commands the user was
     asked to confirm.
@@ -75,7 +84,7 @@ async def run(
         **kwargs,
     )
     with (tmp_path / "console.txt").open("w") as console_file:
-        view = AnsweringView(Console(file=console_file, width=120), confirm)
+        view = AnsweringView(Console(file=console_file, width=120), confirm, typed)
         result = await run_linux_task(options, view=view)
     result["asked"] = view.asked
     return result

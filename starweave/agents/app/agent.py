@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -24,6 +24,7 @@ from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
 from starweave.agents.app.verify import acted
 from starweave.agents.app.vision import Image, VisualOptions
+from starweave.agents.common import Asker, ask_questions
 from starweave.tools.desktop.detect import ControlDetector
 
 logger = logging.getLogger(__name__)
@@ -47,8 +48,6 @@ class Annotator(Protocol):
     ) -> Awaitable[Path]: ...
 
 
-#: ``await asker(question) -> answer``.
-Asker = Callable[[str], Awaitable[str]]
 DEFAULT_HISTORY_KEYS = [
     "step",
     "agent_name",
@@ -308,8 +307,7 @@ class AppAgent(BasicAgent):
         if latest is not None:
             response = latest.get_value("response") or {}
             question = str(response.get("comment") or response.get("result") or response.get("thought") or "")
-        answer = await self.asker(question) if self.asker is not None else "(nobody to ask; decide yourself)"
-        self.blackboard.add_questions({"question": question, "answer": answer})
+        await ask_questions(self.asker, self.blackboard, [question])
 
     def hold_for_confirmation(
         self, actions: list[AppAction], reason: str, parsed: AppAgentResponse, planned: dict[str, Control]

@@ -15,11 +15,15 @@ from typing import TYPE_CHECKING
 
 from starweave.agent import AgentState, AgentStateManager, SelfContainedAgentState, run_step
 from starweave.agents.app.response import AppAgentStatus
+from starweave.agents.common import PendingState
 
 if TYPE_CHECKING:
     from starweave.agent import BasicAgent, Context
 
 logger = logging.getLogger(__name__)
+
+#: The AppAgent mode of ``starweave run --mode follower`` (the plan's steps are its subtask).
+FOLLOWER_MODE = "follower"
 
 
 class AppAgentStateManager(AgentStateManager):
@@ -84,14 +88,21 @@ class FinishAppAgentState(AppAgentState):
         if host is None:
             return agent
         host.blackboard = agent.blackboard
-        host.status = self.host_status
+        host.status = self.host_status_of(agent)
         return host
 
     def next_state(self, agent: BasicAgent) -> AgentState:
-        """The host's state for :attr:`host_status`, or the round's end."""
+        """The host's state for :meth:`host_status_of`, or the round's end."""
         if agent.host is None:
             return NoneAppAgentState()
-        return agent.host.state_manager.get_state(self.host_status)
+        return agent.host.state_manager.get_state(self.host_status_of(agent))
+
+    def host_status_of(self, agent: BasicAgent) -> str:
+        """:attr:`host_status`; in follower mode the plan's steps are the whole request, so FINISH
+        (and FAIL) end the host's round with the same status instead of returning to its CONTINUE."""
+        if getattr(agent, "mode", "normal") == FOLLOWER_MODE and self.host_status == "CONTINUE":
+            return self.name()
+        return self.host_status
 
     def is_subtask_end(self) -> bool:
         """The subtask ends."""
@@ -115,18 +126,10 @@ class ErrorAppAgentState(FinishAppAgentState):
 
 
 @AppAgentStateManager.register
-class PendingAppAgentState(AppAgentState):
+class PendingAppAgentState(PendingState, AppAgentState):
     """The model needs the user: ask, record the answer on the Blackboard, continue."""
 
     status = AppAgentStatus.PENDING
-
-    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask the question of the last step."""
-        from starweave.agents.app.agent import AppAgent
-
-        if isinstance(agent, AppAgent):
-            await agent.ask_user()
-        agent.status = AppAgentStatus.CONTINUE.value
 
 
 @AppAgentStateManager.register

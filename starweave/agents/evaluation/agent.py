@@ -8,7 +8,7 @@ has ended.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +73,14 @@ class EvaluationAgent(BasicAgent):
         content: str | list[dict[str, Any]] = visual_content(user, list(images)) if images else user
         return self.prompter.prompt_construction(self.prompter.system_prompt_construction(), content)
 
-    async def screenshot_images(self, folder: Path | None) -> list[Image]:
-        """The run's screenshots in ``folder`` for a visual model (none for a text-only one)."""
+    async def screenshot_images(
+        self, folder: Path | None, steps: Collection[int] | None = None
+    ) -> list[Image]:
+        """The run's screenshots in ``folder`` (of ``steps`` only, when given) for a visual model;
+        none for a text-only one."""
         if not self.visual or folder is None:
             return []
-        chosen = chosen_screenshots(folder, self.all_screenshots)
+        chosen = chosen_screenshots(folder, self.all_screenshots, steps=steps)
         return await file_urls([(f"after step {step}", str(path)) for step, path in chosen])
 
     async def evaluate(
@@ -86,11 +89,12 @@ class EvaluationAgent(BasicAgent):
         records: Iterable[Mapping[str, Any]],
         outcome: Mapping[str, Any] | None = None,
         screenshots: Path | None = None,
+        screenshot_steps: Collection[int] | None = None,
     ) -> EvaluationResponse:
         """Judge the session from its ``response.log`` records (and, for a visual model, the
-        screenshots in the folder ``screenshots``); model and schema errors (``LLMError``)
-        propagate to the caller."""
-        images = await self.screenshot_images(screenshots)
+        screenshots in the folder ``screenshots``, of ``screenshot_steps`` when given); model and
+        schema errors (``LLMError``) propagate to the caller."""
+        images = await self.screenshot_images(screenshots, screenshot_steps)
         trajectory = trajectory_text(records, self.trajectory_chars)
         return await self.judge(self.message_constructor(request, trajectory, outcome, images))
 

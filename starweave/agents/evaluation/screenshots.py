@@ -9,6 +9,7 @@ selected-control variants repeat the same moment and are not sent. All of them a
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 #: At most this many images go to the judge, even with EVA_ALL_SCREENSHOTS: every image costs a
@@ -40,8 +41,9 @@ def spread(items: list[tuple[int, Path]], limit: int) -> list[tuple[int, Path]]:
 
 
 def chosen_screenshots(
-    folder: Path, all_screenshots: bool = True, limit: int = MAX_IMAGES
+    folder: Path, all_screenshots: bool = True, limit: int = MAX_IMAGES, steps: Collection[int] | None = None
 ) -> list[tuple[int, Path]]:
-    """The screenshots the judge sees: all (capped at ``limit``) or the first and the last."""
-    shots = step_screenshots(folder)
+    """The screenshots the judge sees: all (capped at ``limit``) or the first and the last; of
+    ``steps`` only when given (one round's)."""
+    shots = [shot for shot in step_screenshots(folder) if steps is None or shot[0] in steps]
     return spread(shots, limit if all_screenshots else 2)

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from starweave.agent import AgentFactory, AgentRegistry, BasicAgent, Context, ContextNames
-from starweave.agents.app.agent import AppAgent, Asker
+from starweave.agents.app.agent import AppAgent
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
 from starweave.agents.app.prompter import blackboard_text
 from starweave.agents.app.safety import Confirmer
 from starweave.agents.app.vision import Image, VisualOptions
+from starweave.agents.common import Asker, ask_questions
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
 from starweave.agents.host.repeats import Verdict, repeat_verdict, same_subtask, third_party_outcomes
@@ -294,11 +295,7 @@ class HostAgent(BasicAgent):
         """Ask the last step's questions; answers go on the Blackboard."""
         latest = self.memory.get_latest_item()
         questions = list(latest.get_value("questions") or []) if latest is not None else []
-        for question in questions:
-            answer = (
-                await self.asker(question) if self.asker is not None else "(nobody to ask; decide yourself)"
-            )
-            self.blackboard.add_questions({"question": question, "answer": answer})
+        await ask_questions(self.asker, self.blackboard, [str(q) for q in questions])
 
     def hold_for_confirmation(self, response: HostAgentResponse, reason: str) -> None:
         """Keep a sensitive action until the user decides."""

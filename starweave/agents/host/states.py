@@ -22,6 +22,7 @@ from starweave.agent import (
     run_step,
 )
 from starweave.agents.app.states import process_step
+from starweave.agents.common import PendingState
 from starweave.agents.host.response import HostAgentStatus
 
 if TYPE_CHECKING:
@@ -102,18 +103,10 @@ class ErrorHostAgentState(FinishHostAgentState):
 
 
 @HostAgentStateManager.register
-class PendingHostAgentState(HostAgentState):
+class PendingHostAgentState(PendingState, HostAgentState):
     """Ask the user the model's questions, record the answers on the Blackboard, continue."""
 
     status = HostAgentStatus.PENDING
-
-    async def handle(self, agent: BasicAgent, context: Context | None = None) -> None:
-        """Ask."""
-        from starweave.agents.host.agent import HostAgent
-
-        if isinstance(agent, HostAgent):
-            await agent.ask_user()
-        agent.status = HostAgentStatus.CONTINUE.value
 
 
 @HostAgentStateManager.register

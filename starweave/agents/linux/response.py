@@ -18,16 +18,20 @@ from starweave.agents.common import Arguments, argument_schema, call_string, sta
 
 
 class LinuxAgentStatus(StrEnum):
-    """The LinuxAgent's statuses: CONTINUE, FINISH, FAIL, plus CONFIRM while a user decides."""
+    """The LinuxAgent's statuses: CONTINUE, FINISH, FAIL, plus CONFIRM while a user decides and
+    PENDING while the model's question is asked."""
 
     CONTINUE = "CONTINUE"
     FINISH = "FINISH"
     FAIL = "FAIL"
     CONFIRM = "CONFIRM"
+    PENDING = "PENDING"
 
 
+#: The statuses the schema offers; PENDING (a question in ``result``, no call) only with
+#: ASK_QUESTION, so a small model is not tempted to ask when the user wants no questions.
 LLM_STATUSES = ("CONTINUE", "FINISH", "FAIL")
-Status = Annotated[str, AfterValidator(status_checker(LLM_STATUSES))]
+Status = Annotated[str, AfterValidator(status_checker((*LLM_STATUSES, LinuxAgentStatus.PENDING.value)))]
 
 
 class LinuxAction(BaseModel):
@@ -105,8 +109,9 @@ NO_CALL_SCHEMA: dict[str, Any] = {
 }
 
 
-def response_json_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON schema of a LinuxAgent answer, restricted to ``tools`` (name + input_schema dicts).
+def response_json_schema(tools: list[dict[str, Any]], ask: bool = False) -> dict[str, Any]:
+    """The JSON schema of a LinuxAgent answer, restricted to ``tools`` (name + input_schema dicts);
+    with ``ask`` the "no call" branch may also be PENDING (a question for the user).
 
     ``action`` is one branch per tool (plus "no call"), so constrained decoding can only pair a tool
     with its own parameters and never leaves out a required one (a small model otherwise writes
@@ -114,12 +119,16 @@ def response_json_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
     """
     by_name = {t["name"]: t for t in tools}
     branches = [tool_action_schema(by_name[name]) for name in sorted(by_name)]
+    no_call = NO_CALL_SCHEMA
+    if ask:
+        status = {"type": "string", "enum": [*LLM_STATUSES, LinuxAgentStatus.PENDING.value]}
+        no_call = {**NO_CALL_SCHEMA, "properties": {**NO_CALL_SCHEMA["properties"], "status": status}}
     return {
         "type": "object",
         "properties": {
             "observation": {"type": "string", "maxLength": OBSERVATION_CHARS},
             "thought": {"type": "string", "maxLength": THOUGHT_CHARS},
-            "action": {"anyOf": [*branches, NO_CALL_SCHEMA]},
+            "action": {"anyOf": [*branches, no_call]},
             "result": {"type": "string", "maxLength": RESULT_CHARS},
         },
         "required": ["observation", "thought", "action", "result"],

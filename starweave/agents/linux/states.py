@@ -1,4 +1,5 @@
-"""The LinuxAgent's FSM: CONTINUE runs the processor; CONFIRM asks the user; FINISH and FAIL end.
+"""The LinuxAgent's FSM: CONTINUE runs the processor; CONFIRM asks the user; PENDING asks the
+model's question and continues; FINISH and FAIL end.
 
 FAIL moves on to FINISH (cleanup), FINISH stays FINISH, and an unknown status falls back to the
 none state, which ends the round. An error the kernel raises while CONTINUE runs (a model that
@@ -21,6 +22,7 @@ from starweave.agent import (
     TerminalAgentState,
     run_step,
 )
+from starweave.agents.common import PendingState
 from starweave.agents.linux.response import LinuxAgentStatus
 
 if TYPE_CHECKING:
@@ -66,6 +68,13 @@ class FailLinuxAgentState(FinishLinuxAgentState):
     """Terminal: the request cannot be done; moves to FINISH for cleanup."""
 
     status = LinuxAgentStatus.FAIL
+
+
+@LinuxAgentStateManager.register
+class PendingLinuxAgentState(PendingState, LinuxAgentState):
+    """The model asked the user something: ask (or say nobody can), record the pair, continue."""
+
+    status = LinuxAgentStatus.PENDING
 
 
 @LinuxAgentStateManager.register

@@ -99,6 +99,10 @@ async def run_action(agent: LinuxAgent, dispatcher: Any, command: Command, signa
     return results
 
 
+#: The output of a PENDING step (the pair itself is shown with the request, from the Blackboard).
+QUESTION_NOTE = "Question for the user; the answer, if any, is with the request above."
+
+
 @dataclass
 class StepOutcome:
     """What the action phase decided: the step's status, a note for the model, the results, the
@@ -154,7 +158,7 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
         request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
         agent.begin_request(request)
         messages = agent.message_constructor(request=request, tools=tools)
-        schema = response_json_schema(tools)
+        schema = response_json_schema(tools, ask=agent.offer_questions)
         log_request(context, {"prompt": messages, "schema": schema})
         completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
         parsed = LinuxAgentResponse.model_validate(completion.parsed)
@@ -220,6 +224,10 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
     ) -> StepOutcome:
         status = parsed.action.status
         request = str(context.get("request") or context.get_global(ContextNames.REQUEST) or "")
+        if status == LinuxAgentStatus.PENDING.value:
+            # A question for the user (in result): nothing runs; PendingLinuxAgentState asks it.
+            question = parsed.result or parsed.comment or parsed.thought
+            return StepOutcome(status, QUESTION_NOTE, [], question)
         if not parsed.action.function:
             if status != LinuxAgentStatus.CONTINUE.value:
                 return settle(agent, request, status, parsed.result, [], ran_call=False)

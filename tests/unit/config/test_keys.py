@@ -41,14 +41,14 @@ def test_unused_and_unknown_keys_are_named_with_their_file(tmp_path: Path) -> No
     system = write(
         tmp_path,
         "system.yaml",
-        "MAX_STEP: 5\nEVA_ROUND: true\nRAG_EXPERIENCE: true\nMAX_STEPS: 3\nSHELL:\n  TIMEOUTS: 4\n",
+        "MAX_STEP: 5\nLOG_XML: true\nSAFE_GUARD: true\nMAX_STEPS: 3\nSHELL:\n  TIMEOUTS: 4\n",
     )
     agents = write(tmp_path, "agents.yaml", "APP_AGENT:\n  PROMPT: p.yaml\n  API_MODLE: x\nOPERATOR: {}\n")
     found = config_warnings(tmp_path, env={})
     assert sorted(found) == sorted(
         [
-            f"{system}: EVA_ROUND is accepted but not used by Starweave yet; it has no effect",
-            f"{system}: RAG_EXPERIENCE is accepted but not used by Starweave yet; it has no effect",
+            f"{system}: LOG_XML is accepted but not used by Starweave yet; it has no effect",
+            f"{system}: SAFE_GUARD is accepted but not used by Starweave yet; it has no effect",
             f"{system}: MAX_STEPS is not a Starweave setting (did you mean MAX_STEP?); it is ignored",
             f"{system}: SHELL.TIMEOUTS is not a Starweave setting (did you mean TIMEOUT?); it is ignored",
             f"{agents}: APP_AGENT.PROMPT is accepted but not used by Starweave yet; it has no effect",
