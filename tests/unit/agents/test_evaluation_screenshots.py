@@ -80,6 +80,9 @@ def test_a_long_run_is_capped_keeping_the_first_and_last(tmp_path: Path) -> None
     assert len(chosen) == MAX_IMAGES and chosen[0] == 1 and chosen[-1] == 40
     assert chosen == sorted(set(chosen))
     assert [s for s, _ in chosen_screenshots(folder, all_screenshots=False)] == [1, 40]
+    # one round's verdict (EVA_ROUND): that round's steps' screenshots only
+    assert [s for s, _ in chosen_screenshots(folder, steps={3, 5, 7})] == [3, 5, 7]
+    assert [s for s, _ in chosen_screenshots(folder, all_screenshots=False, steps={3, 5, 7})] == [3, 7]
     (tmp_path / "empty").mkdir()
     assert chosen_screenshots(tmp_path / "empty") == []
 
