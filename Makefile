@@ -77,6 +77,7 @@ bench: install-dev
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/knowledge_bench.py
 	$(BIN)/python benchmarks/embedded_bench.py
+	$(BIN)/python benchmarks/evaluation_agreement.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache $(DEMO_WORKSPACE) $(GALAXY_DEMO_DIR)

@@ -136,8 +136,6 @@ def run(
 
     if agent not in ("linux", "host"):
         _fail(f"unknown --agent {agent!r}; choose linux or host")
-    if evaluate and agent != "linux":
-        _fail("--evaluate judges --agent linux runs for now; the HostAgent's evaluation is not there yet")
     try:
         run_mode = check_mode(mode, plan, request, agent)
     except StarweaveError as exc:

@@ -75,6 +75,13 @@ def galaxy(
         str | None,
         typer.Option("--api-key", envvar="STARWEAVE_API_KEY", help="WebUI API key (required off loopback)."),
     ] = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--evaluate",
+            help="Judge each session with the EvaluationAgent (as EVA_SESSION: true): evaluation.log.",
+        ),
+    ] = False,
     config_dir: ConfigDirOption = None,
     log_level: LogLevelOption = "WARNING",
 ) -> None:
@@ -107,6 +114,7 @@ def galaxy(
         task_name=task_name,
         live=False if webui else live,
         yes=yes,
+        evaluate=evaluate,
     )
     if webui:
         raise typer.Exit(run_async(_webui(options, host, port, api_key, not no_browser)))

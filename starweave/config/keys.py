@@ -74,8 +74,6 @@ UNUSED_SYSTEM_KEYS = frozenset(
         "MCP_FALLBACK_TO_UI",
         "MCP_INSTRUCTIONS_PATH",
         "MCP_LOG_EXECUTION",
-        # evaluation
-        "EVA_ALL_SCREENSHOTS",
         # rag.yaml keys not read: the summarizers' prompts and the demonstration completion count
         "EXPERIENCE_PROMPT",
         "RAG_DEMONSTRATION_COMPLETION_N",

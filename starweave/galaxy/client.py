@@ -18,6 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from starweave.agents.evaluation import EvaluationAgent
 from starweave.config.loader import load_config
 from starweave.config.models import StarweaveConfig
 from starweave.config.workspace import workspace_problem
@@ -28,12 +29,14 @@ from starweave.galaxy.devices import (
     DeviceConfig,
     load_devices_config,
 )
+from starweave.galaxy.evaluation import evaluate_galaxy, galaxy_evaluator
 from starweave.galaxy.events import EventBus
 from starweave.galaxy.fleet import LOCAL_DEVICE_PREFIX, LocalFleet, start_local_fleet
 from starweave.galaxy.session import GalaxyOutcome, GalaxySession
 from starweave.galaxy.settings import GalaxyConfig, galaxy_dir, load_galaxy_config
 from starweave.llm.base import LLMClient
 from starweave.llm.factory import create_llm, secret_values
+from starweave.session.evaluation import evaluation_configured
 from starweave.session.runner import check_agent_files, model_overrides
 from starweave.session.service import service_config
 from starweave.threads import in_daemon_thread
@@ -62,6 +65,7 @@ class GalaxyOptions:
     task_name: str | None = None
     live: bool | None = None  # None: when the console is a terminal
     yes: bool = False
+    evaluate: bool = False  # judge each session with the EvaluationAgent (as EVA_SESSION: true)
 
 
 def check_local_fleet(options: GalaxyOptions) -> None:
@@ -119,6 +123,9 @@ class GalaxyClient:
         if agent.api_type == "replay" and not agent.replay_file:
             raise ConfigError("--provider replay needs --replay-file PATH (the ConstellationAgent's answers)")
         check_agent_files(agent, "CONSTELLATION_AGENT")
+        self.evaluate = options.evaluate or self.base.system.eva_session
+        if self.evaluate and evaluation_configured(self.base):
+            check_agent_files(self.base.evaluation_agent, "EVALUATION_AGENT")
         if options.local:
             check_local_fleet(options)
         devices = options.devices_file
@@ -127,6 +134,8 @@ class GalaxyClient:
             raise ConfigError(f"--devices {devices}: not a regular file; pass a devices.yaml file")
         _make_log_root(options.log_dir)
         self.llm: LLMClient | None = None
+        self.evaluator: EvaluationAgent | None = None
+        self._evaluator_llm: LLMClient | None = None
         self.fleet: LocalFleet | None = None
         self.device_manager: ConstellationDeviceManager | None = None
         self._connecting: asyncio.Task[dict[str, bool]] | None = None
@@ -188,6 +197,8 @@ class GalaxyClient:
         """Create the model client, start or load the fleet and connect every device."""
         settings = self.galaxy.constellation
         self.llm = create_llm(self.galaxy.constellation_agent, self.base.system, prices=self.base.prices)
+        if self.evaluate:
+            self.evaluator, self._evaluator_llm = galaxy_evaluator(self.base, self.llm)
         config = await self._start_fleet() if self.options.local else self._devices_config()
         if not config.devices:
             raise ConfigError("the device list is empty: add devices to devices.yaml or use --local N")
@@ -263,6 +274,8 @@ class GalaxyClient:
         if outcome.answer:
             self.say(f"Answer: {escape(outcome.answer)}")
         self.say(f"Logs and report: {outcome.log_path}/ (output.md, result.json)")
+        if self.evaluator is not None:  # advisory: the outcome (and the exit code) stay as they are
+            await evaluate_galaxy(self.evaluator, request, outcome, self.console, self.secrets)
         return outcome
 
     async def interactive_mode(self, read: Callable[[str], str] = input) -> list[GalaxyOutcome]:
@@ -289,8 +302,9 @@ class GalaxyClient:
             await self.device_manager.shutdown()
         if self.fleet is not None:
             await self.fleet.stop()
-        if self.llm is not None:
-            await self.llm.aclose()
+        for llm in (self.llm, self._evaluator_llm):
+            if llm is not None:
+                await llm.aclose()
 
 
 async def run_galaxy(options: GalaxyOptions, console: Console | None = None) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 from starweave.agent import AgentFactory, ContextNames
 from starweave.agents.app.vision import VisualOptions
+from starweave.agents.evaluation import EvaluationAgent
 from starweave.agents.host import HostAgent
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import StarweaveConfig
@@ -27,13 +28,16 @@ from starweave.knowledge.retrieval import retriever_of
 from starweave.llm.factory import create_llm
 from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
+from starweave.session.evaluation import configure_screenshots, evaluation_configured
 from starweave.session.follower import start_following
 from starweave.session.logs import SessionLogs, default_task_name
 from starweave.session.loop import Wiring, run_local_session, session_context
 from starweave.session.runner import (
     RunOptions,
     check_agent_files,
+    evaluation_wanted,
     load_options_config,
+    make_evaluation_agent,
     make_linux_agent,
     model_overrides,
 )
@@ -76,7 +80,10 @@ def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Sta
     shipped = default_mcp()
     for name in (HOST_NAME, "AppAgent"):
         config.mcp.setdefault(name, shipped[name])
-    for block, name in ((config.host_agent, "HOST_AGENT"), (config.app_agent, "APP_AGENT")):
+    blocks = [(config.host_agent, "HOST_AGENT"), (config.app_agent, "APP_AGENT")]
+    if evaluation_wanted(options, config) and evaluation_configured(config):
+        blocks.append((config.evaluation_agent, "EVALUATION_AGENT"))
+    for block, name in blocks:
         if block.visual_mode and block.api_type == "local":
             raise ConfigError(
                 f"{name} has VISUAL_MODE: true, but the embedded model (API_TYPE local) reads text only; "
@@ -84,8 +91,10 @@ def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Sta
                 "or use a vision model (API_TYPE openai, claude, ...)"
             )
         if block.api_type == "replay" and not block.replay_file:
+            # --replay-file sets the run's agents' file; the evaluator's own block names its own.
+            where = "set its REPLAY_FILE" if name == "EVALUATION_AGENT" else "pass --replay-file PATH"
             raise ConfigError(
-                f"{name} uses the replay provider without a file: pass --replay-file PATH "
+                f"{name} uses the replay provider without a file: {where} "
                 "(recorded answers, one JSON object per line)"
             )
         check_agent_files(block, name)
@@ -222,7 +231,7 @@ async def run_host_task(
             "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
             "logs": str(logs.path),
         }
-        return Wiring(agent, context, header)
+        return Wiring(agent, context, header, _evaluator(options, config, llm, stack, logs, view, header))
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
         return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
@@ -231,6 +240,31 @@ async def run_host_task(
     return await run_local_session(
         config, options.request, task, workspace, view, set_up, result_of, options.save_experience
     )
+
+
+def _evaluator(
+    options: RunOptions,
+    config: StarweaveConfig,
+    llm: Any,
+    stack: AsyncExitStack,
+    logs: SessionLogs,
+    view: ConsoleView,
+    header: dict[str, str],
+) -> EvaluationAgent | None:
+    """The run's EvaluationAgent (``--evaluate`` / EVA_SESSION), or None; on a vision model it also
+    sees the run's screenshots. Named in the console header."""
+    if not evaluation_wanted(options, config):
+        return None
+    evaluator = make_evaluation_agent(config, llm, stack, logs, view)
+    if evaluator is not None:
+        configure_screenshots(evaluator, config, run_visual=config.host_agent.visual_mode)
+        shots = (
+            ""
+            if not evaluator.visual
+            else (" + all screenshots" if evaluator.all_screenshots else " + first and last screenshots")
+        )
+        header["evaluation"] = f"{evaluator.llm.name} · {evaluator.llm.model}{shots}"
+    return evaluator
 
 
 def _host_result(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:

@@ -74,23 +74,31 @@ DEVICE = [
 ]
 
 
-def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
-    proc = galaxy(
+def hello_on_two(
+    tmp_path: Path, planner: list[Any], task_name: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``galaxy "say hello on both devices" --local 2`` on the replay provider."""
+    return galaxy(
         "say hello on both devices",
         "--local",
         "2",
         "--provider",
         "replay",
         "--replay-file",
-        # The plan is the only answer: two tasks that complete need no review call (REVIEW_MODE fast).
-        str(write(tmp_path / "planner.jsonl", planner_answers(0))),
+        str(write(tmp_path / "planner.jsonl", planner)),
         "--device-replay-file",
         str(write(tmp_path / "device.jsonl", DEVICE)),
         "--task-name",
-        "hello",
+        task_name,
         "--yes",
+        *extra,
         cwd=tmp_path,
     )
+
+
+def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
+    # The plan is the only answer: two tasks that complete need no review call (REVIEW_MODE fast).
+    proc = hello_on_two(tmp_path, planner_answers(0), "hello")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Devices online: local_linux_1, local_linux_2" in proc.stdout
     assert "COMPLETED" in proc.stdout and "logs/galaxy/hello" in proc.stdout
@@ -107,6 +115,26 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
         "device": "local_linux_1",
         "result": "done",
         "error": None,
+    }
+    assert "Traceback" not in proc.stderr
+
+
+def test_galaxy_evaluate_prints_and_logs_the_verdict_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    judged = {"reason": "both devices wrote hello.txt", "sub_scores": [], "complete": "no"}
+    # The plan, then the EvaluationAgent's verdict (it judges on the planner's model).
+    proc = hello_on_two(tmp_path, [*planner_answers(0), judged], "judged", "--evaluate")
+    # The verdict is advisory: a "no" leaves the completed run's exit code 0.
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert out.index("COMPLETED") < out.index("complete no")
+    record = json.loads((tmp_path / "logs" / "galaxy" / "judged" / "evaluation.log").read_text())
+    assert record == {
+        "complete": "no",
+        "sub_scores": [],
+        "reason": "both devices wrote hello.txt",
+        "level": "session",
+        "request": "say hello on both devices",
+        "type": "evaluation_result",
     }
     assert "Traceback" not in proc.stderr
 

@@ -46,8 +46,14 @@ TIMEOUT = 120
 
 
 async def run_host(
-    tmp_path: Path, answers: list[dict[str, Any]], request: str, multi_action: bool = False
+    tmp_path: Path,
+    answers: list[dict[str, Any]],
+    request: str,
+    multi_action: bool = False,
+    visual: bool = False,
+    **run: Any,
 ) -> dict[str, Any]:
+    """The HostAgent run on ``answers``, logging to ``logs/desk``; ``run``: more RunOptions."""
     options = RunOptions(
         request=request,
         workspace=tmp_path / "ws",
@@ -56,10 +62,11 @@ async def run_host(
         log_dir=tmp_path / "logs",
         task="desk",
         auto_approve=False,
+        **run,
     )
     with (tmp_path / "console.txt").open("w") as out:
         view = ConsoleView(console=Console(file=out, width=120))
-        return await run_host_task(options, view, DesktopOptions(multi_action=multi_action))
+        return await run_host_task(options, view, DesktopOptions(multi_action=multi_action, visual=visual))
 
 
 def read_log(tmp_path: Path) -> list[dict[str, Any]]:
@@ -67,17 +74,24 @@ def read_log(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+async def speculative_sum_answers(backend: LinuxDesktopBackend) -> tuple[list[dict[str, Any]], str]:
+    """The answers of a run that adds 2 and 3 in the open calculator with one speculative
+    AppAgent answer, and the calculator's window id."""
+    window, name, xid = await launched_window(backend, "gnome-calculator")
+    labels = await control_labels(backend, xid)
+    answers = [
+        select(window, name, "compute 2 + 3 in the calculator"),
+        *calculator_answers(labels, ["2", "+", "3", "="], multi_action=True, result="2 + 3 = 5"),
+        host("FINISH", result="2 + 3 = 5"),
+    ]
+    return answers, xid
+
+
 async def test_host_selects_calculator_and_app_agent_adds_with_one_speculative_answer(
     tmp_path: Path, calculator: LaunchedApp, desktop_backend: LinuxDesktopBackend
 ) -> None:
     async with asyncio.timeout(TIMEOUT):
-        window, name, xid = await launched_window(desktop_backend, "gnome-calculator")
-        labels = await control_labels(desktop_backend, xid)
-        answers = [
-            select(window, name, "compute 2 + 3 in the calculator"),
-            *calculator_answers(labels, ["2", "+", "3", "="], multi_action=True, result="2 + 3 = 5"),
-            host("FINISH", result="2 + 3 = 5"),
-        ]
+        answers, xid = await speculative_sum_answers(desktop_backend)
         result = await run_host(tmp_path, answers, "add 2 and 3 with the calculator", multi_action=True)
 
         assert await calculator_display(desktop_backend, xid) == "5"

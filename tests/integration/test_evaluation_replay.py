@@ -7,24 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from helpers.evaluation import RECORD_KEYS, verdict
 from helpers.linux_replay import answer, read_jsonl, run
 
-RECORD_KEYS = ["complete", "sub_scores", "reason", "level", "request", "type"]
-
-
-def verdict(complete: str, reason: str) -> dict[str, Any]:
-    return {
-        "reason": reason,
-        "sub_scores": [{"name": "demo/a.txt holds hello", "evaluation": complete}],
-        "complete": complete,
-    }
+HOLDS_HELLO = "demo/a.txt holds hello"
 
 
 async def test_a_passing_run_is_judged_yes(tmp_path: Path) -> None:
     answers = [
         answer("mkdir demo && echo 'hello' > demo/a.txt"),
         answer(None, "FINISH", result="demo/a.txt contains hello"),
-        verdict("yes", "the file was written and holds hello"),
+        verdict("yes", "the file was written and holds hello", HOLDS_HELLO),
     ]
     result = await run(tmp_path, answers, request="write hello into demo/a.txt", evaluate=True)
     assert result["status"] == "FINISH"
@@ -47,7 +40,9 @@ async def test_a_passing_run_is_judged_yes(tmp_path: Path) -> None:
 
 
 async def test_a_failing_run_is_judged_no(tmp_path: Path) -> None:
-    answers = [answer("cat missing.txt")] * 5 + [verdict("no", "missing.txt never existed; nothing was read")]
+    answers = [answer("cat missing.txt")] * 5 + [
+        verdict("no", "missing.txt never existed; nothing was read", HOLDS_HELLO)
+    ]
     result = await run(tmp_path, answers, request="show missing.txt", evaluate=True)
     assert result["status"] == "FAIL"
     records = read_jsonl(tmp_path / "logs" / "run1" / "evaluation.log")
@@ -69,7 +64,7 @@ async def test_an_evaluator_error_leaves_the_run_result_intact(tmp_path: Path, c
 
 
 async def test_without_evaluate_no_verdict_is_asked_for(tmp_path: Path) -> None:
-    answers = [answer(None, "FINISH", result="nothing to do"), verdict("yes", "unused")]
+    answers = [answer(None, "FINISH", result="nothing to do"), verdict("yes", "unused", HOLDS_HELLO)]
     await run(tmp_path, answers)
     assert not (tmp_path / "logs" / "run1" / "evaluation.log").exists()
     assert len(read_jsonl(tmp_path / "logs" / "run1" / "llm.log")) == 1
@@ -79,7 +74,10 @@ async def test_eva_session_in_system_yaml_turns_it_on(tmp_path: Path) -> None:
     config = tmp_path / "config"
     (config / "ufo").mkdir(parents=True)
     (config / "ufo" / "system.yaml").write_text("EVA_SESSION: true\n")
-    answers = [answer(None, "FINISH", result="nothing to do"), verdict("unsure", "no output shown")]
+    answers = [
+        answer(None, "FINISH", result="nothing to do"),
+        verdict("unsure", "no output shown", HOLDS_HELLO),
+    ]
     await run(tmp_path, answers, config_dir=config)
     records = read_jsonl(tmp_path / "logs" / "run1" / "evaluation.log")
     assert [r["complete"] for r in records] == ["unsure"]

@@ -32,5 +32,5 @@ class EvaluationAgentPrompter(BasicPrompter):
         )
 
     def user_content_construction(self, *args: Any, **kwargs: Any) -> str:
-        """Text only: screenshots for vision models are a later step."""
+        """The text part; a visual model's screenshots go before it (EvaluationAgent.message_constructor)."""
         return self.user_prompt_construction(*args, **kwargs)

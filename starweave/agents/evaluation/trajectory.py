@@ -25,9 +25,13 @@ def _one_line(value: Any, limit: int = FIELD_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _call(action: Any) -> str:
-    """``function(arguments)`` of a step's action (a dict, or a list of them), or '' for none."""
+def _call(record: Mapping[str, Any]) -> str:
+    """``function(arguments)`` of a step's action (a dict, or a list of them) or of a HostAgent step's
+    ``function_name``/``function_arguments``; '' for none."""
+    action = record.get("action")
     actions = action if isinstance(action, list) else [action]
+    if record.get("function_name"):
+        actions.append({"function": record["function_name"], "arguments": record.get("function_arguments")})
     calls = []
     for item in actions:
         if not isinstance(item, Mapping) or not item.get("function"):
@@ -37,8 +41,10 @@ def _call(action: Any) -> str:
     return "; ".join(calls)
 
 
-def _output(results: Any) -> str:
-    """The text the step's tool calls returned: stdout/stderr/error, else the result as JSON."""
+def _output(record: Mapping[str, Any]) -> str:
+    """The text the step's tool calls returned: stdout/stderr/error, else the result as JSON; a
+    desktop agent's step logs it already as text (``output``)."""
+    results = record.get("results")
     parts: list[str] = []
     for item in results if isinstance(results, list) else []:
         if not isinstance(item, Mapping):
@@ -54,23 +60,43 @@ def _output(results: Any) -> str:
             text = f"Error: {item['error']}\n{text}".strip()
         status = str(item.get("status") or "")
         parts.append(f"[{status}] {text}".strip() if status else text)
+    if not parts and isinstance(record.get("output"), str):
+        parts.append(record["output"])
     return clip("\n".join(p for p in parts if p), OUTPUT_CHARS)
 
 
+def _application(record: Mapping[str, Any]) -> str:
+    """Where a desktop agent's step acted: its application, or the HostAgent's selected one."""
+    return str(
+        record.get("application")
+        or record.get("assigned_third_party_agent")
+        or record.get("selected_application_root")
+        or ""
+    )
+
+
+#: The free-text fields of a step in the reference's trajectory order (spec D §21), before the action.
+_BEFORE_ACTION = ("observation", "thought", "plan")
+
+
 def step_text(record: Mapping[str, Any]) -> str:
-    """One step of the trajectory, a few lines."""
-    lines = [f"Step {record.get('step', '?')} (status {record.get('status', '')}):"]
-    if record.get("thought"):
-        lines.append(f"  thought: {_one_line(record['thought'])}")
-    call = _call(record.get("action"))
+    """One step of the trajectory, a few lines: the reference's ``{subtask, step, observation,
+    thought, plan, comment, action, application}`` where the step has them, and the output."""
+    agent = f" {record['agent_name']}" if record.get("agent_name") else ""
+    lines = [f"Step {record.get('step', '?')} (status {record.get('status', '')}){agent}:"]
+    if record.get("subtask"):
+        lines.append(f"  subtask: {_one_line(record['subtask'])}")
+    if _application(record):
+        lines.append(f"  application: {_one_line(_application(record))}")
+    lines += [f"  {key}: {_one_line(record[key])}" for key in _BEFORE_ACTION if record.get(key)]
+    call = _call(record)
     lines.append(f"  action: {_one_line(call) if call else '(none)'}")
-    output = _output(record.get("results"))
+    output = _output(record)
     if output:
         lines.append("  output:\n" + "\n".join(f"    {line}" for line in output.splitlines()))
-    if record.get("note"):
-        lines.append(f"  note: {_one_line(record['note'])}")
-    if record.get("result"):
-        lines.append(f"  result: {_one_line(record['result'])}")
+    lines += [
+        f"  {key}: {_one_line(record[key])}" for key in ("comment", "note", "result") if record.get(key)
+    ]
     return "\n".join(lines)
 
 

@@ -153,7 +153,12 @@ class RecordingEvaluator(EvaluationAgent):
         self.seen: list[list[Mapping[str, Any]]] = []
 
     async def evaluate(
-        self, request: str, records: Iterable[Mapping[str, Any]], outcome: Mapping[str, Any] | None = None
+        self,
+        request: str,
+        records: Iterable[Mapping[str, Any]],
+        outcome: Mapping[str, Any] | None = None,
+        screenshots: Path | None = None,
+        screenshot_steps: Any = None,
     ) -> EvaluationResponse:
         self.seen.append(list(records))
         return EvaluationResponse.model_validate({"complete": "yes", "reason": "ok", "sub_scores": []})
