@@ -18,6 +18,7 @@ from helpers.linux_replay import answer, replay_file
 
 from starweave.knowledge import KnowledgeBase
 from starweave.knowledge.examples import examples_of
+from starweave.knowledge.retrieval import EXAMPLES_HEADER
 
 DATA = Path(__file__).parents[1] / "unit" / "knowledge" / "data"
 REQUEST = "create notes.txt containing hello"
@@ -189,3 +190,34 @@ def test_learn_demo_errors_are_one_line(tmp_path: Path) -> None:
         proc = starweave(["learn", "demo", str(tmp_path / name)], tmp_path)
         assert_one_line_usage_error(proc, message)
     assert experience(tmp_path).store("demonstration").documents() == []
+
+
+@pytest.mark.slow
+def test_a_saved_run_reaches_a_later_similar_request_s_prompt_and_not_an_unrelated_one(
+    tmp_path: Path,
+) -> None:
+    saved = starweave(run_args(tmp_path, ANSWERS, "run1", "--save-experience"), tmp_path)
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    config = rag_config(tmp_path, "always_not")
+    # The replay model "follows" the example only when it is in the prompt it was given.
+    follows = {
+        "$if_prompt_contains": f"> Request: {REQUEST}",
+        "then": answer(None, "FINISH", result="followed the saved run"),
+        "else": answer(None, "FAIL", result="no example to follow"),
+    }
+
+    def later(request: str, task: str) -> tuple[dict[str, object], str]:
+        args = run_args(tmp_path, [follows], task, "--config-dir", str(config), "--json")
+        args[1] = request
+        proc = starweave(args, tmp_path)
+        assert proc.returncode in (0, 1), proc.stderr
+        return json.loads(proc.stdout), (tmp_path / "logs" / task / "request.log").read_text()
+
+    result, prompt = later("make a notes.txt file that says hi", "similar")
+    assert result["status"] == "FINISH" and result["result"] == "followed the saved run"
+    assert EXAMPLES_HEADER in json.loads(prompt.splitlines()[0])["prompt"][0]["content"]
+    result, prompt = later("compress the photos folder into a zip archive", "unrelated")
+    assert result["status"] == "FAIL"
+    assert EXAMPLES_HEADER not in prompt
+    # SAVE_EXPERIENCE: always_not: the later runs were not saved.
+    assert len(experience(tmp_path).store("experience").documents()) == 1
