@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,12 +23,14 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from starweave.errors import StarweaveError
+from starweave.errors import ConfigError, StarweaveError
+from starweave.log_folder import LogFolder, read_log_file
+from starweave.redaction import redact
 from starweave.session.console import ConsoleView
 from starweave.session.desktop_runner import DesktopOptions, run_host_task
 from starweave.session.evaluation import EVALUATION_LOG
 from starweave.session.logs import default_task_name
-from starweave.session.loop import INTERRUPTED, INTERRUPTED_ERROR
+from starweave.session.loop import INTERRUPTED, INTERRUPTED_ERROR, secrets_of
 from starweave.session.plan_objects import opened_object, place_in_workspace
 from starweave.session.plans import PlanEntry, RunMode, follower_request, read_plans
 from starweave.session.runner import RunOptions, load_options_config, run_linux_task
@@ -50,10 +53,12 @@ class BatchRequest:
 
 
 async def run_batch(options: RunOptions, view: ConsoleView, batch: BatchRequest) -> dict[str, Any]:
-    """Run every plan of ``batch.plan`` in turn; returns (and writes) the summary."""
+    """Run every plan of ``batch.plan`` in turn; returns (and writes) the summary. Each plan runs
+    one round, unattended: no follow-up request (MAX_ROUND) nor save-experience question is asked."""
     entries = read_plans(batch.plan, batch.mode)
     name = options.task or default_task_name()
-    folder = _batch_folder(options, batch, name)
+    folder, secrets = _batch_folder(options, batch, name)
+    options = replace(options, batch=True)
     rows: list[dict[str, Any]] = []
     try:
         for index, entry in enumerate(entries, start=1):
@@ -64,15 +69,16 @@ async def run_batch(options: RunOptions, view: ConsoleView, batch: BatchRequest)
         current = entries[len(rows)]
         rows.append(_row(current, INTERRUPTED, _saved_result(folder / current.name), INTERRUPTED_ERROR))
         rows.extend(_row(entry, NOT_RUN) for entry in entries[len(rows) :])
-        _finish(view, folder, name, batch, rows)
+        _finish(view, folder, name, batch, rows, secrets)
         raise
-    return _finish(view, folder, name, batch, rows)
+    return _finish(view, folder, name, batch, rows, secrets)
 
 
-def _batch_folder(options: RunOptions, batch: BatchRequest, name: str) -> Path:
-    """``<log dir>/<batch name>``, from the configuration (the name is checked as ``--task`` is)."""
+def _batch_folder(options: RunOptions, batch: BatchRequest, name: str) -> tuple[Path, list[str]]:
+    """``<log dir>/<batch name>``, from the configuration (the name is checked as ``--task`` is),
+    and the keys to keep out of the summary."""
     config = load_options_config(replace(options, request=batch.mode.value, task=name), {})[0]
-    return Path(config.system.log_dir).expanduser() / name
+    return Path(config.system.log_dir).expanduser() / name, secrets_of(config)
 
 
 async def _run_entry(
@@ -150,19 +156,32 @@ def _saved_result(log_path: Path) -> dict[str, Any] | None:
 
 
 def _verdict(log_path: Path) -> str:
-    """The run's evaluation verdict (``complete``: yes, no, unsure) from its evaluation.log, or "-"."""
+    """The run's evaluation verdict (``complete``: yes, no, unsure) from its evaluation.log, or "-".
+    A line that is not a JSON object (the model's commands may write there) is skipped."""
     try:
-        lines = (log_path / EVALUATION_LOG).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+        data = read_log_file(log_path / EVALUATION_LOG)
+    except (OSError, ConfigError):
         return NO_VERDICT
-    records = [json.loads(line) for line in lines if line.strip()]
-    return str(records[-1].get("complete", NO_VERDICT)) if records else NO_VERDICT
+    verdict = NO_VERDICT
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            verdict = str(record.get("complete", NO_VERDICT))
+    return verdict
 
 
 def _finish(
-    view: ConsoleView, folder: Path, name: str, batch: BatchRequest, rows: list[dict[str, Any]]
+    view: ConsoleView,
+    folder: Path,
+    name: str,
+    batch: BatchRequest,
+    rows: list[dict[str, Any]],
+    secrets: list[str],
 ) -> dict[str, Any]:
-    """Write ``summary.json``, print the table; the summary."""
+    """Write ``summary.json`` (secrets removed), print the table; the summary."""
     finished = sum(1 for row in rows if row["status"] == "FINISH")
     summary = {
         "batch": name,
@@ -176,8 +195,14 @@ def _finish(
         "plans": rows,
         "summary_path": str(folder / SUMMARY_FILE),
     }
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    text = redact(json.dumps(summary, indent=2, ensure_ascii=False), secrets)
+    # As the runs' logs are written: never through a symlink a model planted in the folder.
+    logs = LogFolder(Path(os.path.abspath(folder)))
+    try:
+        logs.replace(SUMMARY_FILE, (text + "\n").encode("utf-8"))
+    finally:
+        logs.close()
+    summary = json.loads(text)
     print_summary(view, summary)
     return summary
 

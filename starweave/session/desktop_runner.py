@@ -36,6 +36,7 @@ from starweave.session.runner import (
     RunOptions,
     check_agent_files,
     evaluation_wanted,
+    evaluator_wanted,
     load_options_config,
     make_evaluation_agent,
     make_linux_agent,
@@ -81,7 +82,7 @@ def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Sta
     for name in (HOST_NAME, "AppAgent"):
         config.mcp.setdefault(name, shipped[name])
     blocks = [(config.host_agent, "HOST_AGENT"), (config.app_agent, "APP_AGENT")]
-    if evaluation_wanted(options, config) and evaluation_configured(config):
+    if evaluator_wanted(options, config) and evaluation_configured(config):
         blocks.append((config.evaluation_agent, "EVALUATION_AGENT"))
     for block, name in blocks:
         if block.visual_mode and block.api_type == "local":
@@ -231,14 +232,23 @@ async def run_host_task(
             "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
             "logs": str(logs.path),
         }
-        return Wiring(agent, context, header, _evaluator(options, config, llm, stack, logs, view, header))
+        evaluator = _evaluator(options, config, llm, stack, logs, view, header)
+        return Wiring(agent, context, header, evaluator, evaluation_wanted(options, config))
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
         return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
 
     task = options.task or default_task_name()
     return await run_local_session(
-        config, options.request, task, workspace, view, set_up, result_of, options.save_experience
+        config,
+        options.request,
+        task,
+        workspace,
+        view,
+        set_up,
+        result_of,
+        options.save_experience,
+        batch=options.batch,
     )
 
 
@@ -251,9 +261,9 @@ def _evaluator(
     view: ConsoleView,
     header: dict[str, str],
 ) -> EvaluationAgent | None:
-    """The run's EvaluationAgent (``--evaluate`` / EVA_SESSION), or None; on a vision model it also
-    sees the run's screenshots. Named in the console header."""
-    if not evaluation_wanted(options, config):
+    """The run's EvaluationAgent (``--evaluate`` / EVA_SESSION / EVA_ROUND), or None; on a vision
+    model it also sees the run's screenshots. Named in the console header."""
+    if not evaluator_wanted(options, config):
         return None
     evaluator = make_evaluation_agent(config, llm, stack, logs, view)
     if evaluator is not None:

@@ -98,10 +98,18 @@ class SessionLogs:
         """Log one model call; the prompt is left out (request.log has it)."""
         self.llm_log.write({key: value for key, value in record.items() if key != "messages"})
 
+    def _result_text(self, result: dict[str, Any]) -> str:
+        text = json.dumps(to_jsonable_python(result, fallback=str), indent=2, ensure_ascii=False)
+        return scrub(text, self.secrets)
+
     def write_result(self, result: dict[str, Any]) -> Path:
         """Write ``result.json`` atomically and return its path."""
-        text = json.dumps(to_jsonable_python(result, fallback=str), indent=2, ensure_ascii=False)
-        return self.folder.replace("result.json", (scrub(text, self.secrets) + "\n").encode("utf-8"))
+        return self.folder.replace("result.json", (self._result_text(result) + "\n").encode("utf-8"))
+
+    def scrubbed(self, result: dict[str, Any]) -> dict[str, Any]:
+        """``result`` as ``result.json`` holds it: secrets removed (for what keeps it elsewhere)."""
+        scrubbed: dict[str, Any] = json.loads(self._result_text(result))
+        return scrubbed
 
     def write_markdown(self, text: str) -> Path:
         """Write ``output.md``."""

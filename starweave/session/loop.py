@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from starweave.agent import BasicAgent, Context, ContextNames
 from starweave.agents.evaluation import EvaluationAgent
 from starweave.config import StarweaveConfig
 from starweave.config.models import SystemConfig
 from starweave.errors import ConfigError
-from starweave.knowledge.saving import offer_experience
+from starweave.knowledge.saving import ask_on_terminal, offer_experience
 from starweave.llm.factory import secret_values
 from starweave.session.console import ConsoleView
 from starweave.session.customization import set_up_questions
@@ -46,8 +48,10 @@ class Wiring:
     agent: BasicAgent
     context: Context
     header: dict[str, str]
-    #: Judges the finished run (EVA_SESSION / --evaluate), with the model clients still open.
+    #: Judges the finished run and/or its rounds, with the model clients still open.
     evaluator: EvaluationAgent | None = None
+    #: Whether the whole session is judged (EVA_SESSION / --evaluate); EVA_ROUND alone judges rounds only.
+    judge_session: bool = True
 
 
 #: Sets up the session's agent and context; closers go on the stack, model calls to the logs.
@@ -82,9 +86,13 @@ async def run_local_session(
     set_up: SetUp,
     result_of: ResultOf,
     save_experience: bool = False,
+    *,
+    batch: bool = False,
 ) -> dict[str, Any]:
     """Run one request on this machine to completion and return its result (also in ``result.json``).
-    A FINISHed run is then offered to the experience store (``save_experience``: without asking).
+    A FINISHed one-round run is then offered to the experience store (``save_experience``: without
+    asking). ``batch`` (a plan of ``--mode batch_normal|follower``): one round, and neither a
+    follow-up request nor the save-experience question is asked.
 
     Cancelled (Ctrl+C: ``asyncio.run`` cancels this task), it still writes ``result.json`` and
     ``output.md`` with status ``interrupted`` and the steps so far, says where, and re-raises.
@@ -107,7 +115,9 @@ async def run_local_session(
             set_up_questions(config.system, wiring.agent, wiring.context, view, logs.secrets)
             view.start(request, wiring.header)
             session = new_session(task, wiring.context, request, wiring.agent, config.system)
-            add_rounds(session, config.system, view, wiring, logs, lambda r: _round_result(r, outcome()))
+            rounds = add_rounds(
+                session, config.system, view, wiring, logs, lambda r: _round_result(r, outcome()), batch
+            )
             await session.run()
         except asyncio.CancelledError:
             _report_interrupted(logs, config, request, view, outcome())
@@ -115,14 +125,96 @@ async def run_local_session(
         result = outcome()
         _write_outcome(logs, config, request, result)
         view.finish(result)
+        ran = len(session.rounds)
+        # After result.json is written: verdicts are advisory and never change the result.
+        await rounds.finish(ran)
         verdict = None
-        if wiring.evaluator is not None:
-            # After result.json is written: the verdict is advisory and never changes the result.
+        if wiring.evaluator is not None and wiring.judge_session:
             verdict = await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
-        await offer_experience(
-            config.system, logs.responses(), result, view.console, save_experience, verdict
-        )
+        if ran > 1:
+            _multi_round_not_saved(config.system, view, ran, save_experience)
+        else:
+            # The scrubbed result, as result.json holds it: no key typed in the request is kept.
+            await offer_experience(
+                config.system,
+                logs.responses(),
+                logs.scrubbed(result),
+                view.console,
+                save_experience,
+                verdict,
+                ask=_not_asked_in_batch if batch else ask_on_terminal,
+            )
     return result
+
+
+async def _not_asked_in_batch(console: Console, question: str) -> bool | None:
+    """A batch plan's run is not stopped for the save-experience question: not saved, said in one line."""
+    console.print(
+        "Experience not saved: not asked in a batch (use --save-experience, or SAVE_EXPERIENCE: always).",
+        soft_wrap=True,
+    )
+    return False
+
+
+def _multi_round_not_saved(system: SystemConfig, view: ConsoleView, ran: int, forced: bool) -> None:
+    """Experience is one request and its steps: a session of several rounds (MAX_ROUND) is not saved."""
+    if forced or system.rag_experience:
+        view.console.print(
+            f"Experience not saved: the session ran {ran} rounds; only a one-round run is saved.",
+            soft_wrap=True,
+        )
+
+
+class RoundVerdicts:
+    """EVA_ROUND: each round judged from its own steps. A round's verdict waits until the user gives
+    a follow-up request or the session ends, so that a session of one round that is judged as a
+    whole is not judged twice."""
+
+    def __init__(
+        self,
+        evaluator: EvaluationAgent,
+        logs: SessionLogs,
+        view: ConsoleView,
+        round_result: Callable[[BaseRound], dict[str, Any]],
+        judge_session: bool,
+    ) -> None:
+        self.evaluator = evaluator
+        self.logs = logs
+        self.view = view
+        self.round_result = round_result
+        self.judge_session = judge_session
+        self.pending: tuple[BaseRound, dict[str, Any]] | None = None
+
+    async def ended(self, round_: BaseRound) -> None:
+        """``round_`` ended: its outcome is taken now (a follow-up round resets the round's result)."""
+        self.pending = (round_, self.round_result(round_))
+
+    async def judge_pending(self) -> None:
+        """Judge the round that ended last, if it has not been judged."""
+        if self.pending is None:
+            return
+        round_, result = self.pending
+        self.pending = None
+        await evaluate_run(
+            self.evaluator, self.logs, result, self.view, round_.agent.name, round_num=round_.id
+        )
+
+    async def finish(self, rounds_run: int) -> None:
+        """The session ended after ``rounds_run`` rounds: judge the last one, unless it was the only
+        one and the session's verdict judges the same steps."""
+        if rounds_run == 1 and self.judge_session:
+            self.pending = None
+        await self.judge_pending()
+
+
+class _NoRoundVerdicts:
+    """Without EVA_ROUND (or an evaluator): nothing to judge per round."""
+
+    async def judge_pending(self) -> None:
+        """Nothing pending."""
+
+    async def finish(self, rounds_run: int) -> None:
+        """Nothing pending."""
 
 
 def add_rounds(
@@ -132,20 +224,28 @@ def add_rounds(
     wiring: Wiring,
     logs: SessionLogs,
     round_result: Callable[[BaseRound], dict[str, Any]],
-) -> None:
-    """MAX_ROUND: follow-up requests asked on the terminal; EVA_ROUND (with an evaluator): each round
-    judged when it ends, from ``round_result(round)``."""
-    session.max_round = system.max_round
-    if system.max_round > 1:
-        session.next_request = view.next_request
+    batch: bool = False,
+) -> RoundVerdicts | _NoRoundVerdicts:
+    """MAX_ROUND: follow-up requests asked on the terminal (never for a ``batch`` plan's run: one
+    round); EVA_ROUND (with an evaluator): each round judged from ``round_result(round)``. Returns
+    what judges the rounds; its ``finish`` judges the last one once the session ended."""
+    session.max_round = 1 if batch else system.max_round
     evaluator = wiring.evaluator
+    verdicts: RoundVerdicts | _NoRoundVerdicts = _NoRoundVerdicts()
     if system.eva_round and evaluator is not None:
+        verdicts = RoundVerdicts(evaluator, logs, view, round_result, wiring.judge_session)
+        session.round_end = verdicts.ended
+    if session.max_round > 1:
+        judge_previous = verdicts.judge_pending
 
-        async def judge(round_: BaseRound) -> None:
-            result = round_result(round_)
-            await evaluate_run(evaluator, logs, result, view, round_.agent.name, round_num=round_.id)
+        async def next_request(round_num: int, max_round: int) -> str | None:
+            request = await view.next_request(round_num, max_round)
+            if request:
+                await judge_previous()  # another round follows: the one before it is judged now
+            return request
 
-        session.round_end = judge
+        session.next_request = next_request
+    return verdicts
 
 
 def _round_result(round_: BaseRound, session_result: dict[str, Any]) -> dict[str, Any]:

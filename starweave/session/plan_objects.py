@@ -1,17 +1,20 @@
 """A batch plan's object, made available to its run (the reference's ``FromFileSession`` opens it).
 
 For the LinuxAgent the file is copied into the workspace (a different file of that name there is
-never overwritten). For the HostAgent the file is opened in its application before the run (a text
-file in mousepad on Linux, through the desktop backend's launcher) and, with ``"close": true``, its
-window is closed afterwards.
+never overwritten, and a symlink there is refused, never written through). For the HostAgent the
+file is opened in its application before the run (a text file in mousepad on Linux, through the
+desktop backend's launcher) and, with ``"close": true``, its window is closed afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import filecmp
+import os
 import shlex
 import shutil
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,17 +30,36 @@ TEXT_SUFFIXES = {".txt", ".md", ".csv", ".json", ".log", ".py", ".yaml", ".yml",
 
 
 def place_in_workspace(source: Path, workspace: Path) -> Path:
-    """``source`` copied into ``workspace`` (kept when it is already there, or an equal copy is)."""
+    """``source`` copied into ``workspace`` (kept when an equal regular file is there already).
+
+    An earlier plan's model may have planted a symlink under the object's name: it is refused, never
+    written through or handed over; the copy goes to a fresh temporary file renamed into place."""
     target = workspace / source.name
+    if target.is_symlink():
+        raise ConfigError(
+            f"the workspace's {target} is a symlink, not the plan's object {source.name}; "
+            "not copied through it (remove it to run this plan)"
+        )
     if target.exists():
-        if target.resolve() == source.resolve() or (target.is_file() and filecmp.cmp(source, target, False)):
+        if target.is_file() and filecmp.cmp(source, target, False):
             return target
         raise ConfigError(
             f"the plan's object {source.name} differs from the file of that name in the workspace "
             f"{workspace}; not overwritten"
         )
     workspace.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source, target)
+    # mkstemp creates the file with O_EXCL: nothing planted under the temporary name is followed.
+    fd, tmp = tempfile.mkstemp(prefix=f".{source.name}.", suffix=".tmp", dir=workspace)
+    try:
+        with os.fdopen(fd, "wb") as out, source.open("rb") as data:
+            shutil.copyfileobj(data, out)
+        shutil.copystat(source, tmp)
+        # A symlink planted since the check is replaced, not followed.
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
     return target
 
 

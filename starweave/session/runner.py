@@ -55,6 +55,9 @@ class RunOptions:
     evaluate: bool = False
     #: Save a FINISHed run as experience without asking (``--save-experience``).
     save_experience: bool = False
+    #: A plan's run in ``--mode batch_normal|follower``: one round, and no follow-up request or
+    #: save-experience question asked on the terminal.
+    batch: bool = False
 
 
 def model_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
@@ -147,7 +150,7 @@ def _load_run_config(options: RunOptions) -> tuple[StarweaveConfig, Path]:
             "for a named model pass --provider too (openai, ollama, claude, ...)"
         )
     check_agent_files(config.app_agent)
-    if evaluation_wanted(options, config) and evaluation_configured(config):
+    if evaluator_wanted(options, config) and evaluation_configured(config):
         check_agent_files(config.evaluation_agent, "EVALUATION_AGENT")
     return config, workspace
 
@@ -197,24 +200,37 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
             "logs": str(logs.path),
         }
         evaluator = None
-        if evaluation_wanted(options, config):
+        if evaluator_wanted(options, config):
             evaluator = make_evaluation_agent(config, llm, stack, logs, view)
         if evaluator is not None:
             header["evaluation"] = f"{evaluator.llm.name} · {evaluator.llm.model}"
-        return Wiring(agent, context, header, evaluator)
+        return Wiring(agent, context, header, evaluator, evaluation_wanted(options, config))
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
         return session_result(session, log_path, duration, workspace)
 
     task = options.task or default_task_name()
     return await run_local_session(
-        config, options.request, task, workspace, view, set_up, result_of, options.save_experience
+        config,
+        options.request,
+        task,
+        workspace,
+        view,
+        set_up,
+        result_of,
+        options.save_experience,
+        batch=options.batch,
     )
 
 
 def evaluation_wanted(options: RunOptions, config: StarweaveConfig) -> bool:
     """Whether the run is judged afterwards: ``--evaluate`` or EVA_SESSION."""
     return options.evaluate or config.system.eva_session
+
+
+def evaluator_wanted(options: RunOptions, config: StarweaveConfig) -> bool:
+    """Whether the run needs an EvaluationAgent: its session is judged, or its rounds (EVA_ROUND)."""
+    return evaluation_wanted(options, config) or config.system.eva_round
 
 
 def make_evaluation_agent(

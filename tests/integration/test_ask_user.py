@@ -172,3 +172,36 @@ async def test_eva_round_judges_each_round_and_the_session(tmp_path: Path) -> No
         ("round", 1, "no", "second request"),
         ("session", None, "unsure", "first request"),
     ]
+
+
+def verdict_answer(complete: str) -> dict[str, Any]:
+    return {"reason": f"judged {complete}", "sub_scores": [], "complete": complete}
+
+
+async def test_eva_round_alone_judges_the_rounds_without_a_session_verdict(tmp_path: Path) -> None:
+    answers = [
+        answer(None, "FINISH", result="first"),
+        verdict_answer("yes"),
+        answer(None, "FINISH", result="second"),
+        verdict_answer("no"),
+    ]
+    # EVA_ROUND without EVA_SESSION / --evaluate: the evaluator is built for the rounds only.
+    config = config_dir(tmp_path, MAX_ROUND=2, EVA_ROUND=True)
+    await run(tmp_path, answers, request="first request", config_dir=config, typed=["second request"])
+    records = read_jsonl(tmp_path / "logs" / "run1" / "evaluation.log")
+    assert [(r["level"], r.get("round"), r["complete"]) for r in records] == [
+        ("round", 0, "yes"),
+        ("round", 1, "no"),
+    ]
+
+
+async def test_a_single_round_judged_as_a_session_is_not_judged_twice(tmp_path: Path) -> None:
+    answers = [answer(None, "FINISH", result="done"), verdict_answer("unsure")]
+    # One round ran: MAX_ROUND 1, or the user gave no follow-up request.
+    for max_round, typed in ((1, None), (3, [""])):
+        folder = tmp_path / f"max_round_{max_round}"
+        folder.mkdir()
+        config = config_dir(folder, MAX_ROUND=max_round, EVA_ROUND=True, EVA_SESSION=True)
+        await run(folder, answers, request="only request", config_dir=config, typed=typed)
+        records = read_jsonl(folder / "logs" / "run1" / "evaluation.log")
+        assert [(r["level"], r["complete"]) for r in records] == [("session", "unsure")]

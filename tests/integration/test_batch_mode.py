@@ -7,12 +7,16 @@ provider answers from ``<replay folder>/<plan name>.jsonl``.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from helpers.linux_replay import answer
+import pytest
+from helpers.linux_replay import AnsweringView, answer
+from integration.test_ask_user import config_dir
 from rich.console import Console
 
+from starweave.knowledge import KnowledgeBase
 from starweave.session.batch import BatchRequest, run_batch
 from starweave.session.console import ConsoleView
 from starweave.session.plans import RunMode
@@ -132,3 +136,37 @@ async def test_evaluation_verdicts_go_into_the_summary(tmp_path: Path) -> None:
     assert row["status"] == "FINISH" and row["evaluation"] == "yes"
     assert (tmp_path / "logs" / "nightly" / "judged" / "evaluation.log").is_file()
     assert summary["status"] == "FINISH"
+
+
+async def test_a_plan_runs_one_round_without_terminal_questions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STARWEAVE_KNOWLEDGE_DIR", str(tmp_path / "kb"))
+    plans = tmp_path / "plans"
+    write_plan(plans, "asked", {"task": "say done"})
+    write_plan(plans, "forced", {"task": "say done too"})
+    for name in ("asked", "forced"):
+        write_replay(tmp_path / "replay", name, [answer(None, "FINISH", result="done")])
+    # A terminal that would answer, MAX_ROUND 2 and SAVE_EXPERIENCE ask: a plan still asks nothing.
+    config = config_dir(tmp_path, MAX_ROUND=2, RAG_EXPERIENCE=True, SAVE_EXPERIENCE="ask")
+    base = RunOptions(
+        request="",
+        workspace=tmp_path / "ws",
+        task="nightly",
+        provider="replay",
+        replay_file=tmp_path / "replay",
+        log_dir=tmp_path / "logs",
+        config_dir=config,
+    )
+    with (tmp_path / "console.txt").open("w") as out:
+        view = AnsweringView(Console(file=out, width=140), answer=False, typed=["another request"])
+        summary = await run_batch(base, view, BatchRequest(RunMode.BATCH, plans / "asked.json"))
+        # An explicit --save-experience still saves the plan's run.
+        forced = replace(base, task="forced_batch", save_experience=True)
+        await run_batch(forced, view, BatchRequest(RunMode.BATCH, plans / "forced.json"))
+    console = (tmp_path / "console.txt").read_text(encoding="utf-8")
+    assert summary["status"] == "FINISH" and view.typed == ["another request"]
+    assert "Next request" not in console
+    assert "Experience not saved: not asked in a batch" in console
+    (document,) = KnowledgeBase(tmp_path / "kb").store("experience").documents()
+    assert f"Experience saved: {document.id}" in console

@@ -116,6 +116,8 @@ class HostAgent(BasicAgent):
         self.view: Any = view
         self.confirmer: Confirmer | None = confirmer
         self.asker: Asker | None = None
+        # ASK_QUESTION (set with the asker): passed on to third-party agents made on first use.
+        self.offer_questions = False
         self.annotator: Any = None
         self.auto_approve = auto_approve
         self.safe_guard = True

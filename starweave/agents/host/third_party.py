@@ -30,7 +30,9 @@ def third_party_agent(host: HostAgent, name: str) -> BasicAgent:
     agent.blackboard = host.blackboard
     if agent.llm is None:
         agent.llm = host.llm
-    for option in ("confirmer", "auto_approve", "view"):
+    # The asker and offer_questions too: an agent made after the session installed the asker still
+    # asks its PENDING questions (ASK_QUESTION) under --agent host.
+    for option in ("confirmer", "auto_approve", "view", "asker", "offer_questions"):
         if hasattr(agent, option):
             setattr(agent, option, getattr(host, option))
     knowledge = getattr(agent, "knowledge", None)
