@@ -30,8 +30,8 @@ from starweave.session.annotation import SetOfMarkAnnotator
 from starweave.session.console import ConsoleView
 from starweave.session.evaluation import configure_screenshots, evaluation_configured
 from starweave.session.follower import start_following
-from starweave.session.logs import SessionLogs, default_task_name
-from starweave.session.loop import Wiring, run_local_session, session_context
+from starweave.session.logs import SessionLogs
+from starweave.session.loop import Wiring, session_context
 from starweave.session.runner import (
     RunOptions,
     check_agent_files,
@@ -41,6 +41,7 @@ from starweave.session.runner import (
     make_evaluation_agent,
     make_linux_agent,
     model_overrides,
+    run_options_session,
 )
 from starweave.session.session import LinuxSession
 from starweave.session.timeouts import tool_timeout
@@ -238,18 +239,7 @@ async def run_host_task(
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
         return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
 
-    task = options.task or default_task_name()
-    return await run_local_session(
-        config,
-        options.request,
-        task,
-        workspace,
-        view,
-        set_up,
-        result_of,
-        options.save_experience,
-        batch=options.batch,
-    )
+    return await run_options_session(options, config, workspace, view, set_up, result_of)
 
 
 def _evaluator(

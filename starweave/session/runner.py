@@ -27,7 +27,7 @@ from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.evaluation import evaluation_configured
 from starweave.session.logs import SessionLogs, default_task_name
-from starweave.session.loop import Wiring, run_local_session, session_context
+from starweave.session.loop import ResultOf, SetUp, Wiring, run_local_session, session_context
 from starweave.session.session import LinuxSession
 from starweave.session.timeouts import command_timeout, tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
@@ -209,6 +209,19 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
         return session_result(session, log_path, duration, workspace)
 
+    return await run_options_session(options, config, workspace, view, set_up, result_of)
+
+
+async def run_options_session(
+    options: RunOptions,
+    config: StarweaveConfig,
+    workspace: Path,
+    view: ConsoleView,
+    set_up: SetUp,
+    result_of: ResultOf,
+) -> dict[str, Any]:
+    """:func:`run_local_session` of ``options``: its request, task name (else a timestamped one),
+    ``--save-experience`` and whether it is a batch plan's run."""
     task = options.task or default_task_name()
     return await run_local_session(
         config,
