@@ -120,7 +120,7 @@ async def run_local_session(
             # After result.json is written: the verdict is advisory and never changes the result.
             verdict = await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
         await offer_experience(
-            config.system, logs.responses(), result, view.console, save_experience, verdict
+            config.system, logs.responses(), result, view, save_experience, verdict
         )
     return result
 
