@@ -284,13 +284,14 @@ class KnowledgeStore:
     def _fused(
         self, db: sqlite3.Connection, query: str, k: int, app: str | None, embedder: Embedder
     ) -> list[Any]:
-        """Both rankings (twice ``k`` deep each) merged; when the model fails, the lexical one alone
-        (a search must not fail because an embedding endpoint is down)."""
+        """Both rankings (twice ``k`` deep each) merged; when the model fails, or the store has no
+        vectors table (made before one existed, and only read since), the lexical one alone (a
+        search must not fail because an embedding endpoint is down)."""
         lexical = self._lexical(db, query, 2 * k, app)
         try:
             (vector,) = embedder.embed([query])
             semantic = vectors.nearest(db, self.path, embedder.name, vector, 2 * k, app)
-        except KnowledgeError as exc:
+        except (KnowledgeError, sqlite3.Error) as exc:
             log.warning("Semantic retrieval is off for this search: %s", exc)
             return lexical[:k]
         by_rowid = {row[-1]: row for row in lexical}
