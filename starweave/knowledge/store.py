@@ -43,7 +43,7 @@ COMMON_SHARE = 0.2
 # its IDF to 1e-6): a query made only of such words ranks nothing, so its passages are not ranked.
 NO_WEIGHT_SHARE = 0.5
 MIN_PASSAGES_TO_PRUNE = 200
-_WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(r"\w+", re.UNICODE)
 # Words too common to tell passages apart: BM25 gives them almost no weight, yet each one would make
 # every passage a candidate to rank (the cost of a search grows with the candidates).
 STOPWORDS = frozenset(
@@ -106,14 +106,14 @@ def match_expression(query: str, max_terms: int = MAX_QUERY_TERMS) -> str:
 
     Quoting makes every word a plain string, so ``AND``, ``NEAR(``, ``col:``, ``*`` or ``"`` in a
     request are searched for (or dropped, as punctuation), never interpreted."""
-    words = dict.fromkeys(word.lower() for word in _WORD.findall(query))
+    words = dict.fromkeys(word.lower() for word in WORD.findall(query))
     terms = [word for word in words if word not in STOPWORDS] or list(words)
     return " OR ".join(f'"{term}"' for term in terms[:max_terms])
 
 
 def _app_phrase(app: str) -> str:
     """The FTS5 phrase matching an app name's words in the ``app`` column (quoted, never syntax)."""
-    return '"' + " ".join(word.lower() for word in _WORD.findall(app)) + '"'
+    return '"' + " ".join(word.lower() for word in WORD.findall(app)) + '"'
 
 
 def check_fts5() -> None:
@@ -269,7 +269,7 @@ class KnowledgeStore:
         """The ``k`` passages that best match ``query`` (BM25, merged with the semantic ranking
         when the store has an embedder), optionally only those of ``app`` (matched
         case-insensitively). A query with no words, or an empty store, finds nothing."""
-        if k <= 0 or not self.path.exists() or (app is not None and not _WORD.search(app)):
+        if k <= 0 or not self.path.exists() or (app is not None and not WORD.search(app)):
             return []
         with self._connect(create=False) as db:
             if self.embedder is None:

@@ -16,10 +16,12 @@ from starweave.knowledge.retrieval import (
     EXAMPLES_HEADER,
     KNOWLEDGE_HEADER,
     PASSAGE_CHARS,
+    RETRIEVAL_BUDGET_CHARS,
     KnowledgeSlots,
     Passage,
     Retrieved,
     Retriever,
+    is_relevant,
     quote,
     retriever_of,
     with_block,
@@ -154,3 +156,44 @@ async def test_slots_retrieve_once_per_query() -> None:
     assert retriever.calls == [("subtask one", "gimp", "app"), ("subtask two", "gimp", "app")]
     assert slots.additional_examples() == [f"{EXAMPLES_HEADER}\n[1]\n> subtask two"]
     assert await KnowledgeSlots(None).provide("x") == Retrieved()
+
+
+async def test_an_example_needs_half_of_the_querys_words_not_just_one(root: Path) -> None:
+    save_example(KnowledgeBase(root).store("experience"), an_example("count csv files in the data folder"))
+    retriever = Retriever(config(RAG_EXPERIENCE=True))
+    similar = await retriever.retrieve("count the csv files in data")
+    assert [e.splitlines()[0] for e in similar.examples] == ["Request: count csv files in the data folder"]
+    # "file" alone is shared (the store finds the example by it): not enough to be reused.
+    assert (await retriever.retrieve("open the file manager")).examples == []
+
+
+def test_relevance_counts_distinct_content_words() -> None:
+    assert is_relevant("zip the reports", "zip reports quickly")
+    assert not is_relevant("open the file manager", "count csv files in the data folder")
+    assert is_relevant("open the file manager", "open the file browser")
+    assert not is_relevant("the", "the")  # no content word: nothing to be similar in
+
+
+def many(count: int, text: str) -> list[str]:
+    return [f"{text} {n} " + "x" * 600 for n in range(count)]
+
+
+def test_what_does_not_fit_goes_lowest_ranked_first_passages_before_examples() -> None:
+    found = Retrieved([Passage(f"p{n}", t) for n, t in enumerate(many(8, "passage"))], many(8, "example"))
+    fitted = found.within(3000)
+    assert fitted.size() <= 3000 and fitted.passages == [] and fitted.examples == found.examples[:4]
+    roomy = found.within(8000)
+    assert roomy.examples == found.examples and roomy.passages == found.passages[: len(roomy.passages)]
+    assert 0 < len(roomy.passages) < 8 and roomy.size() <= 8000
+    assert found.within(10).size() == 0
+
+
+async def test_slots_give_at_most_their_budget() -> None:
+    class Huge(CountingRetriever):
+        async def retrieve(self, query: str, app: str | None = None, agent: str = "") -> Retrieved:
+            return Retrieved([Passage("p", t) for t in many(20, "passage")], many(20, "example"))
+
+    slots = KnowledgeSlots(Huge(), "host")
+    await slots.provide("anything")
+    assert len(slots.knowledge_text()) + len("".join(slots.additional_examples())) <= RETRIEVAL_BUDGET_CHARS
+    assert slots.additional_examples()
