@@ -413,15 +413,3 @@ class KnowledgeBase:
         if kind not in KINDS:
             raise KnowledgeError(f"unknown knowledge kind {kind!r}; choose one of {', '.join(KINDS)}")
         return KnowledgeStore(self.root / kind, kind, self.embedder)
-
-    def stores(self) -> list[KnowledgeStore]:
-        """The store of every kind."""
-        return [self.store(kind) for kind in KINDS]
-
-    def find(self, doc_id: str) -> DocumentInfo | None:
-        """Document ``doc_id`` in whichever store holds it, or None."""
-        for store in self.stores():
-            info = store.get(doc_id)
-            if info is not None:
-                return info
-        return None
