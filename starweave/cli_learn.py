@@ -26,7 +26,7 @@ from starweave.knowledge import (
     collect_files,
     read_document,
 )
-from starweave.knowledge.configured import open_store
+from starweave.knowledge.configured import knowledge_base
 from starweave.knowledge.documents import SUPPORTED_SUFFIXES
 from starweave.knowledge.demonstrations import load_demonstrations
 from starweave.knowledge.examples import Example, save_example
@@ -40,26 +40,21 @@ StoreOption = Annotated[
     Path | None,
     typer.Option(
         "--store",
-        help="Folder of the knowledge stores (default: $STARWEAVE_KNOWLEDGE_DIR or "
-        "$XDG_DATA_HOME/starweave/vectordb).",
+        help="Folder of the knowledge stores (default: $STARWEAVE_KNOWLEDGE_DIR, else vectordb in "
+        "$STARWEAVE_DATA_DIR or $XDG_DATA_HOME/starweave).",
     ),
 ]
 
 
+def _base(store: Path | None) -> KnowledgeBase:
+    """The stores: under --store, else where the configuration puts them (EXPERIENCE_SAVED_PATH,
+    DEMONSTRATION_SAVED_PATH), else under the default root; with the configured embedder
+    (RAG_EMBEDDING_MODEL), so learned documents get their vectors."""
+    return knowledge_base(load_config().system, store)
+
+
 def _store(kind: str, store: Path | None) -> KnowledgeStore:
-    """The store of ``kind``: under --store, else where the configuration puts it
-    (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the default root; with the
-    configured embedder (RAG_EMBEDDING_MODEL), so learned documents get their vectors."""
-    return open_store(load_config().system, kind, store)
-
-
-def _stores(kind: str | None, store: Path | None) -> list[KnowledgeStore]:
-    return [_store(k, store) for k in ([kind] if kind else KINDS)]
-
-
-def _find(doc_id: str, store: Path | None) -> DocumentInfo | None:
-    """Document ``doc_id`` in whichever store holds it."""
-    return next((info for s in _stores(None, store) if (info := s.get(doc_id)) is not None), None)
+    return _base(store).store(kind)
 
 
 @contextmanager
@@ -156,7 +151,7 @@ def learn_list(
 ) -> None:
     """List what the agents know: one line per document."""
     with one_line_errors():
-        infos = [info for s in _stores(kind, store) for info in s.documents()]
+        infos = [info for s in _base(store).stores(kind) for info in s.documents()]
     if json_output:
         rows = [
             {
@@ -187,7 +182,7 @@ def learn_show(
 ) -> None:
     """Show one stored document: where it came from and its text."""
     with one_line_errors():
-        info = _find(doc_id, store)
+        info = _base(store).find(doc_id)
     if info is None:
         fail(f"no learned document {doc_id!r} (see: starweave learn list)")
     print(f"id: {info.id}\nkind: {info.kind}\nsource: {info.source}\napp: {info.app or '-'}")
@@ -218,7 +213,7 @@ def learn_forget(
     if doc_id is None:
         fail("name a document id, or use --kind K --all (see: starweave learn list)")
     with one_line_errors():
-        info = _find(doc_id, store)
+        info = _base(store).find(doc_id)
         if info is None:
             fail(f"no learned document {doc_id!r} (see: starweave learn list)")
         _store(info.kind, store).forget(doc_id)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KINDS = ("docs", "experience", "demonstration")
+DATA_DIR_ENV = "STARWEAVE_DATA_DIR"
 DB_NAME = "knowledge.sqlite3"
 MAX_QUERY_TERMS = 64
 # A query word found in more than this share of the passages is searched for only when the query has
@@ -90,14 +91,23 @@ END;
 )
 
 
+def data_root(env: Mapping[str, str] | None = None) -> Path:
+    """Starweave's data folder: ``$STARWEAVE_DATA_DIR``, else ``$XDG_DATA_HOME/starweave`` (default
+    ``~/.local/share/starweave``): user data, so it survives reinstalls."""
+    env = os.environ if env is None else env
+    if env.get(DATA_DIR_ENV):
+        return Path(env[DATA_DIR_ENV]).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    return Path(base) / "starweave"
+
+
 def default_root(env: Mapping[str, str] | None = None) -> Path:
-    """Where the stores live: ``$STARWEAVE_KNOWLEDGE_DIR``, else ``$XDG_DATA_HOME/starweave/vectordb``
-    (default ``~/.local/share/starweave/vectordb``): user data, so it survives reinstalls."""
+    """Where the stores live: ``$STARWEAVE_KNOWLEDGE_DIR``, else ``vectordb`` in the data folder
+    (:func:`data_root`)."""
     env = os.environ if env is None else env
     if env.get("STARWEAVE_KNOWLEDGE_DIR"):
-        return Path(env["STARWEAVE_KNOWLEDGE_DIR"])
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
-    return Path(base) / "starweave" / "vectordb"
+        return Path(env["STARWEAVE_KNOWLEDGE_DIR"]).expanduser()
+    return data_root(env) / "vectordb"
 
 
 def match_expression(query: str, max_terms: int = MAX_QUERY_TERMS) -> str:
@@ -402,14 +412,30 @@ class KnowledgeStore:
 
 class KnowledgeBase:
     """The stores of every kind under one root: ``root/docs``, ``root/experience``,
-    ``root/demonstration`` (the reference's ``vectordb/`` layout)."""
+    ``root/demonstration`` (the reference's ``vectordb/`` layout); ``folders`` puts a kind's store
+    elsewhere (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH)."""
 
-    def __init__(self, root: Path | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, root: Path | None = None, embedder: Embedder | None = None, folders: Mapping[str, Path] | None = None
+    ) -> None:
         self.root = Path(root) if root is not None else default_root()
         self.embedder = embedder
+        self.folders = dict(folders or {})
 
     def store(self, kind: str) -> KnowledgeStore:
         """The store of ``kind`` (one of :data:`KINDS`)."""
         if kind not in KINDS:
             raise KnowledgeError(f"unknown knowledge kind {kind!r}; choose one of {', '.join(KINDS)}")
-        return KnowledgeStore(self.root / kind, kind, self.embedder)
+        return KnowledgeStore(self.folders.get(kind) or self.root / kind, kind, self.embedder)
+
+    def stores(self, kind: str | None = None) -> list[KnowledgeStore]:
+        """The store of ``kind``, or of every kind."""
+        return [self.store(k) for k in ([kind] if kind else KINDS)]
+
+    def find(self, doc_id: str) -> DocumentInfo | None:
+        """Document ``doc_id`` in whichever store holds it, or None."""
+        for store in self.stores():
+            info = store.get(doc_id)
+            if info is not None:
+                return info
+        return None

@@ -57,6 +57,15 @@ def test_stores_are_the_saved_paths_or_the_kinds_folder_under_the_root(root: Pat
     assert open_store(custom, "demonstration").folder == tmp_path / "d"
 
 
+def test_a_relative_saved_path_is_inside_the_knowledge_root_not_the_current_folder(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    relative = config(EXPERIENCE_SAVED_PATH="mine/exp", DEMONSTRATION_SAVED_PATH="demos")
+    assert open_store(relative, "experience").folder == root / "mine" / "exp"
+    assert open_store(relative, "demonstration").folder == root / "demos"
+
+
 async def test_help_passages_prefer_the_agents_application(root: Path) -> None:
     learn(root, "gimp.md", "To crop an image choose Image, Crop to Selection.", app="gimp")
     learn(root, "shell.md", "To crop an image on the shell run convert -crop.")
