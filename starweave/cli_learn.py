@@ -27,8 +27,8 @@ from starweave.knowledge import (
     read_document,
 )
 from starweave.knowledge.configured import knowledge_base
-from starweave.knowledge.documents import SUPPORTED_SUFFIXES
 from starweave.knowledge.demonstrations import load_demonstrations
+from starweave.knowledge.documents import SUPPORTED_SUFFIXES
 from starweave.knowledge.examples import Example, save_example
 
 learn_app = typer.Typer(

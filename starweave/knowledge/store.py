@@ -416,7 +416,10 @@ class KnowledgeBase:
     elsewhere (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH)."""
 
     def __init__(
-        self, root: Path | None = None, embedder: Embedder | None = None, folders: Mapping[str, Path] | None = None
+        self,
+        root: Path | None = None,
+        embedder: Embedder | None = None,
+        folders: Mapping[str, Path] | None = None,
     ) -> None:
         self.root = Path(root) if root is not None else default_root()
         self.embedder = embedder

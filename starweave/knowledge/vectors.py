@@ -1,11 +1,12 @@
 """Passage vectors for the semantic retriever, kept next to the passages they embed.
 
 Vectors live in the store's own SQLite file (table ``vectors``, deleted with their passage), one
-per passage (the key is the passage's rowid alone: a store holds one model's vectors, and adding
-passages with another model replaces theirs), named with their model, as unit-length float32 blobs; a search is a dot product over
-them with numpy (``pip install 'starweave[embeddings]'``). The lexical and the semantic rankings
-are merged by reciprocal rank fusion, so a passage found both ways ranks first and a store with
-vectors for only some passages still finds the others by their words.
+per passage, keyed by the passage's rowid alone: a store holds one model's vectors (each row names
+its model), and passages added again with another model replace theirs. They are unit-length
+float32 blobs; a search is a dot product over them with numpy (``pip install
+'starweave[embeddings]'``). The lexical and the semantic rankings are merged by reciprocal rank
+fusion, so a passage found both ways ranks first and a store with vectors for only some passages
+still finds the others by their words.
 """
 
 from __future__ import annotations

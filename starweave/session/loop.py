@@ -119,9 +119,7 @@ async def run_local_session(
         if wiring.evaluator is not None:
             # After result.json is written: the verdict is advisory and never changes the result.
             verdict = await evaluate_run(wiring.evaluator, logs, result, view, wiring.agent.name)
-        await offer_experience(
-            config.system, logs.responses(), result, view, save_experience, verdict
-        )
+        await offer_experience(config.system, logs.responses(), result, view, save_experience, verdict)
     return result
 
 

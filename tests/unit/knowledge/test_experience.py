@@ -212,7 +212,9 @@ async def offer(
     out = tmp_path / "console.txt"
     with out.open("w") as file:
         ask.console = Console(file=file, width=200)
-        doc_id = await offer_experience(system, records, {**result, "status": status}, ask, forced, evaluation)
+        doc_id = await offer_experience(
+            system, records, {**result, "status": status}, ask, forced, evaluation
+        )
     return doc_id, out.read_text()
 
 

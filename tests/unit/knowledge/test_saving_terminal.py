@@ -76,13 +76,19 @@ async def test_no_ask_asks_nothing_even_on_a_terminal(terminal: int, tmp_path: P
 
 def test_ctrl_c_while_asked_ends_the_run_at_once(terminal: int) -> None:
     """Ctrl+C cancels the main task; asyncio.run then returns without waiting for a typed line."""
-    view, out = _view()
     cancelled: list[bool] = []
 
     async def main() -> None:
-        task = asyncio.create_task(_offer(view))
-        while QUESTION not in out.getvalue():
-            await asyncio.sleep(0.01)  # polling for the question, which nothing else signals
+        asked = asyncio.Event()
+
+        class Watched(ConsoleView):
+            async def prompt_line(self, prompt: str) -> str | None:
+                asked.set()  # the question is on the terminal; the read starts
+                return await super().prompt_line(prompt)
+
+        task = asyncio.create_task(_offer(Watched(Console(file=io.StringIO()))))
+        await asked.wait()
+        await asyncio.sleep(0)  # into the read itself
         task.cancel()
         try:
             await task

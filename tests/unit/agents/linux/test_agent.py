@@ -71,7 +71,9 @@ class HugeRetriever(Retriever):
 
     async def retrieve(self, query: str, app: str | None = None, agent: str = "") -> Retrieved:
         filler = "y" * 650
-        return Retrieved([Passage(f"doc{n}", filler) for n in range(40)], [f"ex{n} {filler}" for n in range(40)])
+        return Retrieved(
+            [Passage(f"doc{n}", filler) for n in range(40)], [f"ex{n} {filler}" for n in range(40)]
+        )
 
 
 async def test_retrieval_takes_at_most_its_share_and_the_history_still_fits() -> None:
