@@ -6,9 +6,11 @@ configuration asks:
 * knowledge passages: the top help-document passages (``RAG_OFFLINE_DOCS``), those of the agent's
   application when the store has documents for it, and web results (``RAG_ONLINE_SEARCH``, Bing);
 * examples: saved runs (``RAG_EXPERIENCE``) and imported demonstrations (``RAG_DEMONSTRATION``),
-  rendered by :meth:`Example.render`. An example is kept only when its request shares at least half
-  of the query's distinct content words (:func:`is_relevant`): the store's search ORs the words, so
-  one shared word would otherwise bring a saved run into an unrelated request's prompt.
+  rendered by :meth:`Example.render`. An example is kept only when its request shares at least two
+  of the query's distinct content words (one for a one-word query; :func:`is_relevant`): the store's
+  search ORs the words, so one shared word would otherwise bring a saved run into an unrelated
+  request's prompt, while a paraphrase ("make a notes.txt file that says hi" for "create notes.txt
+  containing hello") shares few words, so more than two is too many to ask.
 
 Retrieved text is bounded in the prompt (:meth:`Retrieved.within`): a LinuxAgent gives it
 RETRIEVAL_SHARE of its prompt budget, the Host and App agents RETRIEVAL_BUDGET_CHARS. What does not
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import sqlite3
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +45,8 @@ PASSAGE_CHARS = 700
 #: Examples are searched this many times over the top-k, as those for another agent are dropped.
 EXAMPLE_OVERFETCH = 3
 _STORE_ERRORS = (KnowledgeError, sqlite3.Error, OSError)
+#: The content words an example's request must share with the query (see :func:`is_relevant`).
+MIN_SHARED_WORDS = 2
 #: The share of a LinuxAgent's prompt budget that retrieved text may take.
 RETRIEVAL_SHARE = 0.3
 #: The characters of retrieved text in a Host or App agent's prompt (they have no prompt budget).
@@ -58,12 +61,12 @@ def content_words(text: str) -> set[str]:
 
 
 def is_relevant(query: str, request: str) -> bool:
-    """Whether an example done for ``request`` fits ``query``: at least half of the query's content
-    words (rounded up) are in ``request``."""
+    """Whether an example done for ``request`` fits ``query``: at least two of the query's content
+    words are in ``request`` (its only one, for a one-word query)."""
     wanted = content_words(query)
     if not wanted:
         return False
-    return len(wanted & content_words(request)) >= math.ceil(len(wanted) / 2)
+    return len(wanted & content_words(request)) >= min(MIN_SHARED_WORDS, len(wanted))
 
 
 def quote(text: str, limit: int = PASSAGE_CHARS) -> str:
