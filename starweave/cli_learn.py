@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -23,8 +26,9 @@ from starweave.knowledge import (
     collect_files,
     read_document,
 )
-from starweave.knowledge.configured import open_store
+from starweave.knowledge.configured import knowledge_base
 from starweave.knowledge.demonstrations import load_demonstrations
+from starweave.knowledge.documents import SUPPORTED_SUFFIXES
 from starweave.knowledge.examples import Example, save_example
 
 learn_app = typer.Typer(
@@ -36,26 +40,35 @@ StoreOption = Annotated[
     Path | None,
     typer.Option(
         "--store",
-        help="Folder of the knowledge stores (default: $STARWEAVE_KNOWLEDGE_DIR or "
-        "$XDG_DATA_HOME/starweave/vectordb).",
+        help="Folder of the knowledge stores (default: $STARWEAVE_KNOWLEDGE_DIR, else vectordb in "
+        "$STARWEAVE_DATA_DIR or $XDG_DATA_HOME/starweave).",
     ),
 ]
 
 
+def _base(store: Path | None) -> KnowledgeBase:
+    """The stores: under --store, else where the configuration puts them (EXPERIENCE_SAVED_PATH,
+    DEMONSTRATION_SAVED_PATH), else under the default root; with the configured embedder
+    (RAG_EMBEDDING_MODEL), so learned documents get their vectors."""
+    return knowledge_base(load_config().system, store)
+
+
 def _store(kind: str, store: Path | None) -> KnowledgeStore:
-    """The store of ``kind``: under --store, else where the configuration puts it
-    (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the default root; with the
-    configured embedder (RAG_EMBEDDING_MODEL), so learned documents get their vectors."""
-    return open_store(load_config().system, kind, store)
+    return _base(store).store(kind)
 
 
-def _stores(kind: str | None, store: Path | None) -> list[KnowledgeStore]:
-    return [_store(k, store) for k in ([kind] if kind else KINDS)]
-
-
-def _find(doc_id: str, store: Path | None) -> DocumentInfo | None:
-    """Document ``doc_id`` in whichever store holds it."""
-    return next((info for s in _stores(None, store) if (info := s.get(doc_id)) is not None), None)
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """What a learn command can run into, as one ``error:`` line and exit code 2: bad input, an
+    unreadable file, a store SQLite cannot use (locked, corrupt, disk full)."""
+    try:
+        yield
+    except StarweaveError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(os_error_line(exc))
+    except sqlite3.Error as exc:
+        fail(f"the knowledge store cannot be used: {exc}")
 
 
 def _summary(info: DocumentInfo) -> str:
@@ -80,11 +93,11 @@ def learn_docs(
     ] = None,
     store: StoreOption = None,
 ) -> None:
-    """Index help documents (markdown, text, HTML) for retrieval."""
-    try:
+    """Index help documents (markdown, text, HTML, PDF) for retrieval."""
+    with one_line_errors():
         files = collect_files(paths)
         if not files:
-            fail("no help documents found (looked for .md, .markdown, .txt, .text, .rst, .html, .htm)")
+            fail(f"no help documents found (looked for {', '.join(sorted(SUPPORTED_SUFFIXES))})")
         docs = [read_document(path) for path in files]
         target = _store("docs", store)
         total = target.add_many(
@@ -99,10 +112,6 @@ def learn_docs(
                 for d in docs
             ]
         )
-    except StarweaveError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(os_error_line(exc))
     print(f"learned {len(docs)} document(s), {total} passage(s), into {target.folder}")
 
 
@@ -121,19 +130,16 @@ def learn_demo(
 ) -> None:
     """Import demonstrations: the reference's YAML examples (example1:, example2:, ...) and recorded
     Starweave runs, retrieved later for similar requests."""
-    try:
+    with one_line_errors():
         loaded: list[tuple[Example, str | None]] = []
         for path in paths:  # every file is read before anything is stored: a bad one stores nothing
-            examples, recorded_app = load_demonstrations(path)
+            try:
+                examples, recorded_app = load_demonstrations(path)
+            except UnicodeDecodeError as exc:
+                fail(f"not a text file ({exc.reason}); give YAML example files or a run's response.log")
             loaded += [(example, app or recorded_app) for example in examples]
         target = _store("demonstration", store)
         ids = [save_example(target, example, example_app) for example, example_app in loaded]
-    except StarweaveError as exc:
-        fail(str(exc))
-    except UnicodeDecodeError as exc:
-        fail(f"not a text file ({exc.reason}); give YAML example files or a run's response.log")
-    except OSError as exc:
-        fail(os_error_line(exc))
     print(f"imported {len(ids)} demonstration(s) into {target.folder}: {', '.join(ids)}")
 
 
@@ -144,10 +150,8 @@ def learn_list(
     store: StoreOption = None,
 ) -> None:
     """List what the agents know: one line per document."""
-    try:
-        infos = [info for s in _stores(kind, store) for info in s.documents()]
-    except StarweaveError as exc:
-        fail(str(exc))
+    with one_line_errors():
+        infos = [info for s in _base(store).stores(kind) for info in s.documents()]
     if json_output:
         rows = [
             {
@@ -177,10 +181,8 @@ def learn_show(
     store: StoreOption = None,
 ) -> None:
     """Show one stored document: where it came from and its text."""
-    try:
-        info = _find(doc_id, store)
-    except StarweaveError as exc:
-        fail(str(exc))
+    with one_line_errors():
+        info = _base(store).find(doc_id)
     if info is None:
         fail(f"no learned document {doc_id!r} (see: starweave learn list)")
     print(f"id: {info.id}\nkind: {info.kind}\nsource: {info.source}\napp: {info.app or '-'}")
@@ -204,19 +206,15 @@ def learn_forget(
     if forget_all:
         if doc_id is not None or kind is None:
             fail("--all needs --kind and no id (e.g. starweave learn forget --kind docs --all)")
-        try:
+        with one_line_errors():
             count = _store(kind, store).forget_all()
-        except StarweaveError as exc:
-            fail(str(exc))
         print(f"forgot {count} {kind} document(s)")
         return
     if doc_id is None:
         fail("name a document id, or use --kind K --all (see: starweave learn list)")
-    try:
-        info = _find(doc_id, store)
-    except StarweaveError as exc:
-        fail(str(exc))
-    if info is None:
-        fail(f"no learned document {doc_id!r} (see: starweave learn list)")
-    _store(info.kind, store).forget(doc_id)
+    with one_line_errors():
+        info = _base(store).find(doc_id)
+        if info is None:
+            fail(f"no learned document {doc_id!r} (see: starweave learn list)")
+        _store(info.kind, store).forget(doc_id)
     print(f"forgot {doc_id} ({info.source})")

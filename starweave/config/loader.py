@@ -263,8 +263,6 @@ def masked_dump(config: StarweaveConfig) -> dict[str, Any]:
             return {k: mask(v, str(k)) for k, v in node.items()}
         if isinstance(node, list):
             return [mask(v) for v in node]
-        if isinstance(node, SecretStr):
-            return "****" if node.get_secret_value() else ""
         if any(word in key.upper() for word in SECRET_WORDS) and isinstance(node, str):
             return "****" if node else ""
         return node

@@ -26,6 +26,7 @@ from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.evaluation import EVALUATION_LOG, evaluation_configured, record_verdict
 from starweave.session.logs import JsonLinesWriter
+from starweave.text import flat_clip
 
 AGENT = "ConstellationAgent (Galaxy: tasks on devices)"
 #: Characters of one task's result in the judged text: the device's answer, not its whole log.
@@ -49,11 +50,6 @@ def galaxy_evaluator(
     return EvaluationAgent(llm=own), own
 
 
-def _clipped(value: Any, limit: int = TASK_RESULT_CHARS) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def constellation_trajectory(log_path: Path) -> str:
     """The session's tasks as text: id, name, device, status, description, result and error."""
     constellation, _ = read_json(log_path / "constellation.json")
@@ -74,13 +70,13 @@ def constellation_trajectory(log_path: Path) -> str:
         status = final.get("status") or task.get("status") or "?"
         lines.append(f"Task {task_id} '{task.get('name', '')}' on device {device} (status {status}):")
         if task.get("description"):
-            lines.append(f"  description: {_clipped(task['description'])}")
+            lines.append(f"  description: {flat_clip(task['description'], TASK_RESULT_CHARS)}")
         answer = final.get("result", task.get("result"))
         if answer not in (None, ""):
-            lines.append(f"  result: {_clipped(answer)}")
+            lines.append(f"  result: {flat_clip(answer, TASK_RESULT_CHARS)}")
         error = final.get("error") or task.get("error")
         if error:
-            lines.append(f"  error: {_clipped(error)}")
+            lines.append(f"  error: {flat_clip(error, TASK_RESULT_CHARS)}")
     return "\n".join(lines)
 
 

@@ -8,20 +8,26 @@ from pathlib import Path
 
 from starweave.config.models import SystemConfig
 from starweave.knowledge.embeddings import Embedder, EndpointEmbedder, LocalEmbedder
-from starweave.knowledge.store import KnowledgeBase, KnowledgeStore
+from starweave.knowledge.store import KnowledgeBase, KnowledgeStore, default_root
+
+
+def knowledge_base(system: SystemConfig | None, root: Path | None = None) -> KnowledgeBase:
+    """The stores as configured: under ``root`` when given (``learn --store``), else each at its
+    configured saved path (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the
+    knowledge root (:func:`~starweave.knowledge.store.default_root`); with the configured embedder,
+    if any. A relative saved path lies inside the knowledge root, never in the current directory
+    (a run started elsewhere must find the same store)."""
+    embedder = configured_embedder(system) if system is not None else None
+    folders: dict[str, Path] = {}
+    if system is not None and root is None:
+        saved = {"experience": system.experience_saved_path, "demonstration": system.demonstration_saved_path}
+        folders = {kind: default_root() / Path(path).expanduser() for kind, path in saved.items() if path}
+    return KnowledgeBase(root, embedder, folders)
 
 
 def open_store(system: SystemConfig | None, kind: str, root: Path | None = None) -> KnowledgeStore:
-    """The store of ``kind``: under ``root`` when given (``learn --store``), else at its configured
-    saved path (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH), else under the knowledge root
-    (:func:`~starweave.knowledge.store.default_root`); with the configured embedder, if any."""
-    embedder = configured_embedder(system) if system is not None else None
-    saved = {}
-    if system is not None and root is None:
-        saved = {"experience": system.experience_saved_path, "demonstration": system.demonstration_saved_path}
-    if saved.get(kind):
-        return KnowledgeStore(Path(saved[kind]).expanduser(), kind, embedder)
-    return KnowledgeBase(root, embedder).store(kind)
+    """The store of ``kind`` as :func:`knowledge_base` places it."""
+    return knowledge_base(system, root).store(kind)
 
 
 def configured_embedder(system: SystemConfig) -> Embedder | None:

@@ -135,11 +135,11 @@ class LocalEmbedder:
             vectors: list[list[float]] = []
             for start in range(0, len(texts), BATCH):
                 batch = texts[start : start + BATCH]
-                answer = self._server.handle_embeddings({"input": batch, "model": self.name})
-                if isinstance(answer, dict) and "error" in answer:
-                    raise KnowledgeError(f"the embedding model {self.name}: {answer['error']}")
                 try:
+                    answer = self._server.handle_embeddings({"input": batch, "model": self.name})
+                    if isinstance(answer, dict) and "error" in answer:
+                        raise ValueError(str(answer["error"]))
                     vectors.extend(vectors_of(answer, len(batch)))
-                except ValueError as exc:
+                except (RuntimeError, ValueError) as exc:  # xllamacpp raises both on bad input
                     raise KnowledgeError(f"the embedding model {self.name}: {exc}") from exc
             return vectors

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from starweave.knowledge.store import Hit, KnowledgeStore
+from starweave.text import flat_clip
 
 #: The metadata key under which a stored document keeps its example.
 EXAMPLE_KEY = "example"
@@ -70,23 +71,20 @@ class Example:
         """The example as the prompt shows it: request, numbered steps, outcome."""
         lines = [f"Request: {self.request}"]
         for number, step in enumerate(self.steps, start=1):
-            text = " -> ".join(_clip(p) for p in (step.thought, step.action, step.result) if p)
+            text = " -> ".join(
+                flat_clip(p, STEP_TEXT_LIMIT) for p in (step.thought, step.action, step.result) if p
+            )
             lines.append(f"Step {number}: {text}")
         if self.tips:
-            lines.append(f"Tips: {_clip(self.tips)}")
+            lines.append(f"Tips: {flat_clip(self.tips, STEP_TEXT_LIMIT)}")
         if self.outcome:
-            lines.append(f"Outcome: {_clip(self.outcome)}")
+            lines.append(f"Outcome: {flat_clip(self.outcome, STEP_TEXT_LIMIT)}")
         return "\n".join(lines)
 
     def document_id(self) -> str:
         """A stable id: the same example saved twice replaces itself."""
         digest = hashlib.sha256(f"{self.source}\n{self.render()}".encode()).hexdigest()[:12]
         return f"{self.source or 'example'}:{digest}"
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= STEP_TEXT_LIMIT else text[: STEP_TEXT_LIMIT - 1] + "…"
 
 
 def save_example(store: KnowledgeStore, example: Example, app: str | None = None) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from starweave.errors import StarweaveError
 from starweave.knowledge.examples import Example, ExampleStep
+from starweave.text import flat_clip
 
 RESPONSE_LOG = "response.log"
 RESULT_FILE = "result.json"
@@ -59,11 +60,6 @@ def short_call(function: str, arguments: Mapping[str, Any] | None) -> str:
     return f"{function}(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
 
 
-def _clip(text: str, limit: int = RESULT_LIMIT) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _actions(record: Mapping[str, Any]) -> list[str]:
     """The calls of one response-log record, in order (an AppAgent step may hold several)."""
     action = record.get("action")
@@ -94,7 +90,11 @@ def step_of(record: Mapping[str, Any]) -> ExampleStep | None:
         where = record.get("selected_application_root") or record.get("assigned_third_party_agent") or ""
         result = f"assigned to {where}: {record['subtask']}" if where else f"assigned: {record['subtask']}"
     thought = str(record.get("thought") or "")
-    return ExampleStep(thought=_clip(thought), action="; ".join(calls), result=_clip(result))
+    return ExampleStep(
+        thought=flat_clip(thought, RESULT_LIMIT),
+        action="; ".join(calls),
+        result=flat_clip(result, RESULT_LIMIT),
+    )
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

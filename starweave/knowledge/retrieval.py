@@ -6,7 +6,16 @@ configuration asks:
 * knowledge passages: the top help-document passages (``RAG_OFFLINE_DOCS``), those of the agent's
   application when the store has documents for it, and web results (``RAG_ONLINE_SEARCH``, Bing);
 * examples: saved runs (``RAG_EXPERIENCE``) and imported demonstrations (``RAG_DEMONSTRATION``),
-  rendered by :meth:`Example.render`.
+  rendered by :meth:`Example.render`. An example is kept only when its request shares at least two
+  of the query's distinct content words (one for a one-word query; :func:`is_relevant`): the store's
+  search ORs the words, so one shared word would otherwise bring a saved run into an unrelated
+  request's prompt, while a paraphrase ("make a notes.txt file that says hi" for "create notes.txt
+  containing hello") shares few words, so more than two is too many to ask.
+
+Retrieved text is bounded in the prompt (:meth:`Retrieved.within`): a LinuxAgent gives it
+RETRIEVAL_SHARE of its prompt budget, the Host and App agents RETRIEVAL_BUDGET_CHARS. What does not
+fit goes lowest-ranked first, help passages before examples: an example is a whole worked solution of
+a similar request, which is what the agent most directly reuses.
 
 Retrieved text is data, not instructions: :meth:`Retrieved.knowledge_text` and
 :meth:`Retrieved.examples_text` quote every line under a header saying so. A missing or empty store
@@ -18,14 +27,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from starweave.config.models import SystemConfig
 from starweave.knowledge.bing import BingSearch, SearchError
 from starweave.knowledge.configured import open_store
 from starweave.knowledge.examples import examples_of
-from starweave.knowledge.store import Hit, KnowledgeError
+from starweave.knowledge.store import STOPWORDS, WORD, Hit, KnowledgeError
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +45,28 @@ PASSAGE_CHARS = 700
 #: Examples are searched this many times over the top-k, as those for another agent are dropped.
 EXAMPLE_OVERFETCH = 3
 _STORE_ERRORS = (KnowledgeError, sqlite3.Error, OSError)
+#: The content words an example's request must share with the query (see :func:`is_relevant`).
+MIN_SHARED_WORDS = 2
+#: The share of a LinuxAgent's prompt budget that retrieved text may take.
+RETRIEVAL_SHARE = 0.3
+#: The characters of retrieved text in a Host or App agent's prompt (they have no prompt budget).
+RETRIEVAL_BUDGET_CHARS = 6000
+
+
+def content_words(text: str) -> set[str]:
+    """The distinct non-stopwords of ``text``, lowercased, a plural ``s`` dropped ("files" and
+    "file" are one word, as the store's stemmer has them)."""
+    words = {word.lower() for word in WORD.findall(text)} - STOPWORDS
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+
+
+def is_relevant(query: str, request: str) -> bool:
+    """Whether an example done for ``request`` fits ``query``: at least two of the query's content
+    words are in ``request`` (its only one, for a one-word query)."""
+    wanted = content_words(query)
+    if not wanted:
+        return False
+    return len(wanted & content_words(request)) >= min(MIN_SHARED_WORDS, len(wanted))
 
 
 def quote(text: str, limit: int = PASSAGE_CHARS) -> str:
@@ -83,6 +114,21 @@ class Retrieved:
         """The examples block as ``examples_prompt_helper``'s ``additional_examples`` (empty: none)."""
         text = self.examples_text()
         return [text] if text else []
+
+    def size(self) -> int:
+        """The characters both blocks take in a prompt."""
+        return len(self.knowledge_text()) + len(self.examples_text())
+
+    def within(self, budget: int) -> Retrieved:
+        """What fits in ``budget`` characters: the lowest-ranked passages go first, then the
+        lowest-ranked examples (see the module docstring)."""
+        fitted = self
+        while fitted.size() > budget:
+            if fitted.passages:
+                fitted = replace(fitted, passages=fitted.passages[:-1])
+            else:
+                fitted = replace(fitted, examples=fitted.examples[:-1])
+        return fitted
 
 
 NOTHING = Retrieved()
@@ -173,7 +219,11 @@ class Retriever:
 
     async def _examples(self, kind: str, query: str, agent: str, k: int) -> list[str]:
         hits = await self._search(kind, query, k * EXAMPLE_OVERFETCH)
-        fitting = [e for e in examples_of(hits) if not e.agent or not agent or e.agent == agent]
+        fitting = [
+            e
+            for e in examples_of(hits)
+            if (not e.agent or not agent or e.agent == agent) and is_relevant(query, e.request)
+        ]
         return [example.render() for example in fitting[:k]]
 
 
@@ -193,11 +243,15 @@ def retriever_of(system: SystemConfig) -> Retriever | None:
 
 class KnowledgeSlots:
     """What one agent retrieved for its current query. Retrieval runs when the query (the request,
-    or the AppAgent's subtask) changes, not at every step."""
+    or the AppAgent's subtask) changes, not at every step; the slots give at most ``budget_chars``
+    characters of it (:meth:`Retrieved.within`)."""
 
-    def __init__(self, retriever: Retriever | None = None, agent: str = "") -> None:
+    def __init__(
+        self, retriever: Retriever | None = None, agent: str = "", budget_chars: int = RETRIEVAL_BUDGET_CHARS
+    ) -> None:
         self.retriever = retriever
         self.agent = agent
+        self.budget_chars = budget_chars
         self.retrieved = NOTHING
         self._key: tuple[str, str | None] | None = None
 
@@ -211,12 +265,12 @@ class KnowledgeSlots:
         return self.retrieved
 
     def knowledge_text(self) -> str:
-        """The current knowledge slot ("" when nothing was retrieved)."""
-        return self.retrieved.knowledge_text()
+        """The current knowledge slot ("" when nothing was retrieved), within the budget."""
+        return self.retrieved.within(self.budget_chars).knowledge_text()
 
     def additional_examples(self) -> list[str]:
-        """The current examples addition (empty when nothing was retrieved)."""
-        return self.retrieved.additional_examples()
+        """The current examples addition (empty when nothing was retrieved), within the budget."""
+        return self.retrieved.within(self.budget_chars).additional_examples()
 
 
 def with_block(text: str, block: str) -> str:

@@ -4,7 +4,8 @@ After a run ends with FINISH (and after its evaluation, if one ran), :func:`offe
 
 - ``--save-experience`` saves without asking;
 - otherwise nothing happens unless RAG_EXPERIENCE is true, and then SAVE_EXPERIENCE says:
-  ``always`` saves, ``ask`` asks on the terminal (off a terminal: not saved, said in one line),
+  ``always`` saves, ``ask`` asks on the terminal (off a terminal or with ``--no-ask``: not saved, said in one
+  line; Ctrl+D is a no, Ctrl+C stops the wait like anything else),
   ``auto`` saves when the evaluation's verdict is ``complete: yes``, ``always_not`` never saves.
 
 A run that did not FINISH is never saved. The run is summarized from its logs
@@ -16,9 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import sys
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -31,17 +31,25 @@ from starweave.knowledge.experience import summarize_records
 from starweave.knowledge.store import KnowledgeStore
 
 QUESTION = "Save this run as experience? [y/N] "
-#: Asks the user ``question``: True/False, or None when there is nobody to ask (no terminal).
-Asker = Callable[[Console, str], Awaitable[bool | None]]
 
 
-async def ask_on_terminal(console: Console, question: str) -> bool | None:
-    """Ask on the terminal (None when stdin is not one); reading it blocks, so off the event loop."""
-    if not sys.stdin.isatty():
-        return None
-    # markup=False: "[y/N]" is text, not a style tag.
-    answer = await asyncio.to_thread(lambda: console.input(question, markup=False))
-    return answer.strip().lower() in ("y", "yes")
+class AskingView(Protocol):
+    """What the question needs of the run's view (:class:`starweave.session.console.ConsoleView`):
+    whether asking is allowed (a terminal, no ``--no-ask``), why not, and one typed line."""
+
+    console: Console
+
+    def can_ask(self) -> bool: ...
+
+    def cannot_ask_reason(self) -> str: ...
+
+    async def prompt_line(self, prompt: str) -> str | None: ...
+
+
+async def ask_yes_no(view: AskingView, question: str) -> bool:
+    """Ask ``question``; only "y"/"yes" is a yes (end of input, Ctrl+D, is a no)."""
+    answer = await view.prompt_line(question)
+    return (answer or "").strip().lower() in ("y", "yes")
 
 
 def _verdict(evaluation: Mapping[str, Any] | None) -> str:
@@ -51,12 +59,12 @@ def _verdict(evaluation: Mapping[str, Any] | None) -> str:
 async def should_save(
     system: SystemConfig,
     result: Mapping[str, Any],
-    console: Console,
+    view: AskingView,
     forced: bool = False,
     evaluation: Mapping[str, Any] | None = None,
-    ask: Asker = ask_on_terminal,
 ) -> bool:
     """Whether to save the run whose outcome is ``result``; says why not when the user would wonder."""
+    console = view.console
     status = str(result.get("status") or "")
     if status != "FINISH":
         if forced:
@@ -79,14 +87,14 @@ async def should_save(
             console.print(f"Experience not saved (SAVE_EXPERIENCE auto): {why}.", soft_wrap=True)
         return verdict == "yes"
     if policy == "ask":
-        answer = await ask(console, QUESTION)
-        if answer is None:
+        if not view.can_ask():
             console.print(
-                "Experience not saved: no terminal to ask on "
+                f"Experience not saved: {escape(view.cannot_ask_reason())} "
                 "(use --save-experience, or SAVE_EXPERIENCE: always).",
                 soft_wrap=True,
             )
-        return bool(answer)
+            return False
+        return await ask_yes_no(view, QUESTION)
     return False
 
 
@@ -100,15 +108,15 @@ async def offer_experience(
     system: SystemConfig,
     records: list[dict[str, Any]],
     result: Mapping[str, Any],
-    console: Console,
+    view: AskingView,
     forced: bool = False,
     evaluation: Mapping[str, Any] | None = None,
-    ask: Asker = ask_on_terminal,
 ) -> str | None:
     """Save the finished run as experience when the options and settings say so; returns the
     document id (printed with where it went) or None."""
-    if not await should_save(system, result, console, forced, evaluation, ask):
+    if not await should_save(system, result, view, forced, evaluation):
         return None
+    console = view.console
     store = open_store(system, "experience")
     try:
         doc_id = await asyncio.to_thread(save_run, store, records, result)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KINDS = ("docs", "experience", "demonstration")
+DATA_DIR_ENV = "STARWEAVE_DATA_DIR"
 DB_NAME = "knowledge.sqlite3"
 MAX_QUERY_TERMS = 64
 # A query word found in more than this share of the passages is searched for only when the query has
@@ -43,7 +44,7 @@ COMMON_SHARE = 0.2
 # its IDF to 1e-6): a query made only of such words ranks nothing, so its passages are not ranked.
 NO_WEIGHT_SHARE = 0.5
 MIN_PASSAGES_TO_PRUNE = 200
-_WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(r"\w+", re.UNICODE)
 # Words too common to tell passages apart: BM25 gives them almost no weight, yet each one would make
 # every passage a candidate to rank (the cost of a search grows with the candidates).
 STOPWORDS = frozenset(
@@ -90,14 +91,23 @@ END;
 )
 
 
+def data_root(env: Mapping[str, str] | None = None) -> Path:
+    """Starweave's data folder: ``$STARWEAVE_DATA_DIR``, else ``$XDG_DATA_HOME/starweave`` (default
+    ``~/.local/share/starweave``): user data, so it survives reinstalls."""
+    env = os.environ if env is None else env
+    if env.get(DATA_DIR_ENV):
+        return Path(env[DATA_DIR_ENV]).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    return Path(base) / "starweave"
+
+
 def default_root(env: Mapping[str, str] | None = None) -> Path:
-    """Where the stores live: ``$STARWEAVE_KNOWLEDGE_DIR``, else ``$XDG_DATA_HOME/starweave/vectordb``
-    (default ``~/.local/share/starweave/vectordb``): user data, so it survives reinstalls."""
+    """Where the stores live: ``$STARWEAVE_KNOWLEDGE_DIR``, else ``vectordb`` in the data folder
+    (:func:`data_root`)."""
     env = os.environ if env is None else env
     if env.get("STARWEAVE_KNOWLEDGE_DIR"):
-        return Path(env["STARWEAVE_KNOWLEDGE_DIR"])
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
-    return Path(base) / "starweave" / "vectordb"
+        return Path(env["STARWEAVE_KNOWLEDGE_DIR"]).expanduser()
+    return data_root(env) / "vectordb"
 
 
 def match_expression(query: str, max_terms: int = MAX_QUERY_TERMS) -> str:
@@ -106,14 +116,14 @@ def match_expression(query: str, max_terms: int = MAX_QUERY_TERMS) -> str:
 
     Quoting makes every word a plain string, so ``AND``, ``NEAR(``, ``col:``, ``*`` or ``"`` in a
     request are searched for (or dropped, as punctuation), never interpreted."""
-    words = dict.fromkeys(word.lower() for word in _WORD.findall(query))
+    words = dict.fromkeys(word.lower() for word in WORD.findall(query))
     terms = [word for word in words if word not in STOPWORDS] or list(words)
     return " OR ".join(f'"{term}"' for term in terms[:max_terms])
 
 
 def _app_phrase(app: str) -> str:
     """The FTS5 phrase matching an app name's words in the ``app`` column (quoted, never syntax)."""
-    return '"' + " ".join(word.lower() for word in _WORD.findall(app)) + '"'
+    return '"' + " ".join(word.lower() for word in WORD.findall(app)) + '"'
 
 
 def check_fts5() -> None:
@@ -269,7 +279,7 @@ class KnowledgeStore:
         """The ``k`` passages that best match ``query`` (BM25, merged with the semantic ranking
         when the store has an embedder), optionally only those of ``app`` (matched
         case-insensitively). A query with no words, or an empty store, finds nothing."""
-        if k <= 0 or not self.path.exists() or (app is not None and not _WORD.search(app)):
+        if k <= 0 or not self.path.exists() or (app is not None and not WORD.search(app)):
             return []
         with self._connect(create=False) as db:
             if self.embedder is None:
@@ -284,13 +294,14 @@ class KnowledgeStore:
     def _fused(
         self, db: sqlite3.Connection, query: str, k: int, app: str | None, embedder: Embedder
     ) -> list[Any]:
-        """Both rankings (twice ``k`` deep each) merged; when the model fails, the lexical one alone
-        (a search must not fail because an embedding endpoint is down)."""
+        """Both rankings (twice ``k`` deep each) merged; when the model fails, or the store has no
+        vectors table (made before one existed, and only read since), the lexical one alone (a
+        search must not fail because an embedding endpoint is down)."""
         lexical = self._lexical(db, query, 2 * k, app)
         try:
             (vector,) = embedder.embed([query])
             semantic = vectors.nearest(db, self.path, embedder.name, vector, 2 * k, app)
-        except KnowledgeError as exc:
+        except (KnowledgeError, sqlite3.Error) as exc:
             log.warning("Semantic retrieval is off for this search: %s", exc)
             return lexical[:k]
         by_rowid = {row[-1]: row for row in lexical}
@@ -401,21 +412,28 @@ class KnowledgeStore:
 
 class KnowledgeBase:
     """The stores of every kind under one root: ``root/docs``, ``root/experience``,
-    ``root/demonstration`` (the reference's ``vectordb/`` layout)."""
+    ``root/demonstration`` (the reference's ``vectordb/`` layout); ``folders`` puts a kind's store
+    elsewhere (EXPERIENCE_SAVED_PATH, DEMONSTRATION_SAVED_PATH)."""
 
-    def __init__(self, root: Path | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | None = None,
+        embedder: Embedder | None = None,
+        folders: Mapping[str, Path] | None = None,
+    ) -> None:
         self.root = Path(root) if root is not None else default_root()
         self.embedder = embedder
+        self.folders = dict(folders or {})
 
     def store(self, kind: str) -> KnowledgeStore:
         """The store of ``kind`` (one of :data:`KINDS`)."""
         if kind not in KINDS:
             raise KnowledgeError(f"unknown knowledge kind {kind!r}; choose one of {', '.join(KINDS)}")
-        return KnowledgeStore(self.root / kind, kind, self.embedder)
+        return KnowledgeStore(self.folders.get(kind) or self.root / kind, kind, self.embedder)
 
-    def stores(self) -> list[KnowledgeStore]:
-        """The store of every kind."""
-        return [self.store(kind) for kind in KINDS]
+    def stores(self, kind: str | None = None) -> list[KnowledgeStore]:
+        """The store of ``kind``, or of every kind."""
+        return [self.store(k) for k in ([kind] if kind else KINDS)]
 
     def find(self, doc_id: str) -> DocumentInfo | None:
         """Document ``doc_id`` in whichever store holds it, or None."""

@@ -1,10 +1,12 @@
 """Passage vectors for the semantic retriever, kept next to the passages they embed.
 
 Vectors live in the store's own SQLite file (table ``vectors``, deleted with their passage), one
-per passage and embedding model, as unit-length float32 blobs; a search is a dot product over
-them with numpy (``pip install 'starweave[embeddings]'``). The lexical and the semantic rankings
-are merged by reciprocal rank fusion, so a passage found both ways ranks first and a store with
-vectors for only some passages still finds the others by their words.
+per passage, keyed by the passage's rowid alone: a store holds one model's vectors (each row names
+its model), and passages added again with another model replace theirs. They are unit-length
+float32 blobs; a search is a dot product over them with numpy (``pip install
+'starweave[embeddings]'``). The lexical and the semantic rankings are merged by reciprocal rank
+fusion, so a passage found both ways ranks first and a store with vectors for only some passages
+still finds the others by their words.
 """
 
 from __future__ import annotations
@@ -49,7 +51,10 @@ def numpy() -> Any:
 def unit_blobs(vectors: Sequence[Sequence[float]]) -> list[bytes]:
     """Each vector scaled to unit length, as float32 bytes (a zero vector stays zero)."""
     np = numpy()
-    matrix = np.asarray(vectors, dtype=np.float32)
+    try:
+        matrix = np.asarray(vectors, dtype=np.float32)
+    except ValueError as exc:  # vectors of different lengths, or not numbers
+        raise KnowledgeError(f"the embedding model's vectors are not a matrix: {exc}") from exc
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix = matrix / np.where(norms == 0, 1, norms)
     return [row.tobytes() for row in matrix]
@@ -86,7 +91,10 @@ def _matrix(db: sqlite3.Connection, path: Path, model: str) -> tuple[Any, Any, A
     ).fetchall()
     rowids = np.asarray([row[0] for row in rows], dtype=np.int64)
     apps = np.asarray([row[1] for row in rows], dtype=object)
-    matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+    try:
+        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+    except ValueError as exc:  # stored vectors of different lengths
+        raise KnowledgeError(f"the stored vectors of {model!r} differ in length: {exc}") from exc
     with _cache_lock:
         _cache[key] = (signature, (rowids, apps, matrix))
     return rowids, apps, matrix

@@ -168,9 +168,14 @@ class ConsoleView:
         """MAX_ROUND: ask for the request of round ``round_num`` (1-based); None or "" ends the session."""
         if not self.can_ask():
             return None
-        self.console.print(f"Round {round_num} of {max_round}. Next request (empty to stop): ", end="")
-        line = await self._read_line()
+        line = await self.prompt_line(f"Round {round_num} of {max_round}. Next request (empty to stop): ")
         return line.strip() if line else None
+
+    async def prompt_line(self, prompt: str) -> str | None:
+        """Print ``prompt`` (plain text) and read one line typed on the terminal (None: end of
+        input); the caller checks :meth:`can_ask` first."""
+        self.console.print(prompt, end="", markup=False)
+        return await self._read_line()
 
     def warning(self, message: str) -> None:
         """One warning line on stderr."""

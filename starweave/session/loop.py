@@ -26,7 +26,7 @@ from starweave.agents.evaluation import EvaluationAgent
 from starweave.config import StarweaveConfig
 from starweave.config.models import SystemConfig
 from starweave.errors import ConfigError
-from starweave.knowledge.saving import ask_on_terminal, offer_experience
+from starweave.knowledge.saving import offer_experience
 from starweave.llm.factory import secret_values
 from starweave.session.console import ConsoleView
 from starweave.session.customization import set_up_questions
@@ -135,25 +135,27 @@ async def run_local_session(
             _multi_round_not_saved(config.system, view, ran, save_experience)
         else:
             # The scrubbed result, as result.json holds it: no key typed in the request is kept.
+            asking = _UnattendedView(view.console) if batch else view
             await offer_experience(
-                config.system,
-                logs.responses(),
-                logs.scrubbed(result),
-                view.console,
-                save_experience,
-                verdict,
-                ask=_not_asked_in_batch if batch else ask_on_terminal,
+                config.system, logs.responses(), logs.scrubbed(result), asking, save_experience, verdict
             )
     return result
 
 
-async def _not_asked_in_batch(console: Console, question: str) -> bool | None:
-    """A batch plan's run is not stopped for the save-experience question: not saved, said in one line."""
-    console.print(
-        "Experience not saved: not asked in a batch (use --save-experience, or SAVE_EXPERIENCE: always).",
-        soft_wrap=True,
-    )
-    return False
+class _UnattendedView:
+    """The view a batch plan's run asks through: nobody is asked (a batch runs unattended)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def can_ask(self) -> bool:
+        return False
+
+    def cannot_ask_reason(self) -> str:
+        return "not asked in a batch"
+
+    async def prompt_line(self, prompt: str) -> str | None:
+        return None
 
 
 def _multi_round_not_saved(system: SystemConfig, view: ConsoleView, ran: int, forced: bool) -> None:

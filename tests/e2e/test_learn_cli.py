@@ -71,4 +71,25 @@ def test_learn_errors_are_one_line(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     one_line_error(learn("docs", str(empty), cwd=tmp_path, data=data), "no help documents found")
+    assert ".pdf" in learn("docs", str(empty), cwd=tmp_path, data=data).stderr
     assert not (data / "starweave").exists()
+
+
+def test_a_corrupt_store_is_one_line_in_every_learn_command(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for kind in ("docs", "experience", "demonstration"):
+        folder = data / "starweave" / "vectordb" / kind
+        folder.mkdir(parents=True)
+        (folder / "knowledge.sqlite3").write_bytes(b"not a database, just garbage " * 200)
+    (tmp_path / "fonts.md").write_text("# Fonts\n\nOpen Edit, Preferences, Font.\n")
+    demo = tmp_path / "demo.yaml"
+    demo.write_text("example1:\n  Request: zip the reports\n  Response: {}\n")
+    for args in (
+        ["docs", str(tmp_path / "fonts.md")],
+        ["demo", str(demo)],
+        ["list"],
+        ["show", "docs-0123456789"],
+        ["forget", "docs-0123456789"],
+        ["forget", "--kind", "experience", "--all"],
+    ):
+        one_line_error(learn(*args, cwd=tmp_path, data=data), "the knowledge store cannot be used")

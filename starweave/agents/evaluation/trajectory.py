@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from starweave.agents.linux.feedback import clip
+from starweave.text import flat_clip
 
 #: Characters of one step's output, of one thought or result, and of the whole trajectory.
 OUTPUT_CHARS = 600
@@ -20,16 +21,17 @@ TRAJECTORY_CHARS = 6000
 
 
 def _one_line(value: Any, limit: int = FIELD_CHARS) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return flat_clip(
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str), limit
+    )
 
 
 def _call(record: Mapping[str, Any]) -> str:
     """``function(arguments)`` of a step's action (a dict, or a list of them) or of a HostAgent step's
     ``function_name``/``function_arguments``; '' for none."""
     action = record.get("action")
-    actions = action if isinstance(action, list) else [action]
+    # A copy: the record is the caller's (appending to its own list would change its action).
+    actions = list(action) if isinstance(action, list) else [action]
     if record.get("function_name"):
         actions.append({"function": record["function_name"], "arguments": record.get("function_arguments")})
     calls = []

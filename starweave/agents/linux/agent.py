@@ -14,7 +14,7 @@ from starweave.agents.linux.prompter import LinuxAgentPrompter
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.states import LinuxAgentStateManager
 from starweave.agents.linux.strategies import PendingAction
-from starweave.knowledge.retrieval import KnowledgeSlots, Retriever, with_block
+from starweave.knowledge.retrieval import RETRIEVAL_SHARE, KnowledgeSlots, Retriever, with_block
 
 # Characters of prompt (system + request + history) the model may receive. Three characters per
 # token is a safe estimate for English and JSON; the runner sets it from the model's window.
@@ -108,6 +108,8 @@ class LinuxAgent(BasicAgent):
 
     def message_constructor(self, request: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """System prompt, the request, then earlier steps as chat turns, within the prompt budget."""
+        # Retrieved text takes at most its share of the budget: the history keeps the rest.
+        self.knowledge.budget_chars = int(self.prompt_budget_chars * RETRIEVAL_SHARE)
         system = self.prompter.system_prompt_construction(tools, self.knowledge.additional_examples())
         if self.offer_questions:
             system = f"{system}\n{ASK_HINT}"

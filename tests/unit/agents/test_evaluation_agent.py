@@ -113,3 +113,11 @@ async def test_evaluate_makes_one_schema_call_with_request_outcome_and_trajector
     assert "Request: write hello" in user and "Final status: FINISH" in user and "Final result: done" in user
     assert "echo hello > a.txt" in user
     assert "yes|no|unsure" in calls[0]["messages"][0]["content"]
+
+
+def test_rendering_a_step_leaves_its_record_unchanged() -> None:
+    action = [{"function": "click_input", "arguments": {"id": "3"}}]
+    record = {"step": 1, "action": action, "function_name": "select_app", "function_arguments": {"id": "1"}}
+    text = trajectory_text([record])
+    assert "click_input" in text and "select_app" in text
+    assert record["action"] == [{"function": "click_input", "arguments": {"id": "3"}}]  # not extended

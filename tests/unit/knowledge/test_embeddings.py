@@ -21,7 +21,7 @@ from starweave.knowledge.embeddings import (
     LocalEmbedder,
     vectors_of,
 )
-from starweave.knowledge.vectors import fuse
+from starweave.knowledge.vectors import fuse, unit_blobs
 from tests.helpers.fake_openai_server import ScriptedServer, scripted_server
 
 # Words of one meaning share a dimension; any other word gets one of its own (hashed).
@@ -168,3 +168,48 @@ def test_the_packaged_model_embeds_similar_requests_closer() -> None:
 
     assert len(a) == len(c) > 100
     assert cosine(a, b) > cosine(a, c)
+
+
+class InProcess:
+    """An embedder without a server: the toy meanings above."""
+
+    name = "toy-embed"
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [embed(t) for t in texts]
+
+
+def test_a_store_made_before_the_vectors_table_is_still_searched(tmp_path: Path) -> None:
+    store = filled(tmp_path, None)
+    with sqlite3.connect(store.path) as db:
+        db.execute("DROP TABLE vectors")  # as a store made before semantic retrieval existed
+    semantic = KnowledgeStore(tmp_path, "docs", InProcess())
+    assert [h.doc_id for h in semantic.search("save the file", k=1)] == ["mousepad"]
+
+
+class BrokenServer:
+    """xllamacpp's server failing the way it does on bad input."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def handle_embeddings(self, request: dict[str, Any]) -> dict[str, Any]:
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [RuntimeError("decode failed"), ValueError("bad input")])
+def test_a_failing_local_model_is_a_knowledge_error(tmp_path: Path, error: Exception) -> None:
+    local = LocalEmbedder("/nowhere/model.gguf")
+    local._server = BrokenServer(error)
+    with pytest.raises(KnowledgeError, match=re.escape(str(error))):
+        local.embed(["some text"])
+    store = filled(tmp_path, None)
+    assert [h.doc_id for h in KnowledgeStore(tmp_path, "docs", local).search("save the file", k=1)] == [
+        "mousepad"
+    ]
+    assert store.documents()
+
+
+def test_ragged_vectors_are_a_knowledge_error() -> None:
+    with pytest.raises(KnowledgeError, match="not a matrix"):
+        unit_blobs([[1.0], [1.0, 2.0]])

@@ -6,6 +6,7 @@ HostAgent run in mousepad on the test desktop), with the machine's paths replace
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -175,15 +176,23 @@ def test_missing_and_unfinished_runs_are_refused(tmp_path: Path) -> None:
 
 
 class Answers:
-    """An injected terminal: the answers it gives, the questions it was asked."""
+    """An injected view: whether it may ask, the answer typed, the questions it was asked."""
 
-    def __init__(self, answer: bool | None) -> None:
+    def __init__(self, answer: bool | None, can_ask: bool | None = None) -> None:
         self.answer = answer
+        self.allowed = answer is not None if can_ask is None else can_ask
         self.asked: list[str] = []
+        self.console = Console(file=io.StringIO())
 
-    async def __call__(self, console: Console, question: str) -> bool | None:
-        self.asked.append(question)
-        return self.answer
+    def can_ask(self) -> bool:
+        return self.allowed
+
+    def cannot_ask_reason(self) -> str:
+        return "no terminal to ask on"
+
+    async def prompt_line(self, prompt: str) -> str | None:
+        self.asked.append(prompt)
+        return None if self.answer is None else ("y" if self.answer else "n")
 
 
 def _records_and_result() -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -202,9 +211,9 @@ async def offer(
     records, result = _records_and_result()
     out = tmp_path / "console.txt"
     with out.open("w") as file:
-        console = Console(file=file, width=200)
+        ask.console = Console(file=file, width=200)
         doc_id = await offer_experience(
-            system, records, {**result, "status": status}, console, forced, evaluation, ask
+            system, records, {**result, "status": status}, ask, forced, evaluation
         )
     return doc_id, out.read_text()
 

@@ -16,10 +16,12 @@ from starweave.knowledge.retrieval import (
     EXAMPLES_HEADER,
     KNOWLEDGE_HEADER,
     PASSAGE_CHARS,
+    RETRIEVAL_BUDGET_CHARS,
     KnowledgeSlots,
     Passage,
     Retrieved,
     Retriever,
+    is_relevant,
     quote,
     retriever_of,
     with_block,
@@ -53,6 +55,15 @@ def test_stores_are_the_saved_paths_or_the_kinds_folder_under_the_root(root: Pat
     )
     assert open_store(custom, "experience").folder == tmp_path / "mine"
     assert open_store(custom, "demonstration").folder == tmp_path / "d"
+
+
+def test_a_relative_saved_path_is_inside_the_knowledge_root_not_the_current_folder(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    relative = config(EXPERIENCE_SAVED_PATH="mine/exp", DEMONSTRATION_SAVED_PATH="demos")
+    assert open_store(relative, "experience").folder == root / "mine" / "exp"
+    assert open_store(relative, "demonstration").folder == root / "demos"
 
 
 async def test_help_passages_prefer_the_agents_application(root: Path) -> None:
@@ -154,3 +165,46 @@ async def test_slots_retrieve_once_per_query() -> None:
     assert retriever.calls == [("subtask one", "gimp", "app"), ("subtask two", "gimp", "app")]
     assert slots.additional_examples() == [f"{EXAMPLES_HEADER}\n[1]\n> subtask two"]
     assert await KnowledgeSlots(None).provide("x") == Retrieved()
+
+
+async def test_an_example_needs_two_of_the_querys_words_not_just_one(root: Path) -> None:
+    save_example(KnowledgeBase(root).store("experience"), an_example("count csv files in the data folder"))
+    retriever = Retriever(config(RAG_EXPERIENCE=True))
+    similar = await retriever.retrieve("count the csv files in data")
+    assert [e.splitlines()[0] for e in similar.examples] == ["Request: count csv files in the data folder"]
+    # "file" alone is shared (the store finds the example by it): not enough to be reused.
+    assert (await retriever.retrieve("open the file manager")).examples == []
+
+
+def test_relevance_counts_distinct_content_words() -> None:
+    assert is_relevant("zip the reports", "zip reports quickly")
+    assert not is_relevant("open the file manager", "count csv files in the data folder")
+    assert is_relevant("open the file manager", "open the file browser")
+    assert not is_relevant("the", "the")  # no content word: nothing to be similar in
+    assert is_relevant("make a notes.txt file that says hi", "create notes.txt containing hello")
+    assert is_relevant("zip", "zip the reports folder")  # a one-word query: its word
+
+
+def many(count: int, text: str) -> list[str]:
+    return [f"{text} {n} " + "x" * 600 for n in range(count)]
+
+
+def test_what_does_not_fit_goes_lowest_ranked_first_passages_before_examples() -> None:
+    found = Retrieved([Passage(f"p{n}", t) for n, t in enumerate(many(8, "passage"))], many(8, "example"))
+    fitted = found.within(3000)
+    assert fitted.size() <= 3000 and fitted.passages == [] and fitted.examples == found.examples[:4]
+    roomy = found.within(8000)
+    assert roomy.examples == found.examples and roomy.passages == found.passages[: len(roomy.passages)]
+    assert 0 < len(roomy.passages) < 8 and roomy.size() <= 8000
+    assert found.within(10).size() == 0
+
+
+async def test_slots_give_at_most_their_budget() -> None:
+    class Huge(CountingRetriever):
+        async def retrieve(self, query: str, app: str | None = None, agent: str = "") -> Retrieved:
+            return Retrieved([Passage("p", t) for t in many(20, "passage")], many(20, "example"))
+
+    slots = KnowledgeSlots(Huge(), "host")
+    await slots.provide("anything")
+    assert len(slots.knowledge_text()) + len("".join(slots.additional_examples())) <= RETRIEVAL_BUDGET_CHARS
+    assert slots.additional_examples()

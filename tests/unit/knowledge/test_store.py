@@ -110,6 +110,9 @@ def test_default_root_is_user_data_that_survives_reinstalls() -> None:
     assert default_root({"HOME": "/h"}) == Path("/h/.local/share/starweave/vectordb")
     assert default_root({"HOME": "/h", "XDG_DATA_HOME": "/d"}) == Path("/d/starweave/vectordb")
     assert default_root({"STARWEAVE_KNOWLEDGE_DIR": "/k", "XDG_DATA_HOME": "/d"}) == Path("/k")
+    # One data folder: STARWEAVE_DATA_DIR (also QA_PAIR_FILE's folder) holds the stores too.
+    assert default_root({"STARWEAVE_DATA_DIR": "/s", "XDG_DATA_HOME": "/d"}) == Path("/s/vectordb")
+    assert default_root({"STARWEAVE_DATA_DIR": "/s", "STARWEAVE_KNOWLEDGE_DIR": "/k"}) == Path("/k")
 
 
 def test_missing_fts5_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
