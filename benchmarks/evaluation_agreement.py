@@ -10,8 +10,11 @@ agreement rate (and how often a "yes" is right); ``--json FILE`` saves the figur
 Run: ``.venv/bin/python benchmarks/evaluation_agreement.py [--tasks N] [--only NAME ...]
 [--provider local] [--model PATH] [--replay-file F] [--max-steps N] [--timeout S] [--json FILE]``.
 The suite's runs mostly pass on the embedded model; ``--max-steps 1`` stops the multi-step tasks
-early, so that verdicts on failed runs are measured too. Nothing is asserted here: the figures go
-to the issue notes and the README.
+early, so that verdicts on failed runs are measured too. Those failures announce themselves (status
+FAIL); ``--claims`` measures the hard case: the agent's steps are scripted (the replay provider
+runs the right command, whose real output the judge sees), then it FINISHes with the right answer
+or with a wrong one, and only the judge is a model (EVALUATION_AGENT, the embedded one by default).
+Nothing is asserted here: the figures go to the issue notes and the README.
 """
 
 from __future__ import annotations
@@ -51,6 +54,83 @@ def judge_task(task: BenchTask, workdir: Path, timeout: float, extra_args: Seque
     outcome = run_task(task, workdir, timeout, extra_args=["--evaluate", *extra_args])
     outcome.extra["verdict"] = verdict_in(workdir)
     return outcome
+
+
+# --claims: per task, the command that answers it, the right answer and a wrong one (same shape).
+CLAIMS: dict[str, tuple[str, str, str]] = {
+    "count_lines": ("wc -l data/names.txt", "data/names.txt has 37 lines.", "data/names.txt has 41 lines."),
+    "count_files": (
+        "ls reports/*.csv | wc -l",
+        "There are 7 .csv files in reports.",
+        "There are 10 .csv files in reports.",
+    ),
+    "grep_count": (
+        "grep -c ERROR app.log",
+        "5 lines of app.log contain ERROR.",
+        "8 lines of app.log contain ERROR.",
+    ),
+    "word_count": ("wc -w poem.txt", "poem.txt has 10 words.", "poem.txt has 14 words."),
+    "largest_file": ("ls -lS data", "The largest file is huge.bin.", "The largest file is medium.bin."),
+    "csv_total": (
+        "cat sales.csv",
+        "The total of the amount column is 62.",
+        "The total of the amount column is 57.",
+    ),
+}
+
+
+def claim_answers(command: str, claim: str) -> list[dict[str, Any]]:
+    """The scripted LinuxAgent: run ``command``, then FINISH with ``claim``, twice: a claim of a number
+    no output showed is refused once (the LinuxAgent's own guard), and the script insists, as a
+    model may, so that the judge is what stands between a wrong answer and the user."""
+    run = {"function": "execute_command", "arguments": {"command": command}, "status": "CONTINUE"}
+    finish = {"function": "", "arguments": {}, "status": "FINISH"}
+    return [
+        {
+            "observation": "the task's files",
+            "thought": "run the command that answers it",
+            "action": run,
+            "result": "",
+        },
+        *[{"observation": "the command's output", "thought": "answer", "action": finish, "result": claim}]
+        * 2,
+    ]
+
+
+def judge_claim(
+    task: BenchTask, workdir: Path, timeout: float, honest: bool, judge_args: Sequence[str]
+) -> Outcome:
+    """Run ``task`` with the scripted agent (the right or a wrong final answer), judged by the model."""
+    command, right, wrong = CLAIMS[task.name]
+    workdir.mkdir(parents=True, exist_ok=True)
+    replay = workdir.parent / f"{workdir.name}.answers.jsonl"
+    replay.write_text(
+        "\n".join(json.dumps(a) for a in claim_answers(command, right if honest else wrong)) + "\n"
+    )
+    # The agent replays; the judge is the EVALUATION_AGENT block, set here by environment variables.
+    env = {"STARWEAVE_EVALUATION_AGENT__API_TYPE": judge_args[0]}
+    if len(judge_args) > 1:
+        env["STARWEAVE_EVALUATION_AGENT__MODEL_PATH"] = judge_args[1]
+    args = ["--evaluate", "--provider", "replay", "--replay-file", str(replay)]
+    outcome = run_task(task, workdir, timeout, env=env, extra_args=args)
+    outcome.name = f"{task.name} ({'right' if honest else 'wrong'} answer)"
+    outcome.extra["verdict"] = verdict_in(workdir)
+    return outcome
+
+
+def run_claims(
+    timeout: float, judge_args: Sequence[str], report: Callable[[Outcome], None] | None = None
+) -> list[Outcome]:
+    """Each --claims task twice: with the right final answer and with a wrong one."""
+    tasks = [t for t in TASKS if t.name in CLAIMS]
+    outcomes: list[Outcome] = []
+    for honest in (True, False):
+
+        def run(task: BenchTask, workdir: Path, honest: bool = honest) -> Outcome:
+            return judge_claim(task, workdir, timeout, honest, judge_args)
+
+        outcomes += run_each(tasks, run, "sw-claims", report=report)
+    return outcomes
 
 
 def agrees(passed: bool, verdict: str | None) -> bool | None:
@@ -138,6 +218,11 @@ def main() -> None:
         help="step cap of each run: a low one (1) makes the multi-step tasks fail, so the verdicts on "
         "failed runs are measured too (the suite's runs mostly pass)",
     )
+    parser.add_argument(
+        "--claims",
+        action="store_true",
+        help="scripted runs that FINISH with the right or a wrong answer; only the judge is a model",
+    )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per task")
     parser.add_argument("--json", type=Path, default=None, help="save the figures as JSON here")
     args = parser.parse_args()
@@ -152,7 +237,11 @@ def main() -> None:
         console.print(f"  {o.name}: check {'passed' if o.ok else 'failed'}, verdict {o.extra['verdict']}")
 
     try:
-        outcomes = run_agreement(args.timeout, args.only, args.tasks, extra, report=show)
+        if args.claims:
+            judge = [args.provider, *([args.model] if args.model else [])]
+            outcomes = run_claims(args.timeout, judge, report=show)
+        else:
+            outcomes = run_agreement(args.timeout, args.only, args.tasks, extra, report=show)
     except ValueError as exc:  # an unknown task name
         parser.error(str(exc))
     figures = agreement(outcomes)
