@@ -38,6 +38,7 @@ ALLOWED_KEYCODES = (
     "KEYCODE_VOLUME_DOWN",
 )
 PACKAGE_RE = re.compile(r"^[A-Za-z]\w*(\.[A-Za-z]\w*)+$", re.ASCII)
+LISTED_PACKAGE_RE = re.compile(r"^[A-Za-z]\w*(\.[A-Za-z]\w*)*$", re.ASCII)  # "android" has one segment
 SERIAL_RE = re.compile(r"^[\w.:\-]{1,128}$", re.ASCII)
 MAX_COORDINATE = 100_000  # pixels; larger values are a mistake, not a screen
 MAX_SWIPE_MS = 60_000
@@ -255,7 +256,7 @@ class Adb:
         args = ["pm", "list", "packages"] + (["-3"] if third_party_only else [])
         out = await self.shell(*args)
         names = {line.strip()[len("package:") :] for line in out.splitlines() if line.startswith("package:")}
-        return sorted(n for n in names if PACKAGE_RE.match(n))
+        return sorted(n for n in names if LISTED_PACKAGE_RE.match(n))
 
     async def tap(self, x: int, y: int) -> str:
         """``input tap X Y``."""

@@ -143,9 +143,7 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
         package_name: Annotated[
             str, Field(description='Package (com.example.notes) or app name ("Notes") to launch.')
         ],
-        id: Annotated[
-            str | None, Field(description="Id of the app in the last app list (optional).")
-        ] = None,
+        id: Annotated[str | None, Field(description="Id of the app in the last app list (optional).")] = None,
     ) -> dict[str, Any]:
         """Launch an installed app by package name or display name."""
         action = f"launch_app({package_name!r})"
