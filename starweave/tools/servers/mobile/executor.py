@@ -23,6 +23,8 @@ from starweave.tools.servers.mobile.uitree import MobileControl
 EXECUTOR_NAME = "Mobile Executor MCP Server"
 CLEAR_TEXT_DELETES = 50
 MAX_WAIT_SECONDS = 60.0
+ControlId = Annotated[str, Field(description="Id of the control in the current control list.")]
+ControlName = Annotated[str, Field(description="Name of that control, as listed.")]
 
 
 def _failure(action: str, error: str) -> dict[str, Any]:
@@ -111,8 +113,8 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
     @srv.tool()
     async def type_text(
         text: Annotated[str, Field(description="The text to type (one line; press ENTER with press_key).")],
-        control_id: Annotated[str, Field(description="Id of the text field in the current control list.")],
-        control_name: Annotated[str, Field(description="Name of that control, as listed.")],
+        control_id: ControlId,
+        control_name: ControlName,
         clear_current_text: Annotated[bool, Field(description="Delete the field's text first.")] = False,
     ) -> dict[str, Any]:
         """Tap the text field control_id to focus it, then type text into it."""
@@ -120,6 +122,7 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
         control = state.find_control(control_id)
         if control is None:
             return _missing_control(state, action, control_id)
+
         x, y = control.center
 
         async def run() -> str:
@@ -183,19 +186,18 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
 
     @srv.tool()
     async def click_control(
-        control_id: Annotated[str, Field(description="Id of the control in the current control list.")],
-        control_name: Annotated[str, Field(description="Name of that control, as listed.")],
+        control_id: ControlId,
+        control_name: ControlName,
     ) -> dict[str, Any]:
         """Tap the centre of control control_id (a name mismatch gives a warning but still clicks)."""
         action = f"click_control({control_id}, {control_name!r})"
         control = state.find_control(control_id)
         if control is None:
             return _missing_control(state, action, control_id)
-        x, y = control.center
-        result = await _act(state, action, lambda: adb.tap(x, y))
+        result = await _act(state, action, lambda: adb.tap(*control.center))
         result["control_info"] = _control_info(control)
         if result["success"]:
-            result["message"] = f"Clicked control '{control.name}' at ({x}, {y})"
+            result["message"] = f"Clicked control '{control.name}' at {control.center}"
         warning = _name_warning(control, control_name)
         if warning:
             result["warning"] = warning
