@@ -9,7 +9,8 @@ Calculator. The state is a JSON file in a folder (``STARWEAVE_ANDROID_SIM_DIR``)
 
 Use from a test module::
 
-    from helpers.android_sim import SimulatedPhone, android_phone  # noqa: F401  (fixture)
+    from helpers.android_sim import SimulatedPhone
+    from helpers.android_sim import android_phone as android_phone  # the fixture
 
     def test_x(android_phone: SimulatedPhone):
         run_cli(["run", "--agent", "mobile", "--adb-path", str(android_phone.adb_path), ...])
