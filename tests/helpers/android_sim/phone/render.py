@@ -23,28 +23,20 @@ def _font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.I
         return ImageFont.load_default(size)
 
 
-def _centred(
+def _text(
     draw: ImageDraw.ImageDraw,
     box: tuple[int, int, int, int],
     text: str,
     size: int,
     fill: str,
     bold: bool = False,
+    centred: bool = False,
 ) -> None:
+    """Text centred in the box, or left-aligned with a margin and centred vertically."""
+    x = (box[0] + box[2]) / 2 if centred else box[0] + 30
     draw.text(
-        ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), text, font=_font(size, bold), fill=fill, anchor="mm"
+        (x, (box[1] + box[3]) / 2), text, font=_font(size, bold), fill=fill, anchor="mm" if centred else "lm"
     )
-
-
-def _left(
-    draw: ImageDraw.ImageDraw,
-    box: tuple[int, int, int, int],
-    text: str,
-    size: int,
-    fill: str,
-    bold: bool = False,
-) -> None:
-    draw.text((box[0] + 30, (box[1] + box[3]) / 2), text, font=_font(size, bold), fill=fill, anchor="lm")
 
 
 def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
@@ -53,19 +45,27 @@ def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
     if style == "icon":
         left, top, right, _ = box
         draw.rounded_rectangle((left + 45, top + 20, right - 45, top + 200), radius=40, fill=node.colour)
-        _centred(draw, (left + 45, top + 20, right - 45, top + 200), node.text[0], 96, "white", bold=True)
-        _centred(draw, (left, top + 220, right, box[3]), node.text, 40, "white")
+        _text(
+            draw,
+            (left + 45, top + 20, right - 45, top + 200),
+            node.text[0],
+            96,
+            "white",
+            bold=True,
+            centred=True,
+        )
+        _text(draw, (left, top + 220, right, box[3]), node.text, 40, "white", centred=True)
     elif style == "title":
         draw.rectangle(box, fill="#1a73e8")
-        _left(draw, (box[0] + 30, box[1], box[2], box[3]), node.text, 64, "white", bold=True)
+        _text(draw, (box[0] + 30, box[1], box[2], box[3]), node.text, 64, "white", bold=True)
     elif style == "button":
         draw.rounded_rectangle(box, radius=24, fill=node.colour)
-        _centred(draw, box, node.text, 56, "white", bold=True)
+        _text(draw, box, node.text, 56, "white", bold=True, centred=True)
     elif style == "edit":
         draw.rectangle(
             box, fill="white", outline="#1a73e8" if node.focused else _MUTED, width=6 if node.focused else 3
         )
-        _left(draw, box, node.text or node.hint, 52, _TEXT if node.text else _MUTED)
+        _text(draw, box, node.text or node.hint, 52, _TEXT if node.text else _MUTED)
     elif style == "switch":
         draw.rounded_rectangle(box, radius=50, fill="#1a73e8" if node.checked else "#bdc1c6")
         knob = box[2] - 95 if node.checked else box[0] + 5
@@ -73,7 +73,7 @@ def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
     elif style == "row" or style == "item":
         draw.line((box[0], box[3] - 2, box[2], box[3] - 2), fill="#dadce0", width=3)
         if node.text:
-            _left(draw, (box[0] + 30, box[1], box[2], box[3]), node.text, 48, _TEXT)
+            _text(draw, (box[0] + 30, box[1], box[2], box[3]), node.text, 48, _TEXT)
     elif style in ("label", "status", "hint", "display"):
         size, fill = {
             "label": (52, _TEXT),
@@ -86,7 +86,7 @@ def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
                 (box[2] - 30, (box[1] + box[3]) / 2), node.text, font=_font(size), fill=fill, anchor="rm"
             )
         else:
-            _left(draw, (box[0] - 30, box[1], box[2], box[3]), node.text, size, fill, bold=style == "status")
+            _text(draw, (box[0] - 30, box[1], box[2], box[3]), node.text, size, fill, bold=style == "status")
     for child in node.children:
         _draw(draw, child)
 

@@ -79,126 +79,90 @@ def hit(root: Node, x: float, y: float) -> str:
     return found
 
 
+def _label(bounds: Bounds, text: str, resource_id: str, style: str) -> Node:
+    """A TextView that only shows text."""
+    return Node("android.widget.TextView", bounds, text=text, resource_id=resource_id, style=style)
+
+
+def _tappable(cls: str, bounds: Bounds, action: str, style: str, **fields: Any) -> Node:
+    """A clickable, focusable view; ``action`` is what a tap on it does."""
+    return Node(cls, bounds, clickable=True, focusable=True, action=action, style=style, **fields)
+
+
 def _title(package: str, text: str) -> Node:
-    return Node(
-        "android.widget.TextView",
-        (0, STATUS_BAR, WIDTH, 260),
-        text=text,
-        resource_id=f"{package}:id/title",
-        style="title",
-    )
+    return _label((0, STATUS_BAR, WIDTH, 260), text, f"{package}:id/title", "title")
 
 
 def _button(package: str, name: str, text: str, bounds: Bounds, action: str, colour: str = "#1a73e8") -> Node:
-    return Node(
+    return _tappable(
         "android.widget.Button",
         bounds,
+        action,
+        "button",
         text=text,
         resource_id=f"{package}:id/{name}",
-        clickable=True,
-        focusable=True,
-        style="button",
         colour=colour,
-        action=action,
     )
 
 
 def _launcher(state: dict[str, Any]) -> list[Node]:
-    icons = []
-    for column, (label, package, _, colour) in enumerate(APPS):
-        left = 60 + column * 345
-        icons.append(
-            Node(
-                "android.widget.TextView",
-                (left, 300, left + 270, 640),
-                text=label,
-                content_desc=label,
-                clickable=True,
-                long_clickable=True,
-                focusable=True,
-                style="icon",
-                colour=colour,
-                action=f"launch:{package}",
-            )
+    icons = [
+        _tappable(
+            "android.widget.TextView",
+            (60 + column * 345, 300, 330 + column * 345, 640),
+            f"launch:{package}",
+            "icon",
+            text=label,
+            content_desc=label,
+            long_clickable=True,
+            colour=colour,
         )
-    return [
-        Node(
-            "android.widget.FrameLayout",
-            (0, STATUS_BAR, WIDTH, HEIGHT),
-            resource_id=f"{LAUNCHER}:id/workspace",
-            children=icons,
-        )
+        for column, (label, package, _, colour) in enumerate(APPS)
     ]
+    workspace = Node("android.widget.FrameLayout", (0, STATUS_BAR, WIDTH, HEIGHT), children=icons)
+    workspace.resource_id = f"{LAUNCHER}:id/workspace"
+    return [workspace]
 
 
 def _notes(state: dict[str, Any]) -> list[Node]:
-    focused = state.get("focused") == "note"
+    field = _tappable(
+        "android.widget.EditText",
+        (60, 300, 1020, 460),
+        "focus:note",
+        "edit",
+        text=state["note_text"],
+        hint="Note",
+        resource_id=f"{NOTES}:id/note_input",
+        focused=state.get("focused") == "note",
+        long_clickable=True,
+    )
     nodes = [
         _title(NOTES, "Notes"),
-        Node(
-            "android.widget.EditText",
-            (60, 300, 1020, 460),
-            text=state["note_text"],
-            hint="Note",
-            resource_id=f"{NOTES}:id/note_input",
-            clickable=True,
-            focusable=True,
-            focused=focused,
-            long_clickable=True,
-            style="edit",
-            action="focus:note",
-        ),
+        field,
         _button(NOTES, "save_button", "Save", (60, 500, 520, 640), "save"),
         _button(NOTES, "delete_button", "Delete", (560, 500, 1020, 640), "delete", colour="#d93025"),
     ]
     if state.get("status_message"):
-        nodes.append(
-            Node(
-                "android.widget.TextView",
-                (60, 680, 1020, 760),
-                text=state["status_message"],
-                resource_id=f"{NOTES}:id/status",
-                style="status",
-            )
-        )
-    items = []
+        nodes.append(_label((60, 680, 1020, 760), state["status_message"], f"{NOTES}:id/status", "status"))
     notes: list[str] = state["notes"]
+    items = []
     if not notes:
-        items.append(
-            Node(
-                "android.widget.TextView",
-                (60, NOTES_LIST_TOP + 40, 1020, NOTES_LIST_TOP + 120),
-                text="No notes yet",
-                resource_id=f"{NOTES}:id/empty",
-                style="hint",
-            )
-        )
+        empty = (60, NOTES_LIST_TOP + 40, 1020, NOTES_LIST_TOP + 120)
+        items.append(_label(empty, "No notes yet", f"{NOTES}:id/empty", "hint"))
     for index, note in enumerate(notes):
         top = NOTES_LIST_TOP + index * NOTE_ROW - int(state.get("notes_scroll", 0))
         if top + NOTE_ROW <= NOTES_LIST_TOP or top >= HEIGHT:
             continue  # scrolled out of view: a RecyclerView has no node for it
-        items.append(
-            Node(
-                "android.widget.TextView",
-                (0, max(top, NOTES_LIST_TOP), WIDTH, min(top + NOTE_ROW, HEIGHT)),
-                text=note,
-                resource_id=f"{NOTES}:id/note_item",
-                clickable=True,
-                focusable=True,
-                style="item",
-                action="noop",
-            )
-        )
-    nodes.append(
-        Node(
-            "androidx.recyclerview.widget.RecyclerView",
-            (0, NOTES_LIST_TOP, WIDTH, HEIGHT),
-            resource_id=f"{NOTES}:id/notes_list",
-            scrollable=len(notes) > notes_capacity(),
-            focusable=True,
-            children=items,
-        )
+        bounds = (0, max(top, NOTES_LIST_TOP), WIDTH, min(top + NOTE_ROW, HEIGHT))
+        item = _tappable("android.widget.TextView", bounds, "noop", "item", text=note)
+        item.resource_id = f"{NOTES}:id/note_item"
+        items.append(item)
+    notes_list = Node(
+        "androidx.recyclerview.widget.RecyclerView", (0, NOTES_LIST_TOP, WIDTH, HEIGHT), children=items
     )
+    notes_list.resource_id = f"{NOTES}:id/notes_list"
+    notes_list.scrollable = notes_list.focusable = len(notes) > notes_capacity()
+    nodes.append(notes_list)
     return nodes
 
 
@@ -212,52 +176,28 @@ def _settings(state: dict[str, Any]) -> list[Node]:
     for row, (key, label) in enumerate(SETTING_ROWS):
         top = 300 + row * 200
         on = bool(state["settings"].get(key))
-        action = f"toggle:{key}"
-        nodes.append(
-            Node(
-                "android.widget.LinearLayout",
-                (0, top, WIDTH, top + 200),
-                clickable=True,
-                focusable=True,
-                resource_id=f"{SETTINGS}:id/{key}_row",
-                style="row",
-                action=action,
-                children=[
-                    Node(
-                        "android.widget.TextView",
-                        (60, top + 60, 760, top + 140),
-                        text=label,
-                        resource_id="android:id/title",
-                        style="label",
-                    ),
-                    Node(
-                        "android.widget.Switch",
-                        (840, top + 50, 1020, top + 150),
-                        text="ON" if on else "OFF",
-                        resource_id=f"{SETTINGS}:id/{key}_switch",
-                        checkable=True,
-                        checked=on,
-                        clickable=True,
-                        focusable=True,
-                        style="switch",
-                        action=action,
-                    ),
-                ],
-            )
+        switch = _tappable(
+            "android.widget.Switch",
+            (840, top + 50, 1020, top + 150),
+            f"toggle:{key}",
+            "switch",
+            text="ON" if on else "OFF",
+            resource_id=f"{SETTINGS}:id/{key}_switch",
+            checkable=True,
+            checked=on,
         )
+        title = _label((60, top + 60, 760, top + 140), label, "android:id/title", "label")
+        row_id = f"{SETTINGS}:id/{key}_row"
+        row = _tappable("android.widget.LinearLayout", (0, top, WIDTH, top + 200), f"toggle:{key}", "row")
+        row.resource_id, row.children = row_id, [title, switch]
+        nodes.append(row)
     return nodes
 
 
 def _calculator(state: dict[str, Any]) -> list[Node]:
     nodes = [
         _title(CALCULATOR, "Calculator"),
-        Node(
-            "android.widget.TextView",
-            (60, 300, 1020, 600),
-            text=state["calculator"]["display"],
-            resource_id=f"{CALCULATOR}:id/result",
-            style="display",
-        ),
+        _label((60, 300, 1020, 600), state["calculator"]["display"], f"{CALCULATOR}:id/result", "display"),
     ]
     for index, key in enumerate(CALC_KEYS):
         left, top = 60 + (index % 4) * 240, 700 + (index // 4) * 240
