@@ -271,6 +271,13 @@ def test_the_wrapper_finds_its_phone_without_the_environment(android_phone: Simu
     bare = subprocess.run([str(android_phone.adb_path), "shell", "wm", "size"], capture_output=True,
                           env={"PATH": "/usr/bin:/bin"}, timeout=30)  # fmt: skip
     assert bare.stdout == b"Physical size: 1080x2400\n"
+    checked_in = Path(__file__).parents[1] / "helpers" / "android_sim" / "adb"  # for benchmarks and by hand
+    home = [str(checked_in), "shell", "input", "keyevent", "KEYCODE_HOME"]
+    by_hand = subprocess.run(home, capture_output=True, env=dict(os.environ, **android_phone.env), timeout=30)
+    assert (
+        by_hand.returncode == 0
+        and android_phone.state()["history"][-1] == "shell input keyevent KEYCODE_HOME"
+    )
     android_phone.update(notes=["x"], screen="notes")
     android_phone.reset()
     state = android_phone.state()
