@@ -90,5 +90,5 @@ async def test_unsupported_platform_is_refused(tmp_path: Path) -> None:
     # a known kind without a session class yet (the phone) says which agent is missing.
     with pytest.raises(SessionError, match="'plan9' is not supported by this server yet; supported: linux"):
         factory(session_id="s", task_name="t", request="x", send=nowhere, platform="plan9")
-    with pytest.raises(SessionError, match="'mobile' .* it needs the MobileAgent"):
+    with pytest.raises(SessionError, match=r"'mobile' .* it needs the MobileAgent"):
         factory(session_id="s", task_name="t", request="x", send=nowhere, platform="mobile")
