@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import platform as _platform
+from collections.abc import Awaitable, Callable
 from typing import overload
 
 from starweave.aip.messages import Command, Result, ResultStatus, ServerMessage
@@ -70,6 +71,7 @@ class DeviceClient:
         client_id: str = "client_001",
         platform: str | None = None,
         capabilities: list[str] | None = None,
+        closers: list[Callable[[], Awaitable[None]]] | None = None,
     ) -> None:
         self.mcp_server_manager = mcp_server_manager
         self.computer_manager = computer_manager
@@ -78,6 +80,8 @@ class DeviceClient:
         self.platform = platform or _platform.system().lower() or "unknown"
         # What this kind of device can do (starweave.device_kinds); None: the OS's generic features.
         self.capabilities = None if capabilities is None else list(capabilities)
+        # Run by aclose after the Computers close (e.g. the desktop servers' shared backend).
+        self._closers = list(closers or [])
         self.task_lock = asyncio.Lock()
         log.info("Device client initialized for platform: %s", self.platform)
 
@@ -119,5 +123,7 @@ class DeviceClient:
         log.info("Client state has been reset.")
 
     async def aclose(self) -> None:
-        """Close every Computer and MCP session."""
+        """Close every Computer and MCP session, then what the servers shared."""
         await self.computer_manager.aclose()
+        for close in self._closers:
+            await close()

@@ -6,7 +6,7 @@ import logging
 import os
 import platform as _platform
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,22 +70,37 @@ class ClientOptions:
     task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT
 
 
-def _shell_device(kind: DeviceKind, config: StarweaveConfig) -> None:
+Closer = Callable[[], Awaitable[None]]
+
+
+def _shell_device(kind: DeviceKind, config: StarweaveConfig) -> list[Closer]:
     """A shell device needs nothing beyond the LinuxAgent's servers of mcp.yaml."""
+    return []
 
 
-def _desktop_device(kind: DeviceKind, config: StarweaveConfig) -> None:
+def _desktop_device(kind: DeviceKind, config: StarweaveConfig) -> list[Closer]:
     """A desktop device: a graphical session to drive, and the desktop UI servers of the HostAgent
-    and AppAgents (the shipped ones when mcp.yaml was written for the LinuxAgent alone)."""
+    and AppAgents (the shipped ones when mcp.yaml was written for the LinuxAgent alone). Returns
+    the closer of the backend those servers share (keyed by the session's ShellConfig)."""
     problem = display_problem(kind.name)
     if problem:
         raise ConfigError(problem)
     shipped = default_mcp()
     for name in ("HostAgent", "AppAgent"):
         config.mcp.setdefault(name, shipped[name])
+    shell = config.system.shell
+
+    async def close_desktop() -> None:
+        # Looked up at close time: the servers create the state on first use, after the
+        # workspace is placed into ``shell``.
+        from starweave.tools.servers.desktop import shared_ui_state
+
+        await shared_ui_state(shell).aclose()
+
+    return [close_desktop]
 
 
-CLIENT_PLATFORMS: dict[str, Callable[[DeviceKind, StarweaveConfig], None]] = {
+CLIENT_PLATFORMS: dict[str, Callable[[DeviceKind, StarweaveConfig], list[Closer]]] = {
     "linux": _shell_device,
     "darwin": _shell_device,
     "linux-desktop": _desktop_device,
@@ -116,8 +131,9 @@ def display_problem(platform: str, environ: dict[str, str] | None = None, system
     return ""
 
 
-def prepare_platform(platform: str, config: StarweaveConfig) -> DeviceKind:
-    """The device kind of ``--platform``, its servers configured; ConfigError (one line) otherwise."""
+def prepare_platform(platform: str, config: StarweaveConfig) -> tuple[DeviceKind, list[Closer]]:
+    """The device kind of ``--platform``, its servers configured, and what to close when the client
+    stops; ConfigError (one line) for a platform this client cannot serve here."""
     kind = device_kind(platform)
     prepare = CLIENT_PLATFORMS.get(kind.name)
     if prepare is None:
@@ -125,15 +141,14 @@ def prepare_platform(platform: str, config: StarweaveConfig) -> DeviceKind:
         raise ConfigError(
             f"--platform {platform} ({kind.summary}) is not available in this client yet; use one of {ready}"
         )
-    prepare(kind, config)
-    return kind
+    return kind, prepare(kind, config)
 
 
 def build_device_client(options: ClientOptions) -> DeviceClient:
     """The DeviceClient with the configured MCP servers, confined to the workspace; it registers
     as its device kind, with that kind's capabilities (``starweave.device_kinds``)."""
     config = load_config(options.config_dir)
-    kind = prepare_platform(options.platform, config)
+    kind, closers = prepare_platform(options.platform, config)
     workspace = resolve_workspace(options.workspace, config.system.shell.mode)
     place_workspace(config, options.config_dir, workspace)
     register_builtin_servers()
@@ -146,6 +161,7 @@ def build_device_client(options: ClientOptions) -> DeviceClient:
         client_id=options.client_id,
         platform=kind.name,
         capabilities=device_capabilities(kind),
+        closers=closers,
     )
 
 

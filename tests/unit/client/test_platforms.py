@@ -39,8 +39,8 @@ def test_a_desktop_gets_the_host_and_app_agent_servers(
     config = load_config(tmp_path, env={})
     assert "HostAgent" not in config.mcp  # written for the LinuxAgent alone
     monkeypatch.setenv("DISPLAY", ":77")
-    kind = prepare_platform("linux-desktop", config)
-    assert kind.name == "linux-desktop"
+    kind, closers = prepare_platform("linux-desktop", config)
+    assert kind.name == "linux-desktop" and len(closers) == 1
     host = config.mcp["HostAgent"]["default"]
     assert [s.namespace for s in host.action] == ["HostUIExecutor"]
     assert [s.namespace for s in config.mcp["AppAgent"]["mousepad"].action] == [
