@@ -10,9 +10,6 @@ desktop servers run in the device client, and the checks read mousepad's real te
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,76 +20,18 @@ from helpers.desktop_env import desktop_backend as desktop_backend
 from helpers.desktop_env import desktop_session as desktop_session
 from helpers.desktop_env import mousepad as mousepad
 from helpers.desktop_script import app, call, control_labels, host, launched_window, select, write_answers
+from integration.server_fault_kit import agent_server, device, result_of, step
 from rich.console import Console
 
-from starweave.aip.resilience import ReconnectionStrategy
-from starweave.client.credentials import TokenStore
-from starweave.client.runner import ClientOptions, build_device_client
-from starweave.client.websocket import DeviceWebSocketClient
-from starweave.config import load_config
 from starweave.galaxy.client import GalaxyClient, GalaxyOptions
-from starweave.server.app import RunningServer, start_server
-from starweave.server.settings import ServerSettings
-from starweave.session.service import ServiceSessionFactory
 from starweave.tools.desktop.linux.backend import LinuxDesktopBackend
-from starweave.tools.desktop.settle import apoll_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
 
 LIMIT = 150
+# The desktop server's HostAgent and its AppAgents replay one answer stream.
+DESKTOP_BLOCKS = ("HOST_AGENT", "APP_AGENT")
 WORD = "starweave-42"
-
-
-@asynccontextmanager
-async def agent_server(
-    tmp: Path, name: str, answers: list[Any], **blocks: str
-) -> AsyncIterator[RunningServer]:
-    """An agent server whose sessions replay ``answers`` with the model blocks named in ``blocks``
-    (HOST_AGENT / APP_AGENT)."""
-    replay = write_answers(tmp / f"{name}.jsonl", answers)
-    block = {"API_TYPE": "replay", "REPLAY_FILE": str(replay)}
-    config = load_config(
-        env={},
-        overrides={**{key: dict(block) for key in blocks}, "system": {"LOG_DIR": str(tmp / f"logs-{name}")}},
-    )
-    factory = ServiceSessionFactory(config, auto_approve=True)
-    server = await start_server(ServerSettings(host="127.0.0.1", port=0, log_level="warning"), factory)
-    try:
-        yield server
-    finally:
-        await server.stop()
-        await factory.aclose()
-
-
-@asynccontextmanager
-async def device(tmp: Path, server: RunningServer, client_id: str, platform: str) -> AsyncIterator[Any]:
-    """A real device client of ``platform`` in this process, registered with ``server``."""
-    (tmp / "cfg").mkdir(exist_ok=True)
-    options = ClientOptions(
-        client_id=client_id, platform=platform, workspace=tmp / f"ws-{client_id}", config_dir=tmp / "cfg"
-    )
-    built = build_device_client(options)
-    client = DeviceWebSocketClient(
-        f"ws://127.0.0.1:{server.port}/ws",
-        built,
-        heartbeat_interval=10.0,
-        reconnection_strategy=ReconnectionStrategy(max_retries=1),
-        token_store=TokenStore(tmp / f"state-{client_id}"),
-    )
-    task = asyncio.create_task(client.connect_and_listen())
-    try:
-        registry = server.app.state.registry
-        await apoll_until(lambda: _true(registry.is_device_connected(client_id)), timeout=30)
-        yield built
-    finally:
-        if not task.done():
-            await client.stop()
-            await asyncio.wait({task}, timeout=10)
-        await built.aclose()
-
-
-async def _true(value: bool) -> bool | None:
-    return True if value else None
 
 
 async def pad_text(backend: LinuxDesktopBackend, xid: str) -> str:
@@ -124,8 +63,8 @@ async def test_a_desktop_device_runs_a_host_agent_session_sent_over_aip(
         _, _, xid = await launched_window(desktop_backend, "mousepad")
         answers = await typing_answers(desktop_backend, "hello over AIP")
         async with (
-            agent_server(tmp_path, "desk", answers, HOST_AGENT="", APP_AGENT="") as server,
-            device(tmp_path, server, "desk1", "linux-desktop"),
+            agent_server(tmp_path, answers, DESKTOP_BLOCKS) as server,
+            device(tmp_path, server, "desk1", platform="linux-desktop"),
             httpx.AsyncClient(base_url=server.url) as http,
         ):
             listing = (await http.get("/api/clients", params={"details": True})).json()
@@ -136,10 +75,7 @@ async def test_a_desktop_device_runs_a_host_agent_session_sent_over_aip(
                 "/api/dispatch", json={"client_id": "desk1", "request": "type hello", "task_name": "pad1"}
             )
             assert sent.status_code == 200, sent.text
-            deadline = time.monotonic() + 120
-            while (answer := (await http.get("/api/task_result/pad1")).json())["status"] == "pending":
-                assert time.monotonic() < deadline, "the desktop session did not end"
-                await asyncio.sleep(0.2)
+            answer = await result_of(http, "pad1", limit=120)
         assert answer["task_status"] == "completed", answer
         result = answer["result"]
         assert result["agent"] == "HostAgent" and result["status"] == "FINISH"
@@ -171,11 +107,6 @@ def planner_answers() -> list[Any]:
 
 
 def shell_answers() -> list[Any]:
-    def step(command: str | None, status: str = "CONTINUE", result: str = "") -> dict[str, Any]:
-        action = {"function": "execute_command" if command else "", "status": status}
-        action["arguments"] = {"command": command} if command else {}
-        return {"observation": "o", "thought": "t", "action": action, "result": result}
-
     return [step("cat word.txt"), step(None, "FINISH", f"the word is {WORD}")]
 
 
@@ -187,12 +118,12 @@ async def test_galaxy_hands_a_shell_result_to_a_desktop_device(
         # Two agent servers: each replays its own device agent's answers.
         desk_answers = await typing_answers(desktop_backend, WORD, condition=WORD)
         async with (
-            agent_server(tmp_path, "shell", shell_answers(), APP_AGENT="") as shell_server,
-            agent_server(tmp_path, "desk", desk_answers, HOST_AGENT="", APP_AGENT="") as desk_server,
-            device(tmp_path, shell_server, "box", "linux") as box,
-            device(tmp_path, desk_server, "desk", "linux-desktop"),
+            agent_server(tmp_path, shell_answers(), name="shell") as shell_server,
+            agent_server(tmp_path, desk_answers, DESKTOP_BLOCKS, name="desk") as desk_server,
+            device(tmp_path, shell_server, "box") as box,
+            device(tmp_path, desk_server, "desk", platform="linux-desktop"),
         ):
-            assert box.platform == "linux"
+            assert box.device_client.platform == "linux"
             (tmp_path / "ws-box" / "word.txt").write_text(f"{WORD}\n")
             devices_file = tmp_path / "devices.yaml"
             devices_file.write_text(
