@@ -194,7 +194,11 @@ def server(
     port: Annotated[int, typer.Option("--port", help="TCP port (0: pick a free one).")] = 5000,
     platform: Annotated[
         str | None,
-        typer.Option("--platform", help="Device platform the sessions are for (default: this OS)."),
+        typer.Option(
+            "--platform",
+            help="Platform of devices that register without one: linux, linux-desktop, windows "
+            "(default: this OS; each device's own --platform picks its agent).",
+        ),
     ] = None,
     api_key: Annotated[
         str | None,
@@ -251,9 +255,11 @@ def server(
     from starweave.server.app import serve
     from starweave.server.credentials import DeviceCredentials, credentials_file_for, load_device_tokens
     from starweave.server.settings import ServerSettings
-    from starweave.session.service import LinuxServiceSessionFactory, service_config
+    from starweave.session.service import ServiceSessionFactory, refusal, service_config
 
     _setup_logging(log_level)
+    if platform is not None and (refused := refusal(platform)):
+        _fail(f"--platform: {refused}")
     if local and host not in LOOPBACK:
         _fail(f"--local serves this machine only; it cannot be combined with --host {host}")
     try:
@@ -288,7 +294,7 @@ def server(
         for device_id in forget_device or []:
             if not credentials.forget(device_id):
                 err.print(f"[yellow]warning:[/yellow] --forget-device {escape(device_id)}: not bound")
-        factory = LinuxServiceSessionFactory(config, auto_approve=yes, secrets=(api_key or "",))
+        factory = ServiceSessionFactory(config, auto_approve=yes, secrets=(api_key or "",))
         try:
             await serve(settings, factory, credentials)
         finally:
@@ -307,7 +313,14 @@ def client(
         str, typer.Option("--ws-server", help="The agent server's AIP endpoint.")
     ] = "ws://127.0.0.1:5000/ws",
     client_id: Annotated[str, typer.Option("--client-id", help="This device's unique id.")] = "client_001",
-    platform: Annotated[str | None, typer.Option("--platform", help="linux (default: this OS).")] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform",
+            help="Device kind: linux (shell), linux-desktop (GUI apps, needs DISPLAY), windows "
+            "(UI Automation) (default: this OS).",
+        ),
+    ] = None,
     api_key: Annotated[
         str | None,
         typer.Option(

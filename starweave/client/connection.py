@@ -30,7 +30,7 @@ from starweave.aip.protocols import HeartbeatProtocol, registration_message
 from starweave.aip.resilience import HeartbeatManager, Sleep
 from starweave.aip.transport import Transport
 from starweave.client.device_client import DeviceClient
-from starweave.client.device_info import DeviceInfoProvider
+from starweave.client.device_info import DeviceInfoProvider, DeviceSystemInfo
 from starweave.errors import AIPError, RegistrationRefused, TransportClosed
 
 __all__ = [
@@ -129,7 +129,7 @@ class DeviceConnection:
     async def registration_metadata(self) -> dict[str, Any]:
         """REGISTER metadata: platform, system_info and registration_time (only the time if info fails)."""
         try:
-            info = await asyncio.to_thread(self.settings.info_provider.collect_system_info, self.client_id)
+            info = await self._system_info()
         except (OSError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
             log.warning("[WS] [AIP] Device info collection failed (%s); registering without it", exc)
             return {"registration_time": utc_now(), REQUEST_DEVICE_TOKEN: True}
@@ -362,8 +362,13 @@ class DeviceConnection:
         except ConnectionError as exc:
             log.warning("[WS] Could not send a %s message to the server: %s", message.type.value, exc)
 
-    async def _answer_device_info(self, message: ServerMessage) -> None:
+    async def _system_info(self) -> DeviceSystemInfo:
+        """This device's info as it announces itself (kind and capabilities: DeviceClient.describe)."""
         info = await asyncio.to_thread(self.settings.info_provider.collect_system_info, self.client_id)
+        return self.device_client.describe(info)
+
+    async def _answer_device_info(self, message: ServerMessage) -> None:
+        info = await self._system_info()
         await self._send(
             ClientMessage(
                 type=ClientMessageType.DEVICE_INFO_RESPONSE,

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import platform as _platform
+from collections.abc import Awaitable, Callable
 from typing import overload
 
 from starweave.aip.messages import Command, Result, ResultStatus, ServerMessage
+from starweave.client.device_info import DeviceSystemInfo
 from starweave.errors import InvalidArgumentError
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 
@@ -68,14 +70,30 @@ class DeviceClient:
         computer_manager: ComputerManager,
         client_id: str = "client_001",
         platform: str | None = None,
+        capabilities: list[str] | None = None,
+        closers: list[Callable[[], Awaitable[None]]] | None = None,
     ) -> None:
         self.mcp_server_manager = mcp_server_manager
         self.computer_manager = computer_manager
         self.command_router = CommandRouter(computer_manager)
         self.client_id = client_id
         self.platform = platform or _platform.system().lower() or "unknown"
+        # What this kind of device can do (starweave.device_kinds); None: the OS's generic features.
+        self.capabilities = None if capabilities is None else list(capabilities)
+        # Run by aclose after the Computers close (e.g. the desktop servers' shared backend).
+        self._closers = list(closers or [])
         self.task_lock = asyncio.Lock()
         log.info("Device client initialized for platform: %s", self.platform)
+
+    def describe(self, info: DeviceSystemInfo) -> DeviceSystemInfo:
+        """``info`` as this device announces itself: its kind (``--platform``) as the platform and
+        its capabilities as the supported features; the OS's name stays in ``custom_metadata``."""
+        if self.capabilities is None:
+            return info
+        info.custom_metadata.setdefault("os_name", info.platform)
+        info.platform = self.platform
+        info.supported_features = list(self.capabilities)
+        return info
 
     async def execute_step(self, server_message: ServerMessage) -> list[Result]:
         """Take the context from a COMMAND message and run its actions; one Result per action."""
@@ -105,5 +123,7 @@ class DeviceClient:
         log.info("Client state has been reset.")
 
     async def aclose(self) -> None:
-        """Close every Computer and MCP session."""
+        """Close every Computer and MCP session, then what the servers shared."""
         await self.computer_manager.aclose()
+        for close in self._closers:
+            await close()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import platform as _platform
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,15 +16,17 @@ from starweave.client.connection import DEFAULT_TASK_START_TIMEOUT
 from starweave.client.credentials import TokenStore
 from starweave.client.device_client import DeviceClient
 from starweave.client.websocket import DeviceWebSocketClient
-from starweave.config import load_config
+from starweave.config import StarweaveConfig, load_config
 from starweave.config.loader import place_workspace
+from starweave.config.models import default_mcp
+from starweave.device_kinds import DeviceKind, device_capabilities, device_kind
 from starweave.errors import ConfigError, ToolError
 from starweave.session.timeouts import tool_timeout
 from starweave.tools import ComputerManager, MCPServerManager
 from starweave.tools.servers import register_builtin_servers, resolve_workspace
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
-__all__ = ["EXIT_CONFIG", "ClientOptions", "build_device_client", "run_device_client"]
+__all__ = ["CLIENT_PLATFORMS", "EXIT_CONFIG", "ClientOptions", "build_device_client", "run_device_client"]
 
 log = logging.getLogger("starweave.client")
 
@@ -67,16 +70,99 @@ class ClientOptions:
     task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT
 
 
+Closer = Callable[[], Awaitable[None]]
+
+
+def _shell_device(kind: DeviceKind, config: StarweaveConfig) -> list[Closer]:
+    """A shell device needs nothing beyond the LinuxAgent's servers of mcp.yaml."""
+    return []
+
+
+def _desktop_device(kind: DeviceKind, config: StarweaveConfig) -> list[Closer]:
+    """A desktop device: a graphical session to drive, and the desktop UI servers of the HostAgent
+    and AppAgents (the shipped ones when mcp.yaml was written for the LinuxAgent alone). Returns
+    the closer of the backend those servers share (keyed by the session's ShellConfig)."""
+    problem = display_problem(kind.name)
+    if problem:
+        raise ConfigError(problem)
+    shipped = default_mcp()
+    for name in ("HostAgent", "AppAgent"):
+        config.mcp.setdefault(name, shipped[name])
+    shell = config.system.shell
+
+    async def close_desktop() -> None:
+        # Looked up at close time: the servers create the state on first use, after the
+        # workspace is placed into ``shell``.
+        from starweave.tools.servers.desktop import shared_ui_state
+
+        await shared_ui_state(shell).aclose()
+
+    return [close_desktop]
+
+
+CLIENT_PLATFORMS: dict[str, Callable[[DeviceKind, StarweaveConfig], list[Closer]]] = {
+    "linux": _shell_device,
+    "darwin": _shell_device,
+    "linux-desktop": _desktop_device,
+    "windows": _desktop_device,
+}
+"""How the client prepares each device platform (``--platform``) before starting its MCP servers;
+a new kind of device is one entry here (``"mobile"``: its adb servers) and one in
+``starweave.device_kinds.DEVICE_KINDS``."""
+
+
+def display_problem(platform: str, environ: dict[str, str] | None = None, system: str | None = None) -> str:
+    """Why a desktop device cannot run here ("" when it can): no X11 display, or the wrong OS."""
+    env = os.environ if environ is None else environ
+    system = system or sys.platform
+    if platform == "windows":
+        if system != "win32":
+            return "--platform windows drives UI Automation and runs on Windows only; use linux-desktop here"
+        return ""
+    if not system.startswith("linux"):
+        return f"--platform {platform} runs on Linux (X11) only"
+    if not env.get("DISPLAY"):
+        wayland = " (WAYLAND_DISPLAY alone is not enough: the desktop tools use X11/XWayland)"
+        return (
+            f"--platform {platform} needs a graphical session, but DISPLAY is not set"
+            f"{wayland if env.get('WAYLAND_DISPLAY') else ''}; run it in your desktop session or under "
+            "xvfb-run -a dbus-run-session -- starweave client ..."
+        )
+    return ""
+
+
+def prepare_platform(platform: str, config: StarweaveConfig) -> tuple[DeviceKind, list[Closer]]:
+    """The device kind of ``--platform``, its servers configured, and what to close when the client
+    stops; ConfigError (one line) for a platform this client cannot serve here."""
+    kind = device_kind(platform)
+    prepare = CLIENT_PLATFORMS.get(kind.name)
+    if prepare is None:
+        ready = ", ".join(CLIENT_PLATFORMS)
+        raise ConfigError(
+            f"--platform {platform} ({kind.summary}) is not available in this client yet; use one of {ready}"
+        )
+    return kind, prepare(kind, config)
+
+
 def build_device_client(options: ClientOptions) -> DeviceClient:
-    """The DeviceClient with the configured MCP servers, confined to the workspace."""
+    """The DeviceClient with the configured MCP servers, confined to the workspace; it registers
+    as its device kind, with that kind's capabilities (``starweave.device_kinds``)."""
     config = load_config(options.config_dir)
+    kind, closers = prepare_platform(options.platform, config)
     workspace = resolve_workspace(options.workspace, config.system.shell.mode)
     place_workspace(config, options.config_dir, workspace)
     register_builtin_servers()
     servers = MCPServerManager(config.system.shell)
     computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
-    log.info("Platform detected/specified: %s", options.platform)
-    return DeviceClient(servers, computers, client_id=options.client_id, platform=options.platform)
+    log.info("Platform detected/specified: %s", kind.name)
+    return DeviceClient(
+        servers,
+        computers,
+        client_id=options.client_id,
+        platform=kind.name,
+        capabilities=device_capabilities(kind),
+        closers=closers,
+    )
 
 
 def _to_stderr(message: str) -> None:

@@ -237,7 +237,7 @@ async def run_host_task(
         return Wiring(agent, context, header, evaluator, evaluation_wanted(options, config))
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
-        return {**_host_result(session, log_path, duration), "workspace": str(workspace)}
+        return {**host_result(session, log_path, duration), "workspace": str(workspace)}
 
     return await run_options_session(options, config, workspace, view, set_up, result_of)
 
@@ -267,7 +267,7 @@ def _evaluator(
     return evaluator
 
 
-def _host_result(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
+def host_result(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
     """The outcome of a HostAgent session, as written to ``result.json``."""
     context = session.context
     agent = session.agent

@@ -1,9 +1,11 @@
-"""Service sessions: a LinuxAgent reasoning on the agent server while its commands run on a device.
+"""Service sessions: a device agent reasoning on the agent server while its commands run on a device.
 
-The server's SessionManager creates one per task through :class:`LinuxServiceSessionFactory`.
-The session asks the device for its action tools (the Computer's ``list_tools`` meta tool, one
-COMMAND round trip), then runs the same LinuxAgent as ``starweave run``; only the dispatcher
-differs: a :class:`WebSocketCommandDispatcher` sends every command as an AIP COMMAND.
+The server's SessionManager creates one per task through :class:`ServiceSessionFactory`, which
+picks the session class by the device's platform from :data:`SESSION_KINDS` (a LinuxAgent for a
+shell device, a HostAgent for a desktop). A LinuxServiceSession asks the device for its action
+tools (the Computer's ``list_tools`` meta tool, one COMMAND round trip), then runs the same
+LinuxAgent as ``starweave run``; only the dispatcher differs: a :class:`WebSocketCommandDispatcher`
+sends every command as an AIP COMMAND.
 """
 
 from __future__ import annotations
@@ -11,19 +13,21 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from starweave.aip.messages import ClientMessage
 from starweave.commands import Command
-from starweave.commands.websocket import SendFn, WebSocketCommandDispatcher
+from starweave.commands.websocket import SendFn
 from starweave.config import StarweaveConfig, load_config
+from starweave.config.models import AgentLLMConfig
+from starweave.device_kinds import DEVICE_KINDS, KIND_ALIASES
 from starweave.errors import ConfigError, SessionError
 from starweave.llm import LLMClient
 from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
-from starweave.session.loop import new_session, open_logs, secrets_of, session_context
+from starweave.session.desktop_service import HostServiceSession
+from starweave.session.logs import SessionLogs
+from starweave.session.loop import new_session, session_context
 from starweave.session.runner import (
     check_agent_files,
     make_linux_agent,
@@ -31,56 +35,24 @@ from starweave.session.runner import (
     prompt_tools,
     session_result,
 )
+from starweave.session.service_base import DeviceServiceSession, ServiceSettings, SessionModels
+
+__all__ = [
+    "SESSION_KINDS",
+    "LinuxServiceSession",
+    "LinuxServiceSessionFactory",
+    "ServiceSessionFactory",
+    "ServiceSettings",
+    "service_config",
+]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_PLATFORMS = ("linux", "darwin")
 TOOLS_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
-class ServiceSettings:
-    """What every service session of a server shares: the configuration, whether dangerous
-    commands run without asking, and the secrets masked in the logs besides the model keys."""
-
-    config: StarweaveConfig
-    auto_approve: bool = False
-    secrets: tuple[str, ...] = ()
-
-
-class LinuxServiceSession:
-    """One task of a remote device, run by a LinuxAgent on the server (the reference's namesake)."""
-
-    def __init__(
-        self,
-        session_id: str,
-        task_name: str,
-        request: str,
-        send: SendFn,
-        llm: LLMClient,
-        settings: ServiceSettings,
-    ) -> None:
-        self.id = session_id
-        self.task = task_name
-        self.request = request
-        self.llm = llm
-        self.settings = settings
-        self.dispatcher = WebSocketCommandDispatcher(send, session_id, task_name)
-        self.results: dict[str, Any] = {}
-        self._finished = False
-        self._failed = False
-
-    async def set_result(self, response_id: str, message: ClientMessage) -> None:
-        """Hand a device's COMMAND_RESULTS to the waiting dispatcher."""
-        await self.dispatcher.set_result(response_id, message)
-
-    def is_finished(self) -> bool:
-        """True once the session ran to its end."""
-        return self._finished
-
-    def is_error(self) -> bool:
-        """True when the agent did not finish the task."""
-        return self._failed
+class LinuxServiceSession(DeviceServiceSession):
+    """One task of a remote shell device, run by a LinuxAgent on the server (the reference's namesake)."""
 
     async def device_tools(self) -> list[dict[str, Any]]:
         """The device's action tools, asked for with the Computer's ``list_tools`` meta tool."""
@@ -91,31 +63,51 @@ class LinuxServiceSession:
         infos = answer.result if isinstance(answer.result, list) else json.loads(str(answer.result))
         return prompt_tools([i for i in infos if i.get("tool_name") != "list_tools"])
 
-    async def run(self) -> None:
-        """Run the LinuxAgent to a terminal state; the outcome lands in :attr:`results`."""
-        started = time.monotonic()
+    async def play(self, logs: SessionLogs, started: float) -> dict[str, Any]:
+        """Run the LinuxAgent with the device's tools listed in its prompt."""
         config = self.settings.config
-        logs = open_logs(config.system.log_dir, self.task, [*secrets_of(config), *self.settings.secrets])
-        try:
-            tools = await self.device_tools()
-            context = session_context(self.request, logs, self.dispatcher, tools)
-            agent = make_linux_agent(config, self.llm, ConsoleView(quiet=True), self.settings.auto_approve)
-            session = new_session(self.task, context, self.request, agent, config.system)
-            await session.run()
-            self.results = session_result(session, logs.path, time.monotonic() - started)
-        except SessionError as exc:
-            self.results = {"task": self.task, "request": self.request, "status": "FAIL", "error": str(exc)}
-        self._failed = self.results.get("status") != "FINISH"
-        self._finished = True
-        logs.write_result(self.results)
+        tools = await self.device_tools()
+        context = session_context(self.request, logs, self.dispatcher, tools)
+        agent = make_linux_agent(config, self.llm, ConsoleView(quiet=True), self.settings.auto_approve)
+        session = new_session(self.task, context, self.request, agent, config.system)
+        await session.run()
+        return session_result(session, logs.path, time.monotonic() - started)
 
 
-class LinuxServiceSessionFactory:
-    """Creates service sessions for the server.
+SESSION_KINDS: dict[str, type[DeviceServiceSession]] = {
+    "linux": LinuxServiceSession,
+    "darwin": LinuxServiceSession,
+    "linux-desktop": HostServiceSession,
+    "windows": HostServiceSession,
+}
+"""The session class run for each device platform (``starweave.device_kinds`` names them). A new
+kind of device is one entry here (``"mobile"``: the MobileAgent's service session)."""
 
-    Sessions share one model client (the embedded model is loaded once and serves them in turn),
-    created on first use; with the ``replay`` provider each session gets its own client, so every
-    session replays the recorded answers from the start.
+SUPPORTED_PLATFORMS = tuple(SESSION_KINDS)
+
+
+def refusal(platform: str) -> str | None:
+    """Why this server cannot run a session for ``platform``, or None when it can."""
+    key = KIND_ALIASES.get(platform.lower(), platform.lower())
+    if key in SESSION_KINDS:
+        return None
+    supported = ", ".join(SESSION_KINDS)
+    kind = DEVICE_KINDS.get(key)
+    if kind is not None:
+        return (
+            f"device platform {platform!r} ({kind.summary}) is not available on this server yet: "
+            f"it needs the {kind.agent}, which this server does not have; supported: {supported}"
+        )
+    return f"device platform {platform!r} is not supported by this server yet; supported: {supported}"
+
+
+class ServiceSessionFactory:
+    """Creates service sessions for the server, by the device's platform (:data:`SESSION_KINDS`).
+
+    Sessions share one model client per model block (the embedded model is loaded once and serves
+    them in turn), created on first use; with the ``replay`` provider each session gets its own
+    client, so every session replays the recorded answers from the start. A HostAgent and its
+    AppAgents use one client when their blocks are equal (one replay file is one answer stream).
     """
 
     def __init__(
@@ -128,19 +120,33 @@ class LinuxServiceSessionFactory:
         # The server's own key, masked in the session logs next to the model keys.
         self.settings = ServiceSettings(config, auto_approve, tuple(s for s in secrets if s))
         self.config = config
-        self._shared = llm
+        # ``llm``: a client made by the caller for the LinuxAgent's block (APP_AGENT).
+        self._shared: dict[str, LLMClient] = {}
+        if llm is not None:
+            self._shared[_block_key(config.app_agent)] = llm
         self._owned: list[LLMClient] = []
 
-    def model_client(self) -> LLMClient:
-        """The model client for the next session."""
-        agent = self.config.agent_llm("LinuxAgent")
-        if self._shared is not None and agent.api_type != "replay":
-            return self._shared
-        client = create_llm(agent, self.config.system, prices=self.config.prices)
+    def _client(self, block: AgentLLMConfig) -> LLMClient:
+        key = _block_key(block)
+        shared = self._shared.get(key)
+        if shared is not None and block.api_type != "replay":
+            return shared
+        client = create_llm(block, self.config.system, prices=self.config.prices)
         self._owned.append(client)
-        if agent.api_type != "replay":
-            self._shared = client
+        if block.api_type != "replay":
+            self._shared[key] = client
         return client
+
+    def model_client(self, agent: str = "LinuxAgent") -> LLMClient:
+        """The model client of ``agent``'s next session."""
+        return self._client(self.config.agent_llm(agent))
+
+    def session_models(self, agent: str) -> SessionModels:
+        """The model clients of one session of ``agent`` (a HostAgent also gets its AppAgents')."""
+        llm = self.model_client(agent)
+        if agent != "HostAgent" or self.config.app_agent == self.config.host_agent:
+            return SessionModels(llm)
+        return SessionModels(llm, self._client(self.config.app_agent))
 
     async def aclose(self) -> None:
         """Close the model clients this factory created."""
@@ -150,16 +156,25 @@ class LinuxServiceSessionFactory:
 
     def __call__(
         self, *, session_id: str, task_name: str, request: str, send: SendFn, platform: str = "linux"
-    ) -> LinuxServiceSession:
-        """A session for one task of one device."""
-        if platform not in SUPPORTED_PLATFORMS:
-            raise SessionError(
-                f"device platform {platform!r} is not supported by this server yet; "
-                f"supported: {', '.join(SUPPORTED_PLATFORMS)}"
-            )
+    ) -> DeviceServiceSession:
+        """A session for one task of one device; SessionError for a platform without sessions."""
+        reason = refusal(platform)
+        if reason is not None:
+            raise SessionError(reason)
         if not request.strip():
             raise SessionError("the task request is empty")
-        return LinuxServiceSession(session_id, task_name, request, send, self.model_client(), self.settings)
+        session_cls = SESSION_KINDS[KIND_ALIASES.get(platform.lower(), platform.lower())]
+        models = self.session_models(session_cls.agent_name)
+        return session_cls(session_id, task_name, request, send, models, self.settings)
+
+
+#: The name this factory had while it made LinuxAgent sessions only.
+LinuxServiceSessionFactory = ServiceSessionFactory
+
+
+def _block_key(block: AgentLLMConfig) -> str:
+    """Identifies a model block (equal blocks share a client)."""
+    return block.model_dump_json()
 
 
 def service_config(
@@ -171,7 +186,8 @@ def service_config(
 ) -> StarweaveConfig:
     """The server's configuration with the command line's model and log options applied."""
     agent = model_overrides(provider, model, replay_file)
-    overrides: dict[str, Any] = {"APP_AGENT": agent} if agent else {}
+    # Both blocks: a desktop device's HostAgent takes the command line's model as its AppAgents do.
+    overrides: dict[str, Any] = {"APP_AGENT": agent, "HOST_AGENT": dict(agent)} if agent else {}
     if log_dir:
         overrides["system"] = {"LOG_DIR": str(log_dir)}
     config = load_config(config_dir, overrides=overrides)

@@ -101,6 +101,18 @@ CASES = {
         ["/dev/zero"],
     ),
     "unknown option": (["run", "x", "--no-such-option"], ["--no-such-option", "starweave run --help"]),
+    "client platform unknown": (
+        ["client", "--platform", "toaster", "--ws-server", "ws://127.0.0.1:9/ws"],
+        ["unknown device platform 'toaster'", "linux-desktop, windows"],
+    ),
+    "client platform not served yet": (
+        ["client", "--platform", "mobile", "--ws-server", "ws://127.0.0.1:9/ws"],
+        ["--platform mobile", "not available in this client yet"],
+    ),
+    "server platform unknown": (
+        ["server", "--platform", "toaster", "--port", "0"],
+        ["--platform", "'toaster' is not supported", "linux-desktop"],
+    ),
 }
 
 
@@ -193,3 +205,19 @@ def test_a_client_whose_workspace_holds_the_configuration_is_refused(tmp_path: P
     (tmp_path / "config" / "ufo" / "system.yaml").write_text("MAX_STEP: 4\n")
     proc = starweave("client", "--ws-server", "ws://127.0.0.1:9/ws", "-w", ".", cwd=tmp_path)
     assert_one_line_usage_error(proc, "refusing this configuration folder", "--config-dir")
+
+
+def test_a_desktop_client_without_a_display_says_so_in_one_line(tmp_path: Path) -> None:
+    proc = starweave(
+        "client",
+        "--platform",
+        "linux-desktop",
+        "--ws-server",
+        "ws://127.0.0.1:9/ws",
+        cwd=tmp_path,
+        env={"DISPLAY": ""},
+    )
+    assert_one_line_usage_error(
+        proc, "--platform linux-desktop needs a graphical session", "DISPLAY is not set"
+    )
+    assert list(tmp_path.iterdir()) == []

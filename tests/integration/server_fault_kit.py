@@ -38,17 +38,21 @@ QUICK = [step("echo hello >> out.txt"), step(None, "FINISH", "wrote out.txt")]
 
 @asynccontextmanager
 async def agent_server(
-    tmp: Path, answers: list[dict[str, Any]] = QUICK, **settings: Any
+    tmp: Path,
+    answers: list[Any] = QUICK,
+    blocks: tuple[str, ...] = ("APP_AGENT",),
+    name: str = "answers",
+    **settings: Any,
 ) -> AsyncIterator[RunningServer]:
-    """start_server with the LinuxAgent replaying ``answers`` in every session."""
-    replay = tmp / "answers.jsonl"
+    """start_server with the LinuxAgent replaying ``answers`` in every session (``blocks``: the
+    model blocks that replay them, e.g. HOST_AGENT too for desktop devices; ``name``: of the
+    replay file, so that several servers can share ``tmp``)."""
+    replay = tmp / f"{name}.jsonl"
     replay.write_text("\n".join(json.dumps(a) for a in answers) + "\n")
+    block = {"API_TYPE": "replay", "REPLAY_FILE": str(replay)}
     config = load_config(
         env={},
-        overrides={
-            "APP_AGENT": {"API_TYPE": "replay", "REPLAY_FILE": str(replay)},
-            "system": {"LOG_DIR": str(tmp / "logs")},
-        },
+        overrides={**{key: dict(block) for key in blocks}, "system": {"LOG_DIR": str(tmp / "logs")}},
     )
     factory = LinuxServiceSessionFactory(config, auto_approve=True)
     server = await start_server(
@@ -63,13 +67,13 @@ async def agent_server(
 
 @asynccontextmanager
 async def device(
-    tmp: Path, server: RunningServer, client_id: str, api_key: str | None = None
+    tmp: Path, server: RunningServer, client_id: str, api_key: str | None = None, platform: str = "linux"
 ) -> AsyncIterator[DeviceWebSocketClient]:
-    """A real device client (tool stack in-process), registered before it is yielded."""
+    """A real device client (tool stack in-process) of ``platform``, registered before it is yielded."""
     config_dir = tmp / "config"
     config_dir.mkdir(exist_ok=True)
     options = ClientOptions(
-        client_id=client_id, platform="linux", workspace=tmp / f"ws-{client_id}", config_dir=config_dir
+        client_id=client_id, platform=platform, workspace=tmp / f"ws-{client_id}", config_dir=config_dir
     )
     tools = build_device_client(options)
     client = DeviceWebSocketClient(

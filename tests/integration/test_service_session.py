@@ -86,5 +86,9 @@ async def test_unsupported_platform_is_refused(tmp_path: Path) -> None:
         raise AssertionError("nothing may be sent")
 
     factory = LinuxServiceSessionFactory(config)
-    with pytest.raises(SessionError, match="'windows' is not supported"):
-        factory(session_id="s", task_name="t", request="x", send=nowhere, platform="windows")
+    # Windows and Linux desktops are served since issue 16; an unknown platform still is not, and
+    # a known kind without a session class yet (the phone) says which agent is missing.
+    with pytest.raises(SessionError, match="'plan9' is not supported by this server yet; supported: linux"):
+        factory(session_id="s", task_name="t", request="x", send=nowhere, platform="plan9")
+    with pytest.raises(SessionError, match=r"'mobile' .* it needs the MobileAgent"):
+        factory(session_id="s", task_name="t", request="x", send=nowhere, platform="mobile")

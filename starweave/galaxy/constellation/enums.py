@@ -55,7 +55,11 @@ class DeviceType(StrEnum):
     WINDOWS = "windows"
     MACOS = "macos"
     LINUX = "linux"
+    #: A Linux desktop device (HostAgent → AppAgents on GUI apps; devices.yaml ``os: linux-desktop``).
+    LINUX_DESKTOP = "linux-desktop"
     ANDROID = "android"
+    #: A phone device (devices.yaml ``os: mobile``; the reference also says android).
+    MOBILE = "mobile"
     IOS = "ios"
     WEB = "web"
     API = "api"

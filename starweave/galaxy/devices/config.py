@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 import yaml
 
 from starweave.config.loader import substitute_env
+from starweave.device_kinds import DEVICE_KINDS, KIND_ALIASES, kind_names
 from starweave.errors import ConfigError
 from starweave.galaxy.settings import ConstellationSettings
 
@@ -35,6 +36,8 @@ __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+# devices.yaml spellings of the device kinds besides their names.
+OS_ALIASES = {**KIND_ALIASES, "macos": "darwin"}
 
 DEVICE_KEYS = ("device_id", "server_url", "os", "capabilities", "metadata", "auto_connect", "max_retries")
 LOWER_KEYS = (
@@ -246,9 +249,7 @@ def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> Devic
         )
     device = DeviceConfig(device_id=device_id, server_url=_server_url(file, where, values["server_url"]))
     if "os" in values:
-        if not isinstance(values["os"], str) or not values["os"].strip():
-            raise ConfigError(f"{file}: {where}.os: expected a platform name (linux, windows, ...)")
-        device.os = values["os"].strip().lower()
+        device.os = _device_os(file, where, values["os"])
     if "capabilities" in values:
         caps = values["capabilities"]
         if caps is None:
@@ -273,6 +274,18 @@ def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> Devic
             raise ConfigError(f"{file}: {where}.max_retries: expected a whole number >= 0, got {retries!r}")
         device.max_retries = retries
     return device
+
+
+def _device_os(file: Path, where: str, value: Any) -> str:
+    """The device's kind (``starweave.device_kinds``): linux, linux-desktop, windows, mobile, ...;
+    the reference's other spellings (android, macos) name the same kinds."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{file}: {where}.os: expected a platform name ({kind_names()})")
+    name = value.strip().lower()
+    name = OS_ALIASES.get(name, name)
+    if name not in DEVICE_KINDS:
+        raise ConfigError(f"{file}: {where}.os: unknown platform {value!r}; use one of {kind_names()}")
+    return name
 
 
 def _server_url(file: Path, where: str, value: Any) -> str:

@@ -24,15 +24,30 @@ log = logging.getLogger("starweave.galaxy.orchestrator")
 AssignmentStrategy = Callable[[TaskStar, int, list[dict[str, Any]], dict[str, int]], str]
 """``strategy(task, index, devices, load)``: the device id for the ``index``-th task without a
 usable preference; ``devices`` as :meth:`ConstellationManager.available_devices` lists them (in
-order, never empty), ``load`` the number of tasks each device id has so far."""
+order, never empty; only those of the task's stated kind and capabilities when any are), ``load``
+the number of tasks each device id has so far."""
+
+
+REQUIRED_CAPABILITIES = "required_capabilities"
+"""``task_data`` key of the capabilities a task needs (a list, e.g. ``["gui", "mousepad"]``)."""
+
+
+def required_capabilities(task: TaskStar) -> list[str]:
+    """What the plan says the task needs: ``task_data.required_capabilities`` (lowercase)."""
+    wanted = (task.task_data or {}).get(REQUIRED_CAPABILITIES) or []
+    if isinstance(wanted, str):
+        wanted = [wanted]
+    return [str(c).strip().lower() for c in wanted if str(c).strip()]
 
 
 def _matches(task: TaskStar, device: dict[str, Any]) -> bool:
+    """The device is of the task's kind (its ``device_type`` or one of its capabilities) and has
+    every capability the task requires."""
+    capabilities = {str(c).lower() for c in device.get("capabilities") or []}
     wanted = task.device_type.value if task.device_type is not None else None
-    if wanted is None:
-        return True
-    capabilities = [str(c).lower() for c in device.get("capabilities") or []]
-    return device.get("device_type") == wanted or wanted in capabilities
+    if wanted is not None and device.get("device_type") != wanted and wanted not in capabilities:
+        return False
+    return all(c in capabilities for c in required_capabilities(task))
 
 
 def _round_robin(task: TaskStar, index: int, devices: list[dict[str, Any]], load: dict[str, int]) -> str:
@@ -134,16 +149,21 @@ class ConstellationManager:
         load = dict.fromkeys(ids, 0)
         plan: dict[str, str] = {}
         free: list[TaskStar] = []
+        by_id = {d["device_id"]: d for d in devices}
         for task in tasks:
             preferred = preferences.get(task.task_id) or task.target_device_id
-            if preferred is not None and preferred in available:
+            # A preferred device of the wrong kind is no preference: a GUI task on a shell box fails.
+            if preferred is not None and preferred in available and _matches(task, by_id[preferred]):
                 plan[task.task_id] = preferred
                 load[preferred] += 1
             else:
                 free.append(task)
         choose = STRATEGIES[strategy]
         for index, task in enumerate(free):
-            choice = choose(task, index, devices, load)
+            # Every strategy chooses among the devices that meet the task's stated requirement
+            # (all devices when none does, or none is stated).
+            pool = [d for d in devices if _matches(task, d)] or devices
+            choice = choose(task, index, pool, load)
             plan[task.task_id] = choice
             load[choice] += 1
         return plan
