@@ -32,6 +32,18 @@ if TYPE_CHECKING:
 
 #: The output of a step that ran no action.
 NO_ACTION_RUN = "(no action was run)"
+#: Galaxy appends the results of a task's prerequisites to its request under this header: what
+#: follows is other devices' work, given as data, not part of what this agent is asked to do.
+PREREQUISITE_RESULTS_HEADER = (
+    "Results of prerequisite tasks (already done elsewhere; use these values, do not run them):"
+)
+
+
+def own_request(request: str) -> str:
+    """The part of ``request`` this agent is asked to do: without the prerequisites' results."""
+    return request.split(PREREQUISITE_RESULTS_HEADER, 1)[0].rstrip()
+
+
 #: ``await asker(question) -> answer``; ``""`` means the user gave no answer (or was not asked).
 Asker = Callable[[str], Awaitable[str]]
 #: What the model is told when its question got no answer (PENDING without a user, as the reference).

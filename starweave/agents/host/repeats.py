@@ -29,6 +29,7 @@ from typing import Any
 from starweave.agents.app.agent import SubtaskOutcome
 from starweave.agents.app.controls import canonical_name
 from starweave.agents.app.verify import claim_of, file_names
+from starweave.agents.common import own_request
 
 #: Failed attempts of one subtask on one target before the request is given up.
 MAX_ATTEMPTS = 2
@@ -125,7 +126,9 @@ def unbacked_finish(
 
 def uncovered(request: str, records: Iterable[dict[str, Any]]) -> str:
     """The texts the request quotes and the file names it gives that no finished subtask mentions
-    (in its text or its result): a FINISH before them leaves part of the request undone."""
+    (in its text or its result): a FINISH before them leaves part of the request undone. Only the
+    host's own request counts, not the prerequisite results a Galaxy task brings along."""
+    request = own_request(request)
     done = canonical_name(
         " ".join(
             f"{r.get('subtask', '')} {r.get('result', '')}" for r in records if r.get("status") == "FINISH"

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starweave.agents.common import PREREQUISITE_RESULTS_HEADER
 from starweave.galaxy.constellation import TaskConstellation, TaskStar, TaskStatus
 from starweave.galaxy.types import ExecutionResult
 
 MAX_RESULT_CHARS = 2000
 """Each predecessor's result is cut to this many characters (a device prompt must stay small)."""
 
-RESULTS_HEADER = "Results of prerequisite tasks (already done elsewhere; use these values, do not run them):"
+RESULTS_HEADER = PREREQUISITE_RESULTS_HEADER
 
 
 # Keys of a device session's outcome (``session_result``: task, request, status, result, error,

@@ -293,3 +293,15 @@ def test_a_file_or_text_the_request_names_must_be_in_a_finished_subtask() -> Non
         uncovered("write 'hi' in mousepad", [{"subtask": "Write hi", "status": "FINISH", "result": "hi"}])
         == ""
     )
+
+
+def test_the_prerequisites_results_of_a_galaxy_task_are_not_part_of_the_request() -> None:
+    from starweave.agents.host.repeats import uncovered
+    from starweave.galaxy.orchestrator import RESULTS_HEADER
+
+    request = f"Type the word in mousepad\n\n{RESULTS_HEADER}\n- t1 (print the word in word.txt): kiwi"
+    typed = [{"subtask": "Type kiwi in mousepad", "status": "FINISH", "result": "typed"}]
+    assert uncovered(request, typed) == ""
+    assert (
+        uncovered(request.replace("Type the word", "Type the word and save notes.txt"), typed) == "notes.txt"
+    )
