@@ -103,7 +103,8 @@ def run(
     visual: Annotated[
         bool,
         typer.Option(
-            "--visual", help="--agent host/mobile: send the screenshots to the model (VISUAL_MODE; a vision model)."
+            "--visual",
+            help="--agent host/mobile: send the screenshots to the model (VISUAL_MODE; a vision model).",
         ),
     ] = False,
     evaluate: Annotated[

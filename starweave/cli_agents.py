@@ -43,7 +43,9 @@ def agent_task(
     if agent == "host":
         from starweave.session.desktop_runner import DesktopOptions, run_host_task
 
-        return run_host_task(options, view, DesktopOptions(multi_action=extras.multi_action, visual=extras.visual))
+        return run_host_task(
+            options, view, DesktopOptions(multi_action=extras.multi_action, visual=extras.visual)
+        )
     if agent == "mobile":
         from starweave.session.mobile_runner import MobileOptions, run_mobile_task
 

@@ -35,6 +35,7 @@ from starweave.session.loop import Wiring, session_context
 from starweave.session.runner import (
     RunOptions,
     check_agent_files,
+    console_confirmer,
     evaluation_wanted,
     evaluator_wanted,
     load_options_config,
@@ -158,17 +159,13 @@ def make_host_agent(
 ) -> HostAgent:
     """The HostAgent with its model(s), console confirmation, annotator and third-party targets."""
 
-    async def confirm(command: str, reason: str) -> bool:
-        # Reading the terminal blocks; keep the event loop free while the user decides.
-        return await asyncio.to_thread(view.confirm, command, reason)
-
     agent = AgentFactory.create_agent(
         "host",
         name=HOST_NAME,
         llm=llm,
         app_llm=app_llm,
         view=view,
-        confirmer=confirm,
+        confirmer=console_confirmer(view),
         auto_approve=auto_approve,
         is_visual=config.host_agent.visual_mode,
         app_visual=config.app_agent.visual_mode,

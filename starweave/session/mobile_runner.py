@@ -8,7 +8,6 @@ server's ``env``. An ``http`` server runs on its own and takes them on its own c
 
 from __future__ import annotations
 
-import asyncio
 import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from starweave.session.logs import SessionLogs
 from starweave.session.loop import Wiring, session_context
 from starweave.session.runner import (
     RunOptions,
+    console_confirmer,
     evaluation_wanted,
     evaluator_wanted,
     load_options_config,
@@ -101,19 +101,16 @@ def _load_mobile_config(options: RunOptions, visual: bool) -> tuple[StarweaveCon
     return config, workspace
 
 
-def make_mobile_agent(config: StarweaveConfig, llm: Any, view: ConsoleView, auto_approve: bool) -> MobileAgent:
+def make_mobile_agent(
+    config: StarweaveConfig, llm: Any, view: ConsoleView, auto_approve: bool
+) -> MobileAgent:
     """The MobileAgent of ``config``, confirming sensitive actions on the console."""
-
-    async def confirm(action: str, reason: str) -> bool:
-        # Reading the terminal blocks; keep the event loop free while the user decides.
-        return await asyncio.to_thread(view.confirm, action, reason)
-
     agent = AgentFactory.create_agent(
         AGENT_NAME,
         name=AGENT_NAME,
         llm=llm,
         view=view,
-        confirmer=confirm,
+        confirmer=console_confirmer(view),
         auto_approve=auto_approve,
         is_visual=config.agent_llm(AGENT_NAME).visual_mode,
     )

@@ -15,7 +15,9 @@ from starweave.cli import app
 from tests.e2e.test_cli_errors import assert_one_line_usage_error, starweave
 
 
-def test_a_note_is_written_through_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_note_is_written_through_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     answers = [
         mobile_answer("launch_app", {"package_name": NOTES}),
         mobile_answer("type_text", {"text": "call mom", "control_id": "2"}),

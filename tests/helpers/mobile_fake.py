@@ -43,12 +43,18 @@ class FakePhone:
     def controls(self) -> list[dict[str, Any]]:
         """The screen's controls as TargetInfo dicts."""
         if self.app == NOTES:
-            rows = [("TextView", "Notes", [0, 0, 360, 60]), ("EditText", self.text or "Note", [20, 80, 340, 300])]
+            rows = [
+                ("TextView", "Notes", [0, 0, 360, 60]),
+                ("EditText", self.text or "Note", [20, 80, 340, 300]),
+            ]
             rows.append(("Button", "Save", [20, 320, 170, 380]))
         elif self.app == SHOP:
             rows = [("TextView", "Shop", [0, 0, 360, 60]), ("Button", "Buy now", [20, 320, 340, 380])]
         else:
-            rows = [("TextView", name.rsplit(".", 1)[-1].title(), [20, 80 + 90 * i, 120, 160 + 90 * i]) for i, name in enumerate(APPS)]
+            rows = [
+                ("TextView", name.rsplit(".", 1)[-1].title(), [20, 80 + 90 * i, 120, 160 + 90 * i])
+                for i, name in enumerate(APPS)
+            ]
         return [
             {"kind": "control", "id": str(i), "name": name, "type": kind, "rect": rect}
             for i, (kind, name, rect) in enumerate(rows, start=1)
@@ -90,7 +96,9 @@ def data_server(phone: FakePhone) -> MCPServer:
     ) -> list[dict[str, Any]]:
         """The installed apps."""
         phone.calls.append(("get_mobile_app_target_info", {}))
-        return [{"kind": "third_party_agent", "id": str(i), "name": a, "type": a} for i, a in enumerate(APPS, 1)]
+        return [
+            {"kind": "third_party_agent", "id": str(i), "name": a, "type": a} for i, a in enumerate(APPS, 1)
+        ]
 
     @srv.tool()
     async def get_app_window_controls_target_info(force_refresh: bool = False) -> list[dict[str, Any]]:
@@ -115,7 +123,9 @@ def action_server(phone: FakePhone) -> MCPServer:
         return done(f"tap {x} {y}")
 
     @srv.tool()
-    async def swipe(start_x: int, start_y: int, end_x: int, end_y: int, duration: int = 300) -> dict[str, Any]:
+    async def swipe(
+        start_x: int, start_y: int, end_x: int, end_y: int, duration: int = 300
+    ) -> dict[str, Any]:
         """Swipe from one point to another."""
         phone.calls.append(("swipe", {"start_x": start_x, "start_y": start_y}))
         return done("swipe")
@@ -125,7 +135,9 @@ def action_server(phone: FakePhone) -> MCPServer:
         text: str, control_id: str, control_name: str, clear_current_text: bool = False
     ) -> dict[str, Any]:
         """Type text into a control of the screen."""
-        phone.calls.append(("type_text", {"text": text, "control_id": control_id, "control_name": control_name}))
+        phone.calls.append(
+            ("type_text", {"text": text, "control_id": control_id, "control_name": control_name})
+        )
         control = phone.control(control_id)
         if control is None:
             return {"success": False, "action": "type_text", "error": f"control {control_id} not found"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from helpers.linux_replay import AnsweringView, replay_file
-from helpers.mobile_fake import FakePhone, registered, write_mcp_config
 from rich.console import Console
 
+from helpers.linux_replay import AnsweringView, replay_file
+from helpers.mobile_fake import FakePhone, registered, write_mcp_config
 from starweave.session.mobile_runner import MobileOptions, run_mobile_task
 from starweave.session.runner import RunOptions
 

@@ -65,6 +65,12 @@ async def test_the_agent_writes_and_saves_a_note(tmp_path: Path) -> None:
 _DATA_TOOLS = ("capture_screenshot", "get_mobile_app_target_info", "get_app_window_controls_target_info")
 
 
+BUY_ANSWERS = [
+    mobile_answer("launch_app", {"package_name": SHOP}),
+    mobile_answer("click_control", {"control_id": "2", "control_name": "Buy now"}, "FINISH", "Bought."),
+]
+
+
 async def test_a_sensitive_action_asks_and_a_refusal_is_not_executed(tmp_path: Path) -> None:
     phone = FakePhone()
     answers = [
@@ -81,10 +87,7 @@ async def test_a_sensitive_action_asks_and_a_refusal_is_not_executed(tmp_path: P
 
 async def test_an_approved_sensitive_action_runs(tmp_path: Path) -> None:
     phone = FakePhone()
-    answers = [
-        mobile_answer("launch_app", {"package_name": SHOP}),
-        mobile_answer("click_control", {"control_id": "2", "control_name": "Buy now"}, "FINISH", "Bought."),
-    ]
+    answers = BUY_ANSWERS
     result = await run_mobile(tmp_path, answers, phone, confirm=True)
     assert len(result["asked"]) == 1
     assert phone.bought == 1
@@ -93,10 +96,7 @@ async def test_an_approved_sensitive_action_runs(tmp_path: Path) -> None:
 
 async def test_yes_approves_without_asking(tmp_path: Path) -> None:
     phone = FakePhone()
-    answers = [
-        mobile_answer("launch_app", {"package_name": SHOP}),
-        mobile_answer("click_control", {"control_id": "2", "control_name": "Buy now"}, "FINISH", "Bought."),
-    ]
+    answers = BUY_ANSWERS
     result = await run_mobile(tmp_path, answers, phone, auto_approve=True)
     assert result["asked"] == []
     assert phone.bought == 1

@@ -89,7 +89,9 @@ class MobileAgent(BasicAgent):
         content = self.prompter.user_content_construction(
             text, local.clean_screenshot_url or "", local.annotated_screenshot_url or ""
         )
-        return self.prompter.prompt_construction(self.prompter.system_prompt_construction(action_tools), content)
+        return self.prompter.prompt_construction(
+            self.prompter.system_prompt_construction(action_tools), content
+        )
 
     async def confirm(self, action_text: str, reason: str) -> bool:
         """Whether a sensitive action may run (``--yes`` approves; nobody to ask: no)."""

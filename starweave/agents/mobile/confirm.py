@@ -36,7 +36,13 @@ class MobileConfirmedActionStrategy(ConfirmedActionStrategy):
             status, results = FAIL, []
             note = result = f"Stopped: the user did not allow {held.call} ({held.reason})."
         output = step_output(results, note)
-        data = {"execution_result": results, "call": held.call, "note": note, "result": result, "output": output}
+        data = {
+            "execution_result": results,
+            "call": held.call,
+            "note": note,
+            "result": result,
+            "output": output,
+        }
         return status, {**data, "amended_memory": {"output": output, "status": status, "result": result}}
 
 

@@ -28,6 +28,7 @@ from starweave.agents.app.data_strategies import capture, step_file
 from starweave.agents.app.vision import file_urls
 from starweave.agents.mobile import tools
 from starweave.agents.mobile.local import MobileProcessorContext
+from starweave.commands import Result
 
 if TYPE_CHECKING:
     from starweave.agents.mobile.agent import MobileAgent
@@ -35,8 +36,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+async def collect_logged(context: ProcessingContext, tool_name: str) -> Result:
+    """Call a data-collection tool; a failure is logged (the step goes on with an empty list)."""
+    result = await tools.collect(context.global_context.command_dispatcher, tool_name)
+    if not result.ok:
+        logger.warning("%s failed: %s", tool_name, result.error)
+    return result
+
+
 @depends_on("log_path", "session_step")
-@provides("clean_screenshot_path", "clean_screenshot_url", "annotated_screenshot_url", "screenshot_saved_time")
+@provides(
+    "clean_screenshot_path", "clean_screenshot_url", "annotated_screenshot_url", "screenshot_saved_time"
+)
 class MobileScreenshotCaptureStrategy(BaseProcessingStrategy):
     """``capture_screenshot``, saved to the log folder."""
 
@@ -70,13 +81,14 @@ class MobileAppsCollectionStrategy(BaseProcessingStrategy):
     async def execute(self, agent: MobileAgent, context: ProcessingContext) -> ProcessingResult:
         """List the apps."""
         started = time.perf_counter()
-        result = await tools.collect(context.global_context.command_dispatcher, tools.INSTALLED_APPS)
-        if not result.ok:
-            logger.warning("%s failed: %s", tools.INSTALLED_APPS, result.error)
+        result = await collect_logged(context, tools.INSTALLED_APPS)
         return ProcessingResult(
             success=True,
             phase=ProcessingPhase.DATA_COLLECTION,
-            data={"installed_apps": tools.apps_of(result), "apps_collection_time": time.perf_counter() - started},
+            data={
+                "installed_apps": tools.apps_of(result),
+                "apps_collection_time": time.perf_counter() - started,
+            },
         )
 
 
@@ -97,9 +109,7 @@ class MobileControlsCollectionStrategy(BaseProcessingStrategy):
     async def execute(self, agent: MobileAgent, context: ProcessingContext) -> ProcessingResult:
         """List the controls and annotate the screenshot."""
         started = time.perf_counter()
-        result = await tools.collect(context.global_context.command_dispatcher, tools.SCREEN_CONTROLS)
-        if not result.ok:
-            logger.warning("%s failed: %s", tools.SCREEN_CONTROLS, result.error)
+        result = await collect_logged(context, tools.SCREEN_CONTROLS)
         controls = tools.controls_of(result)
         clean = context.local(MobileProcessorContext).clean_screenshot_path or ""
         annotated_path = annotated_url = ""
@@ -107,7 +117,9 @@ class MobileControlsCollectionStrategy(BaseProcessingStrategy):
         if agent.annotator is not None and clean and out is not None:
             annotated_path = str(await agent.annotator(Path(clean), controls, out))
             if agent.prompter.is_visual:
-                annotated_url = "".join(url for _what, url in await file_urls([("annotated", annotated_path)]))
+                annotated_url = "".join(
+                    url for _what, url in await file_urls([("annotated", annotated_path)])
+                )
         return ProcessingResult(
             success=True,
             phase=ProcessingPhase.DATA_COLLECTION,

@@ -1,4 +1,4 @@
-"""MobileAgentProcessor: DATA_COLLECTION → LLM_INTERACTION → ACTION_EXECUTION → MEMORY_UPDATE (spec C §4.4)."""
+"""MobileAgentProcessor: DATA_COLLECTION → LLM → ACTION_EXECUTION → MEMORY_UPDATE (spec C §4.4)."""
 
 from __future__ import annotations
 

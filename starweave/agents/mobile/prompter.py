@@ -84,5 +84,7 @@ class MobileAgentPrompter(LinuxAgentPrompter):
         """The text alone for a text-only model; else [clean image, annotated image, text]."""
         if not self.is_visual:
             return text
-        images: list[Image] = [(what, url) for what, url in ((CLEAN, clean_url), (ANNOTATED, annotated_url)) if url]
+        images: list[Image] = [
+            (what, url) for what, url in ((CLEAN, clean_url), (ANNOTATED, annotated_url)) if url
+        ]
         return visual_content(text, images)

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
-from starweave.agents.common import Arguments, call_string, status_checker
-from starweave.agents.linux.response import LLM_STATUSES, NO_CALL_SCHEMA, tool_action_schema
+from starweave.agents.common import call_string, status_checker
+from starweave.agents.linux.response import LLM_STATUSES, NO_CALL_SCHEMA, LinuxAction, tool_action_schema
 
 
 class MobileAgentStatus(StrEnum):
@@ -30,15 +30,10 @@ class MobileAgentStatus(StrEnum):
 Status = Annotated[str, AfterValidator(status_checker(LLM_STATUSES))]
 
 
-class MobileAction(BaseModel):
-    """The tool the model chose, its arguments, and whether the task goes on."""
+class MobileAction(LinuxAction):
+    """The tool the model chose, its arguments, and whether the task goes on (the LinuxAgent's
+    action, without PENDING: the MobileAgent asks no questions)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    function: str = Field("", validation_alias=AliasChoices("function", "tool", "Function"))
-    arguments: Arguments = Field(
-        default_factory=dict, validation_alias=AliasChoices("arguments", "args", "Arguments")
-    )
     status: Status = Field("CONTINUE", validation_alias=AliasChoices("status", "Status"))
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_SENSITIVE = re.compile(
-    r"\b(send|delete|remove|pay|payment|buy|purchase|install|uninstall)\b", re.IGNORECASE
-)
+_SENSITIVE = re.compile(r"\b(send|delete|remove|pay|payment|buy|purchase|install|uninstall)\b", re.IGNORECASE)
 
 
 def mobile_sensitive_reason(function: str, arguments: dict[str, Any], control_name: str = "") -> str | None:

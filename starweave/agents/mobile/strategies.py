@@ -152,7 +152,10 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
 
     @staticmethod
     async def _run(
-        agent: MobileAgent, context: ProcessingContext, local: MobileProcessorContext, parsed: MobileAgentResponse
+        agent: MobileAgent,
+        context: ProcessingContext,
+        local: MobileProcessorContext,
+        parsed: MobileAgentResponse,
     ) -> MobileOutcome:
         status, function = parsed.status, parsed.action.function
         if not function or status == FAIL:
@@ -164,7 +167,9 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
                 return MobileOutcome(FAIL, "Stopped: the model gave no action twice in a row.")
             return MobileOutcome(CONTINUE, "No action was given: act on the screen, or reply FINISH.")
         agent.idle_steps = 0
-        arguments, control, problem = control_arguments(function, parsed.action.arguments, local.annotation_dict)
+        arguments, control, problem = control_arguments(
+            function, parsed.action.arguments, local.annotation_dict
+        )
         if problem:
             return MobileOutcome(CONTINUE, problem)
         command = Command(tool_name=function, parameters=arguments, tool_type="action")
@@ -173,7 +178,9 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
         if reason and not agent.auto_approve:
             held.reason = reason
             agent.pending = held
-            return MobileOutcome(MobileAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}.")
+            return MobileOutcome(
+                MobileAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}."
+            )
         return await run_mobile_action(agent, context.global_context.command_dispatcher, held)
 
 
