@@ -177,27 +177,82 @@ def config_show(
 
 
 def mcp_serve(
-    server: Annotated[str, typer.Argument(help="Which server: bash (BashExecutor) or files (FileExecutor).")],
-    transport: Annotated[str, typer.Option("--transport", help="stdio or http (streamable HTTP).")] = "stdio",
+    server: Annotated[
+        str,
+        typer.Argument(
+            help="Which server: bash (BashExecutor), files (FileExecutor) or mobile (both mobile servers)."
+        ),
+    ],
+    transport: Annotated[
+        str | None, typer.Option("--transport", help="stdio or http (streamable HTTP); mobile: http only.")
+    ] = None,
     host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8010,
     workspace: Annotated[
         Path | None, typer.Option("--workspace", "-w", help="Folder commands may write in.")
     ] = None,
     config_dir: ConfigDirOption = None,
+    data_port: Annotated[int, typer.Option("--data-port", help="mobile: MobileDataCollector's port.")] = 8020,
+    action_port: Annotated[int, typer.Option("--action-port", help="mobile: MobileExecutor's port.")] = 8021,
+    serial: Annotated[
+        str | None,
+        typer.Option("--serial", envvar="STARWEAVE_ADB_SERIAL", help="mobile: the device (adb -s)."),
+    ] = None,
+    adb_path: Annotated[
+        str | None, typer.Option("--adb-path", envvar="STARWEAVE_ADB_PATH", help="mobile: the adb program.")
+    ] = None,
 ) -> None:
     """Serve a Starweave MCP server over stdio or streamable HTTP."""
     from starweave.tools.servers import serve_named
 
+    if server == "mobile":
+        _serve_mobile(transport, host, (data_port, action_port), serial, adb_path)
+        return
+    transport = transport or "stdio"
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}; use stdio or http")
     if transport == "http":
-        try:
-            check_bind(host, port)
-        except StarweaveError as exc:
-            fail(str(exc))
+        _check_binds(host, port)
     if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
         err.print(
             f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands"
         )
     run_async(serve_named(server, transport, host, port, workspace, config_dir))
+
+
+def _check_binds(host: str, *ports: int) -> None:
+    try:
+        for port in ports:
+            check_bind(host, port)
+    except StarweaveError as exc:
+        fail(str(exc))
+
+
+def _serve_mobile(
+    transport: str | None, host: str, ports: tuple[int, int], serial: str | None, adb_path: str | None
+) -> None:
+    """Both mobile servers in one process (they share the device's caches), over HTTP."""
+    from starweave.tools.mobile import Adb, find_adb
+    from starweave.tools.servers.mobile import serve_mobile
+
+    if transport not in (None, "http"):
+        fail("the mobile servers run over HTTP only (two servers, one process); drop --transport")
+    if ports[0] == ports[1] and ports[0] != 0:
+        fail(f"--data-port and --action-port must differ (both are {ports[0]})")
+    _check_binds(host, *ports)
+    try:
+        adb = Adb(find_adb(adb_path), serial)
+    except StarweaveError as exc:
+        fail(str(exc))
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(
+            f"[yellow]warning:[/yellow] serving phone controls on {host}: anyone who reaches it can tap"
+        )
+
+    def announce(namespace: str, url: str) -> None:
+        print(
+            f"{namespace} listening on {url} (adb: {adb.path}, device: {adb.serial or 'the only one'})",
+            flush=True,
+        )
+
+    run_async(serve_mobile(adb, host, ports[0], ports[1], announce=announce))

@@ -51,6 +51,20 @@ def _desktop(namespace: str) -> Callable[[ShellConfig], MCPServer]:
     return factory
 
 
+def _mobile(namespace: str) -> Callable[[ShellConfig], MCPServer]:
+    """Factory of a mobile server; both of a session share the state of the session's phone."""
+
+    def factory(shell: ShellConfig) -> MCPServer:
+        from starweave.tools.servers import mobile
+
+        state = mobile.state_for_session(shell)
+        if namespace == "MobileDataCollector":
+            return mobile.create_data_collector_server(state)
+        return mobile.create_executor_server(state)
+
+    return factory
+
+
 def _text_editor(shell: ShellConfig) -> MCPServer:
     from starweave.tools.servers.desktop import create_text_editor_server
 
@@ -91,6 +105,8 @@ def register_builtin_servers() -> None:
     for namespace in ("UICollector", "HostUIExecutor", "AppUIExecutor"):
         default_registry.register_factory(namespace, _desktop(namespace), replace=True)
     default_registry.register_factory("TextEditorExecutor", _text_editor, replace=True)
+    for namespace in ("MobileDataCollector", "MobileExecutor"):
+        default_registry.register_factory(namespace, _mobile(namespace), replace=True)
 
 
 async def serve_named(

@@ -1,0 +1,243 @@
+"""The mobile MCP servers against a stand-in adb: tool result shapes, the exact commands sent, the
+local registration of mcp.yaml's MobileAgent.default, and `starweave mcp serve mobile` over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from helpers.mobile_kit import FakeDevice, fake_device
+from mcp import Client
+
+from starweave.config.models import ShellConfig
+from starweave.tools.mcp_manager import default_registry
+from starweave.tools.servers.mobile import (
+    MobileServerState,
+    bind_device,
+    create_data_collector_server,
+    create_executor_server,
+)
+
+
+def _data(result: Any) -> Any:
+    assert not result.is_error, result.content
+    content = result.structured_content
+    return content.get("result", content) if isinstance(content, dict) else content
+
+
+@pytest.fixture
+def device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeDevice:
+    return fake_device(tmp_path, monkeypatch)
+
+
+async def test_collect_then_act_on_the_shared_state(device: FakeDevice) -> None:
+    state = MobileServerState(device.adb)
+    async with (
+        Client(create_data_collector_server(state)) as data,
+        Client(create_executor_server(state)) as action,
+    ):
+        shot = (await data.call_tool("capture_screenshot", {})).content[0].text
+        assert shot.startswith("data:image/png;base64,iVBORw0KGgo")
+        tree = _data(await data.call_tool("get_ui_tree", {}))
+        assert tree["success"] is True and tree["format"] == "xml" and "<hierarchy" in tree["ui_tree"]
+        info = _data(await data.call_tool("get_device_info", {}))
+        assert info["from_cache"] is False
+        assert info["device_info"] == {
+            "model": "Pixel Sim",
+            "android_version": "14",
+            "sdk_version": "34",
+            "screen_size": "Physical size: 1080x2340",
+            "screen_density": "Physical density: 420",
+            "battery_level": "87",
+            "battery_status": "2",
+        }
+        assert _data(await data.call_tool("get_device_info", {}))["from_cache"] is True
+        apps = _data(await data.call_tool("get_mobile_app_target_info", {"filter": "NOTES"}))
+        assert apps == [
+            {"kind": "third_party_agent", "id": "1", "name": "com.example.notes", "type": "com.example.notes"}
+        ]
+        controls = _data(await data.call_tool("get_app_window_controls_target_info", {}))
+        assert [(c["id"], c["name"], c["type"]) for c in controls] == [
+            ("1", "Note", "EditText"),
+            ("2", "Save", "Button"),
+            ("3", "Delete", "Button"),
+        ]
+        assert controls[2]["dangerous"] == "delete"
+
+        typed = _data(
+            await action.call_tool(
+                "type_text",
+                {
+                    "text": "milk; $(reboot)",
+                    "control_id": "1",
+                    "control_name": "Note",
+                    "clear_current_text": True,
+                },
+            )
+        )
+        assert typed["success"] is True
+        assert typed["message"] == "Clicked control 'Note' at (540, 400) | Typed text: milk; $(reboot)"
+        assert typed["control_info"] == {"id": "1", "name": "Note", "type": "EditText"}
+        # The controls were read before the typing: after it, the ids are gone until collected again.
+        stale = _data(await action.call_tool("click_control", {"control_id": "2", "control_name": "Save"}))
+        assert stale["success"] is False and "get_app_window_controls_target_info" in stale["error"]
+        await data.call_tool("get_app_window_controls_target_info", {})
+        clicked = _data(await action.call_tool("click_control", {"control_id": "2", "control_name": "Saved"}))
+        assert clicked["success"] is True
+        assert clicked["control_info"] == {
+            "id": "2",
+            "name": "Save",
+            "type": "Button",
+            "rect": [40, 700, 540, 820],
+        }
+        assert "mismatch" in clicked["warning"]
+    remote = device.remote()
+    assert ["input", "tap", "540", "400"] in remote
+    assert ["input", "keyevent", *["KEYCODE_DEL"] * 50] in remote
+    assert ["input", "text", "milk;%s$(reboot)"] in remote
+    assert remote[-1] == ["input", "tap", "290", "760"]
+
+
+async def test_action_results_and_errors(device: FakeDevice) -> None:
+    state = MobileServerState(device.adb)
+    async with Client(create_executor_server(state)) as action:
+
+        async def call(tool: str, **args: Any) -> dict[str, Any]:
+            result: dict[str, Any] = _data(await action.call_tool(tool, args))
+            return result
+
+        assert await call("tap", x=5, y=6) == {"success": True, "action": "tap(5, 6)", "output": ""}
+        assert (await call("swipe", start_x=500, start_y=1500, end_x=500, end_y=500))["action"] == (
+            "swipe(500, 1500, 500, 500, 300ms)"
+        )
+        launched = await call("launch_app", package_name="Calculator")
+        assert launched["success"] is True and launched["package_name"] == "org.demo.calculator"
+        assert launched["warning"] == "Resolved app name 'Calculator' to package 'org.demo.calculator'"
+        missing = await call("launch_app", package_name="Camera")
+        assert missing["success"] is False and missing["error"].startswith(
+            "No installed app matches 'Camera'"
+        )
+        hostile = await call("launch_app", package_name="com.x;reboot")
+        assert hostile["success"] is False and "invalid package name" in hostile["error"]
+        assert (await call("press_key", key_code="KEYCODE_BACK"))["success"] is True
+        refused = await call("press_key", key_code="KEYCODE_CAMERA")
+        assert refused["success"] is False and "not allowed" in refused["error"]
+        newline = await call("type_text", text="a", control_id="9", control_name="x")
+        assert newline["success"] is False and "not found" in newline["error"]
+        assert (await call("wait", seconds=0))["success"] is True
+        assert (await call("wait", seconds=-1))["success"] is False
+        assert (await call("invalidate_cache", cache_type="apps"))["message"] == "Cleared: apps"
+        assert (await call("invalidate_cache", cache_type="bogus"))["success"] is False
+        # An app id from the last list wins over the name given (with a warning).
+        state.last_apps = {"1": "com.example.notes"}
+        by_id = await call("launch_app", package_name="notes", id="1")
+        assert by_id["package_name"] == "com.example.notes" and "launching it instead" in by_id["warning"]
+    assert ["input", "keyevent", "KEYCODE_CAMERA"] not in device.remote()
+    monkeys = [r for r in device.remote() if r[0] == "monkey"]
+    assert [m[2] for m in monkeys] == ["org.demo.calculator", "com.example.notes"]
+
+
+async def test_failed_adb_gives_the_error_shapes(device: FakeDevice, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_ADB_FAIL", "shell")
+    state = MobileServerState(device.adb)
+    async with (
+        Client(create_data_collector_server(state)) as data,
+        Client(create_executor_server(state)) as action,
+    ):
+        tree = _data(await data.call_tool("get_ui_tree", {}))
+        assert tree["success"] is False and "device offline" in tree["error"]
+        tapped = _data(await action.call_tool("tap", {"x": 1, "y": 1}))
+        assert tapped == {
+            "success": False,
+            "action": "tap(1, 1)",
+            "error": "`adb -s emulator-5554 shell input tap 1 1` failed (exit 1): error: device offline",
+        }
+        controls = await data.call_tool("get_app_window_controls_target_info", {})
+        assert controls.is_error and "device offline" in controls.content[0].text
+
+
+async def test_local_registration_drives_the_bound_phone(device: FakeDevice) -> None:
+    shell = ShellConfig.model_validate({})
+    bind_device(shell, device.adb)
+    collector = default_registry.get("MobileDataCollector")(shell)
+    executor = default_registry.get("MobileExecutor")(shell)
+    async with Client(collector) as data, Client(executor) as action:
+        await data.call_tool("get_app_window_controls_target_info", {})
+        assert _data(await action.call_tool("click_control", {"control_id": "2", "control_name": "Save"}))[
+            "success"
+        ]
+
+
+async def test_mcp_serve_mobile_over_http(device: FakeDevice) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "starweave.cli",
+        "mcp",
+        "serve",
+        "mobile",
+        "--data-port",
+        "0",
+        "--action-port",
+        "0",
+        "--adb-path",
+        device.adb.path,
+        "--serial",
+        "emulator-5554",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        urls: dict[str, str] = {}
+        deadline = time.monotonic() + 60
+        assert proc.stdout is not None
+        while len(urls) < 2:
+            line = (
+                await asyncio.wait_for(proc.stdout.readline(), max(0.1, deadline - time.monotonic()))
+            ).decode()
+            assert line, "the server exited before listening"
+            match = re.match(r"(\w+) listening on (\S+)", line)
+            if match:
+                urls[match.group(1)] = match.group(2)
+        async with httpx.AsyncClient() as http:
+            health = (await http.get(urls["MobileExecutor"].replace("/mcp", "/health"))).json()
+            assert health == {
+                "status": "healthy",
+                "server": "MobileExecutor",
+                "adb_path": device.adb.path,
+                "serial": "emulator-5554",
+            }
+            # A foreign Host header is refused (DNS-rebinding protection on loopback).
+            foreign = await http.post(urls["MobileExecutor"], headers={"Host": "evil.example"}, json={})
+            assert foreign.status_code in (403, 421)
+        async with Client(urls["MobileDataCollector"]) as data, Client(urls["MobileExecutor"]) as action:
+            await data.call_tool("get_app_window_controls_target_info", {})
+            clicked = await action.call_tool("click_control", {"control_id": "2", "control_name": "Save"})
+            assert json.loads(clicked.content[0].text)["success"] is True
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
+    assert device.remote()[-1] == ["input", "tap", "290", "760"]
+
+
+async def test_mcp_serve_mobile_refuses_stdio() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "starweave.cli", "mcp", "serve", "mobile", "--transport", "stdio",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    _, errs = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2
+    assert (
+        errs.decode().strip()
+        == "error: the mobile servers run over HTTP only (two servers, one process); drop --transport"
+    )
