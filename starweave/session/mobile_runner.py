@@ -1,14 +1,14 @@
 """``starweave run --agent mobile``: the MobileAgent on an Android device, through the MobileAgent
 entry of ``mcp.yaml`` (the MobileDataCollector and MobileExecutor servers, spec C §13.9).
 
-``--serial`` and ``--adb-path`` reach the servers through :func:`device_environment`, the one place
-that knows how: environment keys read by an in-process (``local``) server and given to a ``stdio``
-server's ``env``. An ``http`` server runs on its own and takes them on its own command line.
+``--serial`` and ``--adb-path`` reach the servers through :func:`apply_device_settings`, the one place
+that knows how: the session's in-process (``local``) servers are bound to that device, a ``stdio``
+server gets them in its environment. An ``http`` server runs on its own and takes them on its own
+command line.
 """
 
 from __future__ import annotations
 
-import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +16,7 @@ from typing import Any
 
 from starweave.agent import AgentFactory
 from starweave.agents.mobile import MobileAgent
-from starweave.agents.mobile.tools import ADB_PATH_ENV, AGENT_NAME, SERIAL_ENV
+from starweave.agents.mobile.tools import AGENT_NAME
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import StarweaveConfig
 from starweave.errors import ConfigError
@@ -39,6 +39,9 @@ from starweave.session.runner import (
 from starweave.session.session import LinuxSession
 from starweave.session.timeouts import tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
+from starweave.tools.mobile import Adb, AdbError, find_adb
+from starweave.tools.mobile.adb import check_serial
+from starweave.tools.servers.mobile.state import ENV_ADB_PATH, ENV_ADB_SERIAL, bind_device
 
 NO_SERVERS = (
     "no MCP servers for MobileAgent: add a 'MobileAgent' entry to mcp.yaml with the MobileDataCollector "
@@ -59,32 +62,34 @@ class MobileOptions:
 
 
 def device_environment(mobile: MobileOptions) -> dict[str, str]:
-    """The environment keys that tell the mobile servers which device and adb to use."""
-    values = {SERIAL_ENV: mobile.serial, ADB_PATH_ENV: mobile.adb_path}
+    """The environment keys that tell a mobile server process which device and adb to use."""
+    values = {ENV_ADB_SERIAL: mobile.serial, ENV_ADB_PATH: mobile.adb_path}
     return {key: value for key, value in values.items() if value}
 
 
-def apply_device_environment(config: StarweaveConfig, mobile: MobileOptions, stack: AsyncExitStack) -> None:
-    """Give :func:`device_environment` to the MobileAgent's servers: stdio servers in their ``env``,
-    in-process ones through this process's environment (put back when the run ends)."""
+def check_device_options(mobile: MobileOptions) -> None:
+    """``--serial`` is a serial and ``--adb-path`` an existing program (ConfigError otherwise)."""
+    try:
+        check_serial(mobile.serial or None)
+    except AdbError as exc:
+        raise ConfigError(f"--serial: {exc}") from None
+    if mobile.adb_path and not Path(mobile.adb_path).expanduser().is_file():
+        raise ConfigError(f"--adb-path {mobile.adb_path}: no such file; give the path of the adb program")
+
+
+def apply_device_settings(config: StarweaveConfig, mobile: MobileOptions) -> None:
+    """Point the MobileAgent's servers at ``--serial`` / ``--adb-path``: in-process (``local``) servers
+    through :func:`bind_device` for this session, ``stdio`` servers through their ``env``. (An ``http``
+    server runs on its own: ``starweave mcp serve mobile`` takes the device on its command line.)"""
     env = device_environment(mobile)
     if not env:
-        return
+        return  # the servers' own choice: $STARWEAVE_ADB_PATH / $STARWEAVE_ADB_SERIAL, else auto-detected
+    adb_path = str(Path(mobile.adb_path).expanduser()) if mobile.adb_path else None
+    bind_device(config.system.shell, Adb(find_adb(adb_path), mobile.serial or None))
     for server_set in config.mcp.get(AGENT_NAME, {}).values():
         for server in [*server_set.data_collection, *server_set.action]:
             if server.type == "stdio":
                 server.env.update(env)
-    previous = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
-
-    def restore() -> None:
-        for key, value in previous.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-    stack.callback(restore)
 
 
 def _load_mobile_config(options: RunOptions, visual: bool) -> tuple[StarweaveConfig, Path]:
@@ -124,6 +129,7 @@ async def run_mobile_task(
 ) -> dict[str, Any]:
     """Run one request with the MobileAgent to completion; the result also goes to ``result.json``."""
     mobile = mobile or MobileOptions()
+    check_device_options(mobile)
     config, workspace = _load_mobile_config(options, mobile.visual)
     view = view or ConsoleView(quiet=options.quiet)
     agent_llm = config.agent_llm(AGENT_NAME)
@@ -131,7 +137,7 @@ async def run_mobile_task(
     async def set_up(stack: AsyncExitStack, logs: SessionLogs) -> Wiring:
         llm = create_llm(agent_llm, config.system, prices=config.prices, on_call=logs.record_llm_call)
         stack.push_async_callback(llm.aclose)
-        apply_device_environment(config, mobile, stack)
+        apply_device_settings(config, mobile)
         servers = MCPServerManager(config.system.shell)
         stack.push_async_callback(servers.aclose)
         computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))

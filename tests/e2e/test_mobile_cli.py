@@ -59,6 +59,8 @@ def test_a_missing_mcp_entry_is_one_line(tmp_path: Path) -> None:
         (["--agent", "linux", "--serial", "x"], "--serial and --adb-path go with --agent mobile"),
         (["--agent", "phone"], "choose linux, host or mobile"),
         (["--agent", "mobile", "--visual", "--provider", "local"], "VISUAL_MODE"),
+        (["--agent", "mobile", "--serial", "a b;rm"], "--serial: invalid device serial"),
+        (["--agent", "mobile", "--adb-path", "/nowhere/adb"], "--adb-path /nowhere/adb: no such file"),
     ],
 )
 def test_bad_mobile_options_are_one_line(tmp_path: Path, args: list[str], expected: str) -> None:

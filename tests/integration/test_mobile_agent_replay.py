@@ -10,9 +10,6 @@ from helpers.linux_replay import read_jsonl
 from helpers.mobile_fake import NOTES, SHOP, FakePhone
 from helpers.mobile_replay import mobile_answer, run_mobile
 
-from starweave.agents.mobile.tools import ADB_PATH_ENV, SERIAL_ENV
-from starweave.session.mobile_runner import MobileOptions
-
 NOTE_ANSWERS = [
     mobile_answer("launch_app", {"package_name": NOTES}),
     mobile_answer("type_text", {"text": "call mom", "control_id": "2"}),
@@ -118,26 +115,3 @@ async def test_a_failed_action_is_reported_and_an_unknown_control_is_not_sent(tm
     assert result["status"] == "FAIL"
     prompt = read_jsonl(tmp_path / "logs" / "run1" / "request.log")[1]["prompt"]
     assert "no app com.nowhere" in prompt[-1]["content"]
-
-
-async def test_serial_and_adb_path_reach_the_servers_environment(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.delenv(SERIAL_ENV, raising=False)
-    seen: dict[str, str | None] = {}
-    phone = FakePhone()
-    original = phone.screenshot
-
-    def screenshot() -> str:
-        import os
-
-        seen.update({SERIAL_ENV: os.environ.get(SERIAL_ENV), ADB_PATH_ENV: os.environ.get(ADB_PATH_ENV)})
-        return original()
-
-    phone.screenshot = screenshot  # type: ignore[method-assign]
-    answers = [mobile_answer("", status="FINISH", comment="nothing to do")]
-    mobile = MobileOptions(serial="emulator-5554", adb_path="/opt/adb")
-    result = await run_mobile(tmp_path, answers, phone, mobile=mobile)
-    assert result["status"] == "FINISH"
-    assert seen == {SERIAL_ENV: "emulator-5554", ADB_PATH_ENV: "/opt/adb"}
-    import os
-
-    assert SERIAL_ENV not in os.environ  # put back after the run

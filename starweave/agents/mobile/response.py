@@ -11,10 +11,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, Field
 
-from starweave.agents.common import call_string, status_checker
-from starweave.agents.linux.response import LLM_STATUSES, NO_CALL_SCHEMA, LinuxAction, tool_action_schema
+from starweave.agents.common import status_checker
+from starweave.agents.linux.response import (
+    LLM_STATUSES,
+    NO_CALL_SCHEMA,
+    LinuxAction,
+    LinuxAgentResponse,
+    tool_action_schema,
+)
 
 
 class MobileAgentStatus(StrEnum):
@@ -37,23 +43,11 @@ class MobileAction(LinuxAction):
     status: Status = Field("CONTINUE", validation_alias=AliasChoices("status", "Status"))
 
 
-class MobileAgentResponse(BaseModel):
-    """One parsed MobileAgent answer."""
+class MobileAgentResponse(LinuxAgentResponse):
+    """One parsed MobileAgent answer: ``thought``, ``action`` and ``comment`` (the LinuxAgent's
+    answer model, whose ``observation`` and ``result`` the MobileAgent's schema does not ask for)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    thought: str = Field("", validation_alias=AliasChoices("thought", "Thought"))
     action: MobileAction
-    comment: str = Field("", validation_alias=AliasChoices("comment", "Comment"))
-
-    @property
-    def status(self) -> str:
-        """The status the model chose."""
-        return self.action.status
-
-    def call_string(self) -> str:
-        """A readable form of the action, e.g. ``tap(x=10, y=20)``."""
-        return call_string(self.action.function, self.action.arguments)
 
 
 # Every generated token costs the embedded model time; the grammar ends a string at its cap.

@@ -2,29 +2,41 @@
 the user first (``--yes`` approves; with nobody to ask, the answer is no; see
 :func:`starweave.agents.app.safety.ask_confirmation`).
 
-What is read is what the action acts on: the name of the control it taps or types into, the text it
-types, and the app it launches. Coordinates (``tap``, ``swipe``) name nothing, so they are not read.
+The danger words and the rule for taps and clicks are the mobile servers' own
+(:func:`~starweave.tools.servers.mobile.uitree.action_risk`: a click on, or a tap inside, a control
+labelled with one); the agent adds what it types and where: the typed text, the control typed into,
+and the app it launches.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from typing import Any
 
-_SENSITIVE = re.compile(r"\b(send|delete|remove|pay|payment|buy|purchase|install|uninstall)\b", re.IGNORECASE)
+from starweave.agents.app.controls import Control
+from starweave.tools.servers.mobile.uitree import action_risk, danger_word
 
 
-def mobile_sensitive_reason(function: str, arguments: dict[str, Any], control_name: str = "") -> str | None:
-    """Why ``function(arguments)`` (on the control named ``control_name``) needs the user's approval,
-    or None."""
-    texts = [
-        ("the control", control_name or str(arguments.get("control_name") or "")),
-        ("the typed text", str(arguments.get("text") or "") if function == "type_text" else ""),
-        ("the app", str(arguments.get("package_name") or "") if function == "launch_app" else ""),
-    ]
+def mobile_sensitive_reason(
+    function: str, arguments: dict[str, Any], controls: Iterable[Control] = ()
+) -> str | None:
+    """Why ``function(arguments)`` on the screen of ``controls`` needs the user's approval, or None."""
+    listed = [c.to_dict() for c in controls]
+    reason = action_risk(function, arguments, listed)
+    if reason:
+        return reason
+    by_id = {c["id"]: c for c in listed}
+    texts: list[tuple[str, str]] = []
+    if function == "type_text":
+        control = by_id.get(str(arguments.get("control_id") or ""), {})
+        texts += [
+            ("the typed text", str(arguments.get("text") or "")),
+            ("the field", str(control.get("name") or "")),
+        ]
+    if function == "launch_app":
+        texts.append(("the app", str(arguments.get("package_name") or "")))
     for what, text in texts:
-        match = _SENSITIVE.search(text)
-        if match:
-            word = match.group(0).lower()
+        word = danger_word(text)
+        if word:
             return f'{what} "{text}" says {word}, which cannot always be undone'
     return None

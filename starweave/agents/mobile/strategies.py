@@ -83,16 +83,16 @@ async def run_mobile_action(agent: MobileAgent, dispatcher: Any, held: PendingMo
 
 def control_arguments(
     function: str, arguments: dict[str, Any], controls: dict[str, Control]
-) -> tuple[dict[str, Any], Control | None, str]:
-    """The arguments of a control action with ``control_name`` filled in from this step's list, the
-    control, and why the action cannot run ("" when it can)."""
+) -> tuple[dict[str, Any], str]:
+    """The arguments of a control action with ``control_name`` filled in from this step's list, and
+    why the action cannot run ("" when it can)."""
     if function not in tools.CONTROL_ACTIONS:
-        return arguments, None, ""
+        return arguments, ""
     ident = str(arguments.get("control_id") or "")
     control = controls.get(ident)
     if control is None:
-        return arguments, None, f"No control has id {ident!r} on this screen; use an id from the list."
-    return {**arguments, "control_id": ident, "control_name": control.name}, control, ""
+        return arguments, f"No control has id {ident!r} on this screen; use an id from the list."
+    return {**arguments, "control_id": ident, "control_name": control.name}, ""
 
 
 @depends_on("installed_apps", "current_controls", "clean_screenshot_url")
@@ -167,14 +167,12 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
                 return MobileOutcome(FAIL, "Stopped: the model gave no action twice in a row.")
             return MobileOutcome(CONTINUE, "No action was given: act on the screen, or reply FINISH.")
         agent.idle_steps = 0
-        arguments, control, problem = control_arguments(
-            function, parsed.action.arguments, local.annotation_dict
-        )
+        arguments, problem = control_arguments(function, parsed.action.arguments, local.annotation_dict)
         if problem:
             return MobileOutcome(CONTINUE, problem)
         command = Command(tool_name=function, parameters=arguments, tool_type="action")
         held = PendingMobileAction(command, parsed.call_string(), "", status, parsed.comment)
-        reason = mobile_sensitive_reason(function, arguments, control.name if control else "")
+        reason = mobile_sensitive_reason(function, arguments, local.current_controls or [])
         if reason and not agent.auto_approve:
             held.reason = reason
             agent.pending = held

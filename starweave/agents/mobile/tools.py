@@ -33,11 +33,6 @@ ACTION_TOOLS = ("tap", "swipe", "type_text", "launch_app", "press_key", "click_c
 #: Actions aimed at a control of the screen (``control_id``, ``control_name``).
 CONTROL_ACTIONS = frozenset({"click_control", "type_text"})
 
-#: Where ``--serial`` and ``--adb-path`` reach the servers: environment keys an in-process or stdio
-#: server reads (see ``session.mobile_runner.device_environment``).
-SERIAL_ENV = "MOBILE_SERIAL"
-ADB_PATH_ENV = "ADB_PATH"
-
 
 def model_tool(tool: dict[str, Any]) -> dict[str, Any]:
     """``tool`` as the model is offered it: a control action's ``control_name`` is optional, because

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from starweave.agents.app.controls import Control
 from starweave.agents.mobile import MobileAgentResponse, response_json_schema
 from starweave.agents.mobile.safety import mobile_sensitive_reason
 from starweave.agents.mobile.tools import action_failure, action_output, apps_of, controls_of
@@ -38,36 +39,47 @@ def test_the_schema_pairs_each_tool_with_its_parameters() -> None:
     assert branches[0]["properties"]["arguments"]["properties"] == {"seconds": {"type": "number"}}
 
 
-@pytest.mark.parametrize(
-    ("function", "arguments", "control", "word"),
-    [
-        ("click_control", {"control_id": "4"}, "Send", "send"),
-        ("click_control", {"control_id": "4"}, "Delete message", "delete"),
-        ("click_control", {"control_id": "4", "control_name": "Remove"}, "", "remove"),
-        ("click_control", {"control_id": "4"}, "Pay $5", "pay"),
-        ("click_control", {"control_id": "4"}, "Buy now", "buy"),
-        ("click_control", {"control_id": "4"}, "INSTALL", "install"),
-        ("click_control", {"control_id": "4"}, "Uninstall", "uninstall"),
-        ("type_text", {"text": "please send it", "control_id": "2"}, "Message", "send"),
-    ],
-)
-def test_sensitive_actions_need_confirmation(function: str, arguments: dict, control: str, word: str) -> None:
-    reason = mobile_sensitive_reason(function, arguments, control)
-    assert reason is not None and f"says {word}" in reason
+SCREEN = [
+    Control(id="1", name="Save", control_type="Button", rect=[0, 0, 100, 50]),
+    Control(id="2", name="Message", control_type="EditText", rect=[0, 60, 100, 110]),
+    Control(id="3", name="Buy now", control_type="Button", rect=[0, 120, 100, 170]),
+    Control(id="4", name="Delete account", control_type="Button", rect=[0, 180, 100, 230]),
+    Control(id="5", name="Resend code later", control_type="Button", rect=[0, 240, 100, 290]),
+]
 
 
 @pytest.mark.parametrize(
-    ("function", "arguments", "control"),
+    ("function", "arguments", "word"),
     [
-        ("click_control", {"control_id": "3"}, "Save"),
-        ("type_text", {"text": "hello", "control_id": "2"}, "Note"),
-        ("tap", {"x": 1, "y": 2}, ""),
-        ("click_control", {"control_id": "3"}, "Resend code later"),  # a word inside another is not one
-        ("launch_app", {"package_name": "com.example.notes"}, ""),
+        ("click_control", {"control_id": "3"}, "buy"),
+        ("click_control", {"control_id": "4"}, "delete"),
+        ("click_control", {"control_id": "1", "control_name": "Remove"}, "remove"),
+        ("tap", {"x": 50, "y": 150}, "buy"),  # the point falls inside "Buy now"
+        ("type_text", {"text": "please send it", "control_id": "2"}, "send"),
+        ("type_text", {"text": "x", "control_id": "9"}, None),
+        ("launch_app", {"package_name": "com.example.uninstall"}, "uninstall"),
     ],
 )
-def test_ordinary_actions_run_without_asking(function: str, arguments: dict, control: str) -> None:
-    assert mobile_sensitive_reason(function, arguments, control) is None
+def test_sensitive_actions_need_confirmation(function: str, arguments: dict, word: str | None) -> None:
+    reason = mobile_sensitive_reason(function, arguments, SCREEN)
+    if word is None:
+        assert reason is None
+    else:
+        assert reason is not None and word in reason
+
+
+@pytest.mark.parametrize(
+    ("function", "arguments"),
+    [
+        ("click_control", {"control_id": "1"}),
+        ("type_text", {"text": "hello", "control_id": "2"}),
+        ("tap", {"x": 50, "y": 20}),
+        ("click_control", {"control_id": "5"}),  # a word inside another is not one
+        ("launch_app", {"package_name": "com.example.notes"}),
+    ],
+)
+def test_ordinary_actions_run_without_asking(function: str, arguments: dict) -> None:
+    assert mobile_sensitive_reason(function, arguments, SCREEN) is None
 
 
 def ok(value: object) -> Result:
