@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.evaluation import verdict
 from helpers.linux_replay import read_jsonl
 from helpers.mobile_fake import NOTES, SHOP, FakePhone
 from helpers.mobile_replay import mobile_answer, run_mobile
@@ -115,3 +116,16 @@ async def test_a_failed_action_is_reported_and_an_unknown_control_is_not_sent(tm
     assert result["status"] == "FAIL"
     prompt = read_jsonl(tmp_path / "logs" / "run1" / "request.log")[1]["prompt"]
     assert "no app com.nowhere" in prompt[-1]["content"]
+
+
+async def test_evaluate_judges_the_mobile_run(tmp_path: Path) -> None:
+    phone = FakePhone()
+    answers = [*NOTE_ANSWERS, verdict("yes", "the note was saved")]
+    result = await run_mobile(tmp_path, answers, phone, request="save a note", evaluate=True)
+    assert result["status"] == "FINISH"
+    records = read_jsonl(tmp_path / "logs" / "run1" / "evaluation.log")
+    assert [r["complete"] for r in records] == ["yes"]
+    # four agent steps, then the evaluator's call on the same replayed model
+    calls = read_jsonl(tmp_path / "logs" / "run1" / "llm.log")
+    assert len(calls) == 5 and json.loads(calls[-1]["response"])["complete"] == "yes"
+    assert "evaluation" in (tmp_path / "console.txt").read_text()
