@@ -129,3 +129,19 @@ async def test_evaluate_judges_the_mobile_run(tmp_path: Path) -> None:
     calls = read_jsonl(tmp_path / "logs" / "run1" / "llm.log")
     assert len(calls) == 5 and json.loads(calls[-1]["response"])["complete"] == "yes"
     assert "evaluation" in (tmp_path / "console.txt").read_text()
+
+
+async def test_a_repeated_launch_is_redrawn_then_refused_then_fails(tmp_path: Path) -> None:
+    phone = FakePhone()
+    launch = mobile_answer("launch_app", {"package_name": NOTES})
+    # step 2 repeats (and its redraw too), refused with a note; step 3 the same: the task fails
+    result = await run_mobile(tmp_path, [launch] * 5, phone)
+    assert [name for name, _ in phone.calls].count("launch_app") == 1
+    steps = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    assert "Not run again: launch_app(package_name='com.example.notes') already succeeded" in steps[1]["note"]
+    assert result["status"] == "FAIL" and "kept repeating" in result["result"]
+    prompts = [r["prompt"] for r in read_jsonl(tmp_path / "logs" / "run1" / "request.log")]
+    # the earlier steps come back as chat turns: what the model saw, what it answered
+    assert [m["role"] for m in prompts[1]] == ["system", "user", "assistant", "user"]
+    assert json.loads(prompts[1][2]["content"])["action"]["function"] == "launch_app"
+    assert "[Current Screen Controls]" in prompts[1][1]["content"]

@@ -18,6 +18,9 @@ from starweave.agents.mobile.states import MobileAgentStateManager
 from starweave.agents.mobile.strategies import PendingMobileAction
 from starweave.session.annotation import SetOfMarkAnnotator
 
+#: Earlier steps shown as chat turns.
+HISTORY_STEPS = 3
+
 
 @AgentRegistry.register(agent_name=tools.AGENT_NAME, third_party=True, processor_cls=MobileAgentProcessor)
 class MobileAgent(BasicAgent):
@@ -55,6 +58,8 @@ class MobileAgent(BasicAgent):
         #: The calls that succeeded, for the prompt's "[Last Success Actions]".
         self.success_actions: list[str] = []
         self.idle_steps = 0
+        # The repeat guard (strategies.NO_REPEAT): refused repeats in a row.
+        self.repeats = 0
         self.pending: PendingMobileAction | None = None
         self._tools: list[dict[str, Any]] | None = None
         self.set_state(self.default_state)
@@ -89,9 +94,16 @@ class MobileAgent(BasicAgent):
         content = self.prompter.user_content_construction(
             text, local.clean_screenshot_url or "", local.annotated_screenshot_url or ""
         )
-        return self.prompter.prompt_construction(
-            self.prompter.system_prompt_construction(action_tools), content
-        )
+        system = self.prompter.system_prompt_construction(action_tools)
+        # The last steps as chat turns (what the model saw, what it answered) before this step's
+        # message: the small model then sees that its answer was carried out and moves on.
+        history: list[dict[str, Any]] = []
+        for item in self.memory.content[-HISTORY_STEPS:]:
+            shown, answer = item.get_value("prompt_text"), item.get_value("answer_text")
+            if shown and answer:
+                history += [{"role": "user", "content": shown}, {"role": "assistant", "content": answer}]
+        [first, user] = self.prompter.prompt_construction(system, content)
+        return [first, *history, user]
 
     async def confirm(self, action_text: str, reason: str) -> bool:
         """Whether a sensitive action may run (``--yes`` approves; nobody to ask: no)."""

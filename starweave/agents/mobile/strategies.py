@@ -30,6 +30,7 @@ from starweave.agent import (
 )
 from starweave.agents.app.controls import Control
 from starweave.agents.common import NO_ACTION_RUN, noted_output
+from starweave.agents.linux.strategies import redraw
 from starweave.agents.mobile import tools
 from starweave.agents.mobile.local import MobileProcessorContext
 from starweave.agents.mobile.response import MobileAgentResponse, MobileAgentStatus, response_json_schema
@@ -42,6 +43,12 @@ if TYPE_CHECKING:
 #: Enough for the longest answer the schema allows.
 ANSWER_TOKENS = 400
 MAX_IDLE_STEPS = 2
+#: Actions not run again once they succeeded: a second launch starts the app afresh and the same
+#: text would be typed twice (taps, swipes, keys and waits may well be repeated on purpose). The
+#: small model at temperature 0 otherwise answers the same screen with the same call; a repeat is
+#: drawn once more at a higher temperature, then refused with a note, and a second refusal ends it.
+NO_REPEAT = frozenset({"launch_app", "type_text"})
+MAX_REPEATS = 2
 CONTINUE = MobileAgentStatus.CONTINUE.value
 FINISH = MobileAgentStatus.FINISH.value
 FAIL = MobileAgentStatus.FAIL.value
@@ -79,6 +86,11 @@ async def run_mobile_action(agent: MobileAgent, dispatcher: Any, held: PendingMo
         return MobileOutcome(status, f"The action {held.call} failed: {failure}", results)
     agent.success_actions.append(held.call)
     return MobileOutcome(held.status, "", results, held.comment if held.status in ENDS else "")
+
+
+def repeats_success(agent: MobileAgent, parsed: MobileAgentResponse) -> bool:
+    """Whether ``parsed`` is a :data:`NO_REPEAT` action identical to one that already succeeded."""
+    return parsed.action.function in NO_REPEAT and parsed.call_string() in agent.success_actions
 
 
 def control_arguments(
@@ -122,6 +134,9 @@ class MobileLLMInteractionStrategy(BaseProcessingStrategy):
         log_request(context, {"prompt": messages, "schema": schema})
         completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
         parsed = MobileAgentResponse.model_validate(completion.parsed)
+        if repeats_success(agent, parsed):
+            completion = await redraw(agent.llm, messages, schema, ANSWER_TOKENS, completion)
+            parsed = MobileAgentResponse.model_validate(completion.parsed)
         fields = {"action": parsed.action.model_dump(), "thought": parsed.thought, "comment": parsed.comment}
         return llm_result(parsed, completion, messages, fields)
 
@@ -167,6 +182,16 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
                 return MobileOutcome(FAIL, "Stopped: the model gave no action twice in a row.")
             return MobileOutcome(CONTINUE, "No action was given: act on the screen, or reply FINISH.")
         agent.idle_steps = 0
+        if repeats_success(agent, parsed):
+            agent.repeats += 1
+            if agent.repeats >= MAX_REPEATS:
+                return MobileOutcome(FAIL, f"Stopped: the model kept repeating {parsed.call_string()}.")
+            note = (
+                f"Not run again: {parsed.call_string()} already succeeded (see the last success "
+                "actions). Do the next part of the request, or FINISH if every part is done."
+            )
+            return MobileOutcome(CONTINUE, note)
+        agent.repeats = 0
         arguments, problem = control_arguments(function, parsed.action.arguments, local.annotation_dict)
         if problem:
             return MobileOutcome(CONTINUE, problem)
@@ -180,6 +205,14 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
                 MobileAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}."
             )
         return await run_mobile_action(agent, context.global_context.command_dispatcher, held)
+
+
+def step_text(messages: list[dict[str, Any]] | None) -> str:
+    """The text of a step's own user message (its images left out)."""
+    content = (messages or [{}])[-1].get("content") or ""
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text") or "") for part in content if part.get("type") == "text")
+    return str(content)
 
 
 def step_output(results: list[Result], note: str) -> str:
@@ -215,6 +248,8 @@ class MobileMemoryUpdateStrategy(BaseProcessingStrategy):
                 "result": local.result or "",
                 "note": local.note or "",
                 "output": output,
+                "prompt_text": step_text(local.prompt_message),
+                "answer_text": local.response_text or "",
                 "results": [r.model_dump(mode="json") for r in results],
                 "cost": local.llm_cost or 0.0,
                 "tokens": local.tokens or 0,

@@ -55,7 +55,7 @@ def test_the_text_has_the_spec_sections_in_order() -> None:
     assert positions == sorted(positions)
     assert "open settings" in text and "com.example.notes, com.android.settings" in text
     assert "[2] Button 'Item 2'" in text
-    assert text.rstrip().endswith("launch_app(package_name='com.example.notes')")
+    assert "launch_app(package_name='com.example.notes')\nNext: one action" in text
     system = messages[0]["content"]
     assert "launch_app(package_name)" in system and "click_control(control_id" in system
 
