@@ -24,17 +24,18 @@ SHIPPED_MCP = Path(__file__).resolve().parents[2] / "config" / "ufo" / "mcp.yaml
 
 
 async def run_on_phone(
-    tmp_path: Path, request: str, answers: list[dict[str, Any]], mobile: MobileOptions, **kwargs: Any
+    tmp_path: Path, request: str, answers: list[dict[str, Any]] | None, mobile: MobileOptions, **kwargs: Any
 ) -> dict[str, Any]:
-    """Run ``request`` on ``answers`` with the shipped mcp.yaml; logs in ``tmp_path/logs/run1``."""
+    """Run ``request`` on ``answers`` (None: on the embedded model) with the shipped mcp.yaml; logs in
+    ``tmp_path/logs/run1``."""
     config = tmp_path / "config" / "ufo"
     config.mkdir(parents=True)
     shutil.copy(SHIPPED_MCP, config / "mcp.yaml")
     options = RunOptions(
         request=request,
         workspace=tmp_path / "ws",
-        provider="replay",
-        replay_file=replay_file(tmp_path, answers),
+        provider="replay" if answers is not None else None,
+        replay_file=replay_file(tmp_path, answers) if answers is not None else None,
         log_dir=tmp_path / "logs",
         task="run1",
         config_dir=tmp_path / "config",
@@ -78,3 +79,17 @@ async def test_a_wrong_serial_fails_the_run_with_the_device_named(
     assert android_phone.state()["screen"] == "launcher"  # nothing reached the phone
     steps = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
     assert "emulator-9999" in steps[0]["note"]
+
+
+@pytest.mark.model
+async def test_the_embedded_model_on_the_notes_task(tmp_path: Path, android_phone: SimulatedPhone) -> None:
+    """The packaged 1.5B model on the notes task: every answer fits the schema and the run ends within
+    its steps; it saved the note in each of the phrasings tried by hand (not asserted: a model's luck)."""
+    mobile = MobileOptions(adb_path=str(android_phone.adb_path))
+    request = "open the notes app, write the note 'call mom' and save it"
+    result = await run_on_phone(tmp_path, request, None, mobile, max_steps=8)
+    assert result["status"] in ("FINISH", "FAIL")
+    calls = read_jsonl(tmp_path / "logs" / "run1" / "llm.log")
+    assert calls and all(not c["error"] for c in calls)
+    if result["status"] == "FINISH":
+        assert android_phone.state()["notes"] == ["call mom"]
