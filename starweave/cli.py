@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from starweave.cli_agents import AgentExtras, agent_task, check_agent_options
 from starweave.cli_commands import config_show, doctor, galaxy, mcp_serve
 from starweave.cli_learn import learn_app
 from starweave.cli_support import (
@@ -88,16 +89,22 @@ def run(
         str,
         typer.Option(
             "--agent",
-            help="linux: the LinuxAgent (shell and files); host: the HostAgent on the desktop's windows.",
+            help="linux: the LinuxAgent (shell and files); host: the HostAgent on the desktop's windows; "
+            "mobile: the MobileAgent on an Android device (adb).",
         ),
     ] = "linux",
+    serial: Annotated[
+        str, typer.Option("--serial", help="--agent mobile: the device's serial, as `adb devices` lists it.")
+    ] = "",
+    adb_path: Annotated[str, typer.Option("--adb-path", help="--agent mobile: the adb program to use.")] = "",
     multi_action: Annotated[
         bool, typer.Option("--multi-action", help="--agent host: AppAgents may plan several actions a step.")
     ] = False,
     visual: Annotated[
         bool,
         typer.Option(
-            "--visual", help="--agent host: send the screenshots to the model (VISUAL_MODE; a vision model)."
+            "--visual",
+            help="--agent host/mobile: send the screenshots to the model (VISUAL_MODE; a vision model).",
         ),
     ] = False,
     evaluate: Annotated[
@@ -132,11 +139,10 @@ def run(
     """Run an agent on this machine until the request is done (or fails): the LinuxAgent by default."""
     from starweave.session.console import ConsoleView
     from starweave.session.plans import check_mode
-    from starweave.session.runner import RunOptions, run_linux_task
+    from starweave.session.runner import RunOptions
 
-    if agent not in ("linux", "host"):
-        _fail(f"unknown --agent {agent!r}; choose linux or host")
     try:
+        check_agent_options(agent, plan, serial, adb_path)
         run_mode = check_mode(mode, plan, request, agent)
     except StarweaveError as exc:
         _fail(str(exc))
@@ -170,12 +176,7 @@ def run(
         if json_output:
             print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
         raise typer.Exit(0 if summary["status"] == "FINISH" else 1)
-    if agent == "host":
-        from starweave.session.desktop_runner import DesktopOptions, run_host_task
-
-        main = run_host_task(options, view, DesktopOptions(multi_action=multi_action, visual=visual))
-    else:
-        main = run_linux_task(options, view=view)
+    main = agent_task(agent, options, view, AgentExtras(multi_action, visual, serial, adb_path))
     # On Ctrl+C (exit 130) a run that has its log folder has written result.json and output.md and said so.
     result = run_async(main)
     if json_output:

@@ -21,7 +21,7 @@ from starweave.agents.app.vision import VisualOptions
 from starweave.agents.evaluation import EvaluationAgent
 from starweave.agents.host import HostAgent
 from starweave.commands.local import LocalCommandDispatcher
-from starweave.config import StarweaveConfig
+from starweave.config import AgentLLMConfig, StarweaveConfig
 from starweave.config.models import default_mcp
 from starweave.errors import ConfigError, DesktopError
 from starweave.knowledge.retrieval import retriever_of
@@ -35,6 +35,7 @@ from starweave.session.loop import Wiring, session_context
 from starweave.session.runner import (
     RunOptions,
     check_agent_files,
+    console_confirmer,
     evaluation_wanted,
     evaluator_wanted,
     load_options_config,
@@ -86,21 +87,26 @@ def _load_desktop_config(options: RunOptions, visual: bool = False) -> tuple[Sta
     if evaluator_wanted(options, config) and evaluation_configured(config):
         blocks.append((config.evaluation_agent, "EVALUATION_AGENT"))
     for block, name in blocks:
-        if block.visual_mode and block.api_type == "local":
-            raise ConfigError(
-                f"{name} has VISUAL_MODE: true, but the embedded model (API_TYPE local) reads text only; "
-                "set VISUAL_MODE: false (or leave out --visual; the controls are listed as text) "
-                "or use a vision model (API_TYPE openai, claude, ...)"
-            )
-        if block.api_type == "replay" and not block.replay_file:
-            # --replay-file sets the run's agents' file; the evaluator's own block names its own.
-            where = "set its REPLAY_FILE" if name == "EVALUATION_AGENT" else "pass --replay-file PATH"
-            raise ConfigError(
-                f"{name} uses the replay provider without a file: {where} "
-                "(recorded answers, one JSON object per line)"
-            )
-        check_agent_files(block, name)
+        check_model_block(block, name)
     return config, workspace
+
+
+def check_model_block(block: AgentLLMConfig, name: str) -> None:
+    """A run's model block is usable: VISUAL_MODE on a vision model, a replay file, existing files."""
+    if block.visual_mode and block.api_type == "local":
+        raise ConfigError(
+            f"{name} has VISUAL_MODE: true, but the embedded model (API_TYPE local) reads text only; "
+            "set VISUAL_MODE: false (or leave out --visual; the controls are listed as text) "
+            "or use a vision model (API_TYPE openai, claude, ...)"
+        )
+    if block.api_type == "replay" and not block.replay_file:
+        # --replay-file sets the run's agents' file; the evaluator's own block names its own.
+        where = "set its REPLAY_FILE" if name == "EVALUATION_AGENT" else "pass --replay-file PATH"
+        raise ConfigError(
+            f"{name} uses the replay provider without a file: {where} "
+            "(recorded answers, one JSON object per line)"
+        )
+    check_agent_files(block, name)
 
 
 async def _check_desktop() -> None:
@@ -153,17 +159,13 @@ def make_host_agent(
 ) -> HostAgent:
     """The HostAgent with its model(s), console confirmation, annotator and third-party targets."""
 
-    async def confirm(command: str, reason: str) -> bool:
-        # Reading the terminal blocks; keep the event loop free while the user decides.
-        return await asyncio.to_thread(view.confirm, command, reason)
-
     agent = AgentFactory.create_agent(
         "host",
         name=HOST_NAME,
         llm=llm,
         app_llm=app_llm,
         view=view,
-        confirmer=confirm,
+        confirmer=console_confirmer(view),
         auto_approve=auto_approve,
         is_visual=config.host_agent.visual_mode,
         app_visual=config.app_agent.visual_mode,
@@ -233,7 +235,7 @@ async def run_host_task(
             "targets": "open windows" + "".join(f", {n}" for n in agent.third_party_agents),
             "logs": str(logs.path),
         }
-        evaluator = _evaluator(options, config, llm, stack, logs, view, header)
+        evaluator = run_evaluator(options, config, llm, stack, logs, view, header)
         return Wiring(agent, context, header, evaluator, evaluation_wanted(options, config))
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
@@ -242,7 +244,7 @@ async def run_host_task(
     return await run_options_session(options, config, workspace, view, set_up, result_of)
 
 
-def _evaluator(
+def run_evaluator(
     options: RunOptions,
     config: StarweaveConfig,
     llm: Any,
@@ -250,14 +252,17 @@ def _evaluator(
     logs: SessionLogs,
     view: ConsoleView,
     header: dict[str, str],
+    run_visual: bool | None = None,
 ) -> EvaluationAgent | None:
     """The run's EvaluationAgent (``--evaluate`` / EVA_SESSION / EVA_ROUND), or None; on a vision
-    model it also sees the run's screenshots. Named in the console header."""
+    model it also sees the run's screenshots (``run_visual``: whether the run's agent saw them; by
+    default the HostAgent's VISUAL_MODE). Named in the console header."""
     if not evaluator_wanted(options, config):
         return None
     evaluator = make_evaluation_agent(config, llm, stack, logs, view)
     if evaluator is not None:
-        configure_screenshots(evaluator, config, run_visual=config.host_agent.visual_mode)
+        visual = config.host_agent.visual_mode if run_visual is None else run_visual
+        configure_screenshots(evaluator, config, run_visual=visual)
         shots = (
             ""
             if not evaluator.visual

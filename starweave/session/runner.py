@@ -7,6 +7,7 @@ servers run in this process (or as stdio/HTTP servers, as ``mcp.yaml`` says).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,6 +274,16 @@ def _prompt_budget(agent_llm: AgentLLMConfig) -> int:
     return max(4000, (agent_llm.n_ctx - ANSWER_TOKENS - 96) * 3)
 
 
+def console_confirmer(view: ConsoleView) -> Callable[[str, str], Awaitable[bool]]:
+    """``await confirm(action, reason)``: the user's answer on the console view."""
+
+    async def confirm(action: str, reason: str) -> bool:
+        # Reading the terminal blocks; keep the event loop free while the user decides.
+        return await asyncio.to_thread(view.confirm, action, reason)
+
+    return confirm
+
+
 def make_linux_agent(
     config: StarweaveConfig,
     llm: Any,
@@ -289,10 +300,6 @@ def make_linux_agent(
         else "linux_agent_example.yaml"
     )
 
-    async def confirm(command: str, reason: str) -> bool:
-        # Reading the terminal blocks; keep the event loop free while the user decides.
-        return await asyncio.to_thread(view.confirm, command, reason)
-
     agent = AgentFactory.create_agent(
         AGENT_NAME,
         name=AGENT_NAME,
@@ -300,7 +307,7 @@ def make_linux_agent(
         example_prompt=example_prompt,
         llm=llm,
         view=view,
-        confirmer=confirm,
+        confirmer=console_confirmer(view),
         auto_approve=auto_approve,
         history_keys=list(config.system.history_keys),
         prompt_budget_chars=_prompt_budget(config.agent_llm(AGENT_NAME)),

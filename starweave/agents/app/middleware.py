@@ -28,6 +28,7 @@ RECORD_KEYS = (
     "subtask",
     "plan",
     "function_name",
+    "call",
     "function_arguments",
     "selected_application_root",
     "assigned_third_party_agent",

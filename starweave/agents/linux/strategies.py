@@ -44,6 +44,7 @@ from starweave.tools.servers.shell.danger import dangerous_reason
 
 if TYPE_CHECKING:
     from starweave.agents.linux.agent import LinuxAgent
+    from starweave.llm.base import Completion
 
 MAX_REPEATS = 2
 # A call that failed may be retried once as it is; the same failing call a third time ends the task,
@@ -135,6 +136,23 @@ def settle(
     return StepOutcome(decision.status, decision.note, results, decision.result)
 
 
+async def redraw(
+    llm: Any, messages: list[dict[str, Any]], schema: dict[str, Any], max_tokens: int, first: Completion
+) -> Completion:
+    """A second answer to the same prompt at :data:`RESAMPLE_TEMPERATURE`, with both draws' usage,
+    cost, time and attempts counted."""
+    again: Completion = await llm.complete(
+        messages, schema=schema, max_tokens=max_tokens, temperature=RESAMPLE_TEMPERATURE
+    )
+    return replace(
+        again,
+        usage=first.usage + again.usage,
+        cost=first.cost + again.cost,
+        latency=first.latency + again.latency,
+        attempts=first.attempts + again.attempts,
+    )
+
+
 @depends_on("request")
 @provides(
     "parsed_response",
@@ -167,17 +185,8 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
             # At temperature 0 a small model answers a near-identical prompt with the same call,
             # and the guards would only refuse it; a second draw at a higher temperature often
             # finds another way. The prompt is cached, so this costs only the generation.
-            again = await agent.llm.complete(
-                messages, schema=schema, max_tokens=ANSWER_TOKENS, temperature=RESAMPLE_TEMPERATURE
-            )
-            parsed = LinuxAgentResponse.model_validate(again.parsed)
-            completion = replace(
-                again,
-                usage=completion.usage + again.usage,
-                cost=completion.cost + again.cost,
-                latency=completion.latency + again.latency,
-                attempts=completion.attempts + again.attempts,
-            )
+            completion = await redraw(agent.llm, messages, schema, ANSWER_TOKENS, completion)
+            parsed = LinuxAgentResponse.model_validate(completion.parsed)
         return llm_result(
             parsed,
             completion,

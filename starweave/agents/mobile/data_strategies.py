@@ -1,0 +1,146 @@
+"""The MobileAgent's DATA_COLLECTION phase (spec C §4.4): the screenshot, the installed apps and the
+screen's controls, composed in one ``MobileDataCollectionStrategy``.
+
+The screenshot is saved as ``action_step{N}.png`` and, with the controls' ids drawn on it, as
+``action_step{N}_annotated.png``. A text-only model never sees them (the controls come as text), so a
+failed capture is a warning; a failed app or control list is an empty list with a warning, and the
+model is told the screen showed no controls.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starweave.agent import (
+    BaseProcessingStrategy,
+    ComposedStrategy,
+    ProcessingContext,
+    ProcessingPhase,
+    ProcessingResult,
+    depends_on,
+    provides,
+)
+from starweave.agents.app.controls import annotation_dict
+from starweave.agents.app.data_strategies import capture, step_file
+from starweave.agents.app.vision import file_urls
+from starweave.agents.mobile import tools
+from starweave.agents.mobile.local import MobileProcessorContext
+from starweave.commands import Result
+
+if TYPE_CHECKING:
+    from starweave.agents.mobile.agent import MobileAgent
+
+logger = logging.getLogger(__name__)
+
+
+async def collect_logged(context: ProcessingContext, tool_name: str) -> Result:
+    """Call a data-collection tool; a failure is logged (the step goes on with an empty list)."""
+    result = await tools.collect(context.global_context.command_dispatcher, tool_name)
+    if not result.ok:
+        logger.warning("%s failed: %s", tool_name, result.error)
+    return result
+
+
+@depends_on("log_path", "session_step")
+@provides(
+    "clean_screenshot_path", "clean_screenshot_url", "annotated_screenshot_url", "screenshot_saved_time"
+)
+class MobileScreenshotCaptureStrategy(BaseProcessingStrategy):
+    """``capture_screenshot``, saved to the log folder."""
+
+    strategy_name = "mobile_screenshot_capture"
+
+    async def execute(self, agent: MobileAgent, context: ProcessingContext) -> ProcessingResult:
+        """Take and save the screenshot."""
+        started = time.perf_counter()
+        dispatcher = context.global_context.command_dispatcher
+        path, url = await capture(dispatcher, tools.CAPTURE_SCREENSHOT, {}, step_file(context, ".png"))
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.DATA_COLLECTION,
+            data={
+                "clean_screenshot_path": path,
+                "clean_screenshot_url": url,
+                "annotated_screenshot_url": "",
+                "screenshot_saved_time": time.perf_counter() - started,
+            },
+        )
+
+
+@depends_on("clean_screenshot_url")
+@provides("installed_apps", "apps_collection_time")
+class MobileAppsCollectionStrategy(BaseProcessingStrategy):
+    """``get_mobile_app_target_info``: the user's installed apps (the server caches them)."""
+
+    strategy_name = "mobile_apps_collection"
+    default_fail_fast = False
+
+    async def execute(self, agent: MobileAgent, context: ProcessingContext) -> ProcessingResult:
+        """List the apps."""
+        started = time.perf_counter()
+        result = await collect_logged(context, tools.INSTALLED_APPS)
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.DATA_COLLECTION,
+            data={
+                "installed_apps": tools.apps_of(result),
+                "apps_collection_time": time.perf_counter() - started,
+            },
+        )
+
+
+@depends_on("clean_screenshot_url")
+@provides(
+    "current_controls",
+    "controls_collection_time",
+    "annotated_screenshot_url",
+    "annotated_screenshot_path",
+    "annotation_dict",
+)
+class MobileControlsCollectionStrategy(BaseProcessingStrategy):
+    """``get_app_window_controls_target_info``, and the screenshot with their ids drawn on it."""
+
+    strategy_name = "mobile_controls_collection"
+    default_fail_fast = False
+
+    async def execute(self, agent: MobileAgent, context: ProcessingContext) -> ProcessingResult:
+        """List the controls and annotate the screenshot."""
+        started = time.perf_counter()
+        result = await collect_logged(context, tools.SCREEN_CONTROLS)
+        controls = tools.controls_of(result)
+        clean = context.local(MobileProcessorContext).clean_screenshot_path or ""
+        annotated_path = annotated_url = ""
+        out = step_file(context, "_annotated.png")
+        if agent.annotator is not None and clean and out is not None:
+            annotated_path = str(await agent.annotator(Path(clean), controls, out))
+            if agent.prompter.is_visual:
+                annotated_url = "".join(
+                    url for _what, url in await file_urls([("annotated", annotated_path)])
+                )
+        return ProcessingResult(
+            success=True,
+            phase=ProcessingPhase.DATA_COLLECTION,
+            data={
+                "current_controls": controls,
+                "controls_collection_time": time.perf_counter() - started,
+                "annotated_screenshot_url": annotated_url,
+                "annotated_screenshot_path": annotated_path,
+                "annotation_dict": annotation_dict(controls),
+            },
+        )
+
+
+def mobile_data_collection() -> ComposedStrategy:
+    """The DATA_COLLECTION phase: screenshot, apps, controls."""
+    return ComposedStrategy(
+        strategies=[
+            MobileScreenshotCaptureStrategy(),
+            MobileAppsCollectionStrategy(),
+            MobileControlsCollectionStrategy(),
+        ],
+        name="MobileDataCollectionStrategy",
+        fail_fast=True,
+    )

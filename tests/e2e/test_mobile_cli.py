@@ -1,0 +1,69 @@
+"""`starweave run --agent mobile` as a user runs it: the real command line, on recorded answers, with
+the fake phone's MCP servers (tests/helpers/mobile_fake.py) in place of the adb ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.linux_replay import replay_file
+from helpers.mobile_fake import NOTES, FakePhone, registered, write_mcp_config
+from helpers.mobile_replay import mobile_answer
+
+from starweave.cli import app
+from tests.e2e.test_cli_errors import assert_one_line_usage_error, starweave
+
+
+def test_a_note_is_written_through_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = [
+        mobile_answer("launch_app", {"package_name": NOTES}),
+        mobile_answer("type_text", {"text": "call mom", "control_id": "2"}),
+        mobile_answer("click_control", {"control_id": "3"}),
+        mobile_answer("", status="FINISH", comment="Saved."),
+    ]
+    args = [
+        "run", "--agent", "mobile", "write the note 'call mom'",
+        "--serial", "emulator-5554",
+        "--provider", "replay", "--replay-file", str(replay_file(tmp_path, answers)),
+        "--config-dir", str(write_mcp_config(tmp_path / "config")),
+        "--workspace", str(tmp_path / "ws"), "--log-dir", str(tmp_path / "logs"), "--task", "t1", "--json",
+    ]  # fmt: skip
+    phone = FakePhone()
+    with registered(phone):
+        code = app(args, prog_name="starweave", standalone_mode=False)
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "FINISH" and result["agent"] == "MobileAgent"
+    assert phone.saved == ["call mom"]
+    assert (tmp_path / "logs" / "t1" / "action_step3_annotated.png").is_file()
+
+
+def test_a_missing_mcp_entry_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "answers.jsonl").write_text("{}\n")
+    (tmp_path / "config" / "ufo").mkdir(parents=True)
+    proc = starweave(
+        "run", "--agent", "mobile", "open notes", "--provider", "replay", "--replay-file", "answers.jsonl",
+        "--config-dir", "config", "--workspace", "ws",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert_one_line_usage_error(proc, "no MCP servers for MobileAgent", "mcp.yaml")
+    assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--agent", "linux", "--serial", "x"], "--serial and --adb-path go with --agent mobile"),
+        (["--agent", "phone"], "choose linux, host or mobile"),
+        (["--agent", "mobile", "--visual", "--provider", "local"], "VISUAL_MODE"),
+        (["--agent", "mobile", "--serial", "a b;rm"], "--serial: invalid device serial"),
+        (["--agent", "mobile", "--adb-path", "/nowhere/adb"], "--adb-path /nowhere/adb: no such file"),
+    ],
+)
+def test_bad_mobile_options_are_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    write_mcp_config(tmp_path / "config")
+    proc = starweave("run", "open notes", *args, "--config-dir", "config", "--workspace", "ws", cwd=tmp_path)
+    assert_one_line_usage_error(proc, expected)
