@@ -119,10 +119,13 @@ def judge_claim(
 
 
 def run_claims(
-    timeout: float, judge_args: Sequence[str], report: Callable[[Outcome], None] | None = None
+    timeout: float,
+    judge_args: Sequence[str],
+    report: Callable[[Outcome], None] | None = None,
+    names: Sequence[str] | None = None,
 ) -> list[Outcome]:
-    """Each --claims task twice: with the right final answer and with a wrong one."""
-    tasks = [t for t in TASKS if t.name in CLAIMS]
+    """Each --claims task (those named, else all) twice: with the right final answer and a wrong one."""
+    tasks = [t for t in TASKS if t.name in CLAIMS and (names is None or t.name in names)]
     outcomes: list[Outcome] = []
     for honest in (True, False):
 
@@ -239,7 +242,7 @@ def main() -> None:
     try:
         if args.claims:
             judge = [args.provider, *([args.model] if args.model else [])]
-            outcomes = run_claims(args.timeout, judge, report=show)
+            outcomes = run_claims(args.timeout, judge, report=show, names=args.only)
         else:
             outcomes = run_agreement(args.timeout, args.only, args.tasks, extra, report=show)
     except ValueError as exc:  # an unknown task name
