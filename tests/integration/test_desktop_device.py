@@ -237,7 +237,7 @@ async def test_galaxy_runs_a_shell_box_a_desktop_and_a_phone(
         ]
         assert tasks[1]["execution_start_time"] >= tasks[0]["execution_end_time"]
         # The report: result.json's per-task results and output.md name every device.
-        [final] = json.loads((folder / "result.json").read_text())["final_results"]
+        [final] = json.loads((folder / "result.json").read_text())["session_results"]["final_results"]
         assert {task: (r["device"], r["status"]) for task, r in final["result"].items()} == {
             "t1": ("box", "completed"),
             "t2": ("desk", "completed"),
