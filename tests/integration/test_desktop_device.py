@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -162,21 +164,30 @@ async def run_galaxy(
     return outcome, registered, console.export_text()
 
 
+@asynccontextmanager
+async def box_and_desk(
+    tmp_path: Path, desktop_backend: LinuxDesktopBackend
+) -> AsyncIterator[tuple[RunningServer, RunningServer]]:
+    """A shell device ``box`` (word.txt holding WORD) and the desktop ``desk`` typing the word it is
+    given, each registered with an agent server of its own replaying its agent's answers."""
+    desk_answers = await typing_answers(desktop_backend, WORD, condition=WORD)
+    async with (
+        agent_server(tmp_path, shell_answers(), name="shell") as shell_server,
+        agent_server(tmp_path, desk_answers, DESKTOP_BLOCKS, name="desk") as desk_server,
+        device(tmp_path, shell_server, "box") as box,
+        device(tmp_path, desk_server, "desk", platform="linux-desktop"),
+    ):
+        assert box.device_client.platform == "linux"
+        (tmp_path / "ws-box" / "word.txt").write_text(f"{WORD}\n")
+        yield shell_server, desk_server
+
+
 async def test_galaxy_hands_a_shell_result_to_a_desktop_device(
     tmp_path: Path, mousepad: LaunchedApp, desktop_backend: LinuxDesktopBackend
 ) -> None:
     async with asyncio.timeout(LIMIT):
         _, _, xid = await launched_window(desktop_backend, "mousepad")
-        # Two agent servers: each replays its own device agent's answers.
-        desk_answers = await typing_answers(desktop_backend, WORD, condition=WORD)
-        async with (
-            agent_server(tmp_path, shell_answers(), name="shell") as shell_server,
-            agent_server(tmp_path, desk_answers, DESKTOP_BLOCKS, name="desk") as desk_server,
-            device(tmp_path, shell_server, "box") as box,
-            device(tmp_path, desk_server, "desk", platform="linux-desktop"),
-        ):
-            assert box.device_client.platform == "linux"
-            (tmp_path / "ws-box" / "word.txt").write_text(f"{WORD}\n")
+        async with box_and_desk(tmp_path, desktop_backend) as (shell_server, desk_server):
             servers = {"box": (shell_server, "linux"), "desk": (desk_server, "linux-desktop")}
             request = "read the word on the box and type it into mousepad on the desktop"
             outcome, devices, console = await run_galaxy(
@@ -204,16 +215,11 @@ async def test_galaxy_runs_a_shell_box_a_desktop_and_a_phone(
     (depending on the box's result), the phone saves a note meanwhile; the report shows all three."""
     async with asyncio.timeout(LIMIT):
         _, _, xid = await launched_window(desktop_backend, "mousepad")
-        desk_answers = await typing_answers(desktop_backend, WORD, condition=WORD)
         async with (
-            agent_server(tmp_path, shell_answers(), name="shell") as shell_server,
-            agent_server(tmp_path, desk_answers, DESKTOP_BLOCKS, name="desk") as desk_server,
+            box_and_desk(tmp_path, desktop_backend) as (shell_server, desk_server),
             agent_server(tmp_path, note_answers(NOTE), name="phone") as phone_server,
-            device(tmp_path, shell_server, "box"),
-            device(tmp_path, desk_server, "desk", platform="linux-desktop"),
             device(tmp_path, phone_server, "phone", platform="mobile", **android_phone.client_options),
         ):
-            (tmp_path / "ws-box" / "word.txt").write_text(f"{WORD}\n")
             servers = {
                 "box": (shell_server, "linux"),
                 "desk": (desk_server, "linux-desktop"),
