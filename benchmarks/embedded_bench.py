@@ -2,7 +2,7 @@
 the success rate and wall time of real tasks run through the CLI as a user runs them.
 
 Run: ``make bench`` (every part), or ``.venv/bin/python benchmarks/embedded_bench.py [--parts
-speed,linux,galaxy,desktop] [--only NAME ...] [--threads] [--json FILE]``.
+speed,linux,galaxy,desktop,mobile] [--only NAME ...] [--threads] [--json FILE]``.
 
 1. ``speed``: prompt and generation tokens per second at the default thread counts; a step's
    latency (a 700-token system prompt, a short request, a short JSON answer) cold, with the system
@@ -12,6 +12,8 @@ speed,linux,galaxy,desktop] [--only NAME ...] [--threads] [--json FILE]``.
 3. ``galaxy``: the two-device requests of ``embedded_tasks_galaxy.py`` (``starweave galaxy --local 2``).
 4. ``desktop``: the calculator and mousepad tasks of ``embedded_tasks_desktop.py`` (``--agent host``
    under Xvfb).
+5. ``mobile``: the notes tasks of ``embedded_tasks_mobile.py`` (``--agent mobile`` on the simulated
+   phone).
 
 ``--threads`` adds the thread matrix behind the defaults (prompt/generation threads × polling ×
 0, 1 or 2 busy cores); it takes about 15 minutes. Nothing here is asserted: the figures go to the
@@ -226,7 +228,7 @@ def suite_runner(part: str) -> Callable[..., list[Outcome]]:
 def main() -> None:
     """Run the chosen parts and print (and optionally save) the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", default="speed,linux,galaxy,desktop")
+    parser.add_argument("--parts", default="speed,linux,galaxy,desktop,mobile")
     parser.add_argument("--only", nargs="*", default=None, help="run only these task names")
     parser.add_argument("--threads", action="store_true", help="also measure the thread matrix")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per task")
@@ -239,7 +241,7 @@ def main() -> None:
         print_speed(figures["speed"])
     if args.threads:
         figures["threads"] = asyncio.run(thread_matrix())
-    for part in ("linux", "galaxy", "desktop"):
+    for part in ("linux", "galaxy", "desktop", "mobile"):
         if part not in parts:
             continue
         run = suite_runner(part)

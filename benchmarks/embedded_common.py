@@ -7,6 +7,7 @@ the embedded model, as a user would, and prints the success rate and the time pe
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 STARWEAVE = [sys.executable, "-m", "starweave.cli"]
 
@@ -94,6 +95,42 @@ def file_text(path: Path) -> str:
         return ""
 
 
+def checked_run(
+    task: BenchTask, workdir: Path, args: list[str], timeout: float, env: dict[str, str] | None = None
+) -> Outcome:
+    """Set up ``workdir``, run ``starweave <args>`` there and check the outcome (the newest
+    ``result.json`` under ``workdir``): the suites whose check reads the run's own result."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    task.setup(workdir)
+    code, output, seconds = run_cli(args, workdir, timeout, env)
+    result = newest_result(workdir)
+    if code == -9:
+        reason: str | None = f"timed out after {timeout:g} s"
+    elif not result:
+        reason = f"no result.json (exit {code}): {output.strip()[-300:]}"
+    else:
+        reason = task.check(workdir, result)
+    return Outcome(
+        task.name,
+        reason is None,
+        seconds,
+        reason or "",
+        steps=int(result.get("steps") or 0),
+        extra={
+            "status": result.get("status"),
+            "result": result.get("result"),
+            "tokens": result.get("tokens"),
+        },
+    )
+
+
+def show_outcome(outcome: Outcome) -> None:
+    """One line per task, as a suite run alone prints it."""
+    mark = "ok  " if outcome.ok else "FAIL"
+    line = f"{mark} {outcome.name:16} {outcome.seconds:6.1f} s {outcome.steps:2d} steps  {outcome.reason}"
+    print(line, flush=True)
+
+
 def chosen_tasks(tasks: Sequence[BenchTask], names: Sequence[str] | None) -> list[BenchTask]:
     """``tasks``, or those of them ``names`` names (in the suite's order); ValueError for an unknown name."""
     unknown = sorted(set(names or ()) - {t.name for t in tasks})
@@ -126,3 +163,60 @@ def run_each(
                 shutil.copytree(workdir, keep / task.name, dirs_exist_ok=True, symlinks=True)
             shutil.rmtree(workdir, ignore_errors=True)
     return outcomes
+
+
+class RunTask(Protocol):
+    """Runs one task of a suite in ``workdir`` (a fresh folder) and checks it."""
+
+    def __call__(
+        self,
+        task: BenchTask,
+        workdir: Path,
+        timeout: float,
+        env: dict[str, str] | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> Outcome: ...
+
+
+class Suite(Protocol):
+    """A suite's ``run_<part>_suite``: the tasks (all, or those named) one after the other."""
+
+    def __call__(
+        self,
+        timeout: float = ...,
+        names: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
+        keep: Path | None = None,
+        extra_args: Sequence[str] = (),
+        report: Callable[[Outcome], None] | None = None,
+    ) -> list[Outcome]: ...
+
+
+def make_suite(tasks: Sequence[BenchTask], run_task: RunTask, prefix: str, default_timeout: float) -> Suite:
+    """The ``run_<part>_suite`` function of ``tasks``: each task in a fresh ``<prefix>-*`` folder with at
+    most ``timeout`` seconds, ``env`` added to the CLI's environment and ``extra_args`` to its command
+    line; ``keep`` keeps the folders, ``report`` sees each outcome as it comes."""
+
+    def run_suite(
+        timeout: float = default_timeout,
+        names: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
+        keep: Path | None = None,
+        extra_args: Sequence[str] = (),
+        report: Callable[[Outcome], None] | None = None,
+    ) -> list[Outcome]:
+        def run(task: BenchTask, workdir: Path) -> Outcome:
+            return run_task(task, workdir, timeout, env, extra_args)
+
+        return run_each(chosen_tasks(tasks, names), run, prefix, keep, report)
+
+    return run_suite
+
+
+def suite_arguments(description: str, default_timeout: float) -> argparse.Namespace:
+    """The command line of a suite run alone: ``--timeout S``, ``--only NAME ...``, ``--keep DIR``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--timeout", type=float, default=default_timeout, help="seconds per task")
+    parser.add_argument("--only", nargs="*", help="task names to run")
+    parser.add_argument("--keep", type=Path, help="keep each task's work folder here")
+    return parser.parse_args()

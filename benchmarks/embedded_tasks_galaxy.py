@@ -31,7 +31,6 @@ request at a time, on the embedded model with one thread)::
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -40,7 +39,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from embedded_common import BenchTask, Outcome, chosen_tasks, file_text, newest_result, run_cli, run_each
+from embedded_common import (
+    BenchTask,
+    Outcome,
+    file_text,
+    make_suite,
+    newest_result,
+    run_cli,
+    suite_arguments,
+)
 
 DEVICES = ("local_linux_1", "local_linux_2")
 WORKSPACE = "galaxy_workspace"
@@ -280,29 +287,12 @@ def run_task(
     return Outcome(task.name, not reason, seconds, reason, steps, extra)
 
 
-def run_galaxy_suite(
-    timeout: float = TIMEOUT,
-    names: Sequence[str] | None = None,
-    env: dict[str, str] | None = None,
-    keep: Path | None = None,
-    extra_args: Sequence[str] = (),
-    report: Callable[[Outcome], None] | None = None,
-) -> list[Outcome]:
-    """Run the tasks (all, or those named) one after the other; see the module docstring."""
-
-    def run(task: BenchTask, workdir: Path) -> Outcome:
-        return run_task(task, workdir, timeout, env, extra_args)
-
-    return run_each(chosen_tasks(TASKS, names), run, "sw-galaxy", keep, report)
+run_galaxy_suite = make_suite(TASKS, run_task, "sw-galaxy", TIMEOUT)
 
 
 def main() -> None:
     """Run the suite on the embedded model (one thread) and print one line per task, then the totals."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per task")
-    parser.add_argument("--only", nargs="*", help="task names to run")
-    parser.add_argument("--keep", type=Path, help="keep each task's folder here")
-    args = parser.parse_args()
+    args = suite_arguments(__doc__.split("\n")[0], TIMEOUT)
 
     def show(o: Outcome) -> None:
         mark = "ok  " if o.ok else "FAIL"

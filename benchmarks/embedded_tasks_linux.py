@@ -21,7 +21,6 @@ lists the tasks; ``cli_args`` builds a task's CLI arguments. Run alone:
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -33,7 +32,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from embedded_common import BenchTask, Outcome, chosen_tasks, file_text, newest_result, run_cli, run_each
+from embedded_common import (
+    BenchTask,
+    Outcome,
+    checked_run,
+    file_text,
+    make_suite,
+    show_outcome,
+    suite_arguments,
+)
 
 Check = Callable[[Path, dict[str, Any]], str | None]
 
@@ -376,60 +383,17 @@ def run_task(
     extra_args: Sequence[str] = (),
 ) -> Outcome:
     """Set up ``workdir``, run ``task`` there through the CLI and check the outcome."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    task.setup(workdir)
-    code, output, seconds = run_cli(cli_args(task, extra_args), workdir, timeout, env)
-    result = newest_result(workdir)
-    if code == -9:
-        reason: str | None = f"timed out after {timeout:g} s"
-    elif not result:
-        reason = f"no result.json (exit {code}): {output.strip()[-300:]}"
-    else:
-        reason = task.check(workdir, result)
-    return Outcome(
-        task.name,
-        reason is None,
-        seconds,
-        reason or "",
-        steps=int(result.get("steps") or 0),
-        extra={
-            "status": result.get("status"),
-            "result": result.get("result"),
-            "tokens": result.get("tokens"),
-        },
-    )
+    return checked_run(task, workdir, cli_args(task, extra_args), timeout, env)
 
 
-def run_linux_suite(
-    timeout: float = 300.0,
-    names: Sequence[str] | None = None,
-    env: dict[str, str] | None = None,
-    keep: Path | None = None,
-    extra_args: Sequence[str] = (),
-    report: Callable[[Outcome], None] | None = None,
-) -> list[Outcome]:
-    """Run the tasks (all, or those named) one after the other; see the module docstring."""
-
-    def run(task: BenchTask, workdir: Path) -> Outcome:
-        return run_task(task, workdir, timeout, env, extra_args)
-
-    return run_each(chosen_tasks(TASKS, names), run, "sw-linux", keep, report)
+run_linux_suite = make_suite(TASKS, run_task, "sw-linux", 300.0)
 
 
 def main() -> None:
     """Run the suite on the embedded model and print one line per task, then the totals."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
-    parser.add_argument("--only", nargs="*", help="task names to run")
-    parser.add_argument("--keep", type=Path, help="keep each task's work folder here")
-    args = parser.parse_args()
-
-    def show(o: Outcome) -> None:
-        mark = "ok  " if o.ok else "FAIL"
-        print(f"{mark} {o.name:16} {o.seconds:6.1f} s {o.steps:2d} steps  {o.reason}", flush=True)
-
+    args = suite_arguments(__doc__.split("\n")[0], 300.0)
     env = {"STARWEAVE_LLM_THREADS": "1"}
-    outcomes = run_linux_suite(args.timeout, args.only, env, args.keep, report=show)
+    outcomes = run_linux_suite(args.timeout, args.only, env, args.keep, report=show_outcome)
     passed = sum(o.ok for o in outcomes)
     total_time = sum(o.seconds for o in outcomes)
     print(f"{passed}/{len(outcomes)} passed, {total_time / max(1, len(outcomes)):.1f} s per task on average")

@@ -319,9 +319,24 @@ def client(
         typer.Option(
             "--platform",
             help="Device kind: linux (shell), linux-desktop (GUI apps, needs DISPLAY), windows "
-            "(UI Automation) (default: this OS).",
+            "(UI Automation), mobile (an Android phone over adb) (default: this OS).",
         ),
     ] = None,
+    serial: Annotated[
+        str,
+        typer.Option(
+            "--serial",
+            help="--platform mobile: the phone's serial, as `adb devices` lists it "
+            "(default: $STARWEAVE_ADB_SERIAL, else the only attached phone).",
+        ),
+    ] = "",
+    adb_path: Annotated[
+        str,
+        typer.Option(
+            "--adb-path",
+            help="--platform mobile: the adb program (default: $STARWEAVE_ADB_PATH, else found).",
+        ),
+    ] = "",
     api_key: Annotated[
         str | None,
         typer.Option(
@@ -392,6 +407,8 @@ def client(
         heartbeat_interval=heartbeat_interval,
         duplicate_wait=duplicate_wait,
         state_dir=state_dir if state_dir is not None else state_home(),
+        serial=serial,
+        adb_path=adb_path,
     )
     raise typer.Exit(run_async(run_device_client(options)))
 

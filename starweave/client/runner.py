@@ -18,7 +18,7 @@ from starweave.client.device_client import DeviceClient
 from starweave.client.websocket import DeviceWebSocketClient
 from starweave.config import StarweaveConfig, load_config
 from starweave.config.loader import place_workspace
-from starweave.config.models import default_mcp
+from starweave.config.models import ShellConfig, default_mcp
 from starweave.device_kinds import DeviceKind, device_capabilities, device_kind
 from starweave.errors import ConfigError, ToolError
 from starweave.session.timeouts import tool_timeout
@@ -26,7 +26,15 @@ from starweave.tools import ComputerManager, MCPServerManager
 from starweave.tools.servers import register_builtin_servers, resolve_workspace
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
-__all__ = ["CLIENT_PLATFORMS", "EXIT_CONFIG", "ClientOptions", "build_device_client", "run_device_client"]
+__all__ = [
+    "CLIENT_PLATFORMS",
+    "CLIENT_PROBES",
+    "EXIT_CONFIG",
+    "ClientOptions",
+    "build_device_client",
+    "probe_device",
+    "run_device_client",
+]
 
 log = logging.getLogger("starweave.client")
 
@@ -68,17 +76,20 @@ class ClientOptions:
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     state_dir: Path | None = None
     task_start_timeout: float = DEFAULT_TASK_START_TIMEOUT
+    #: ``--platform mobile``: the phone's adb serial ("" for the only attached one) and adb program.
+    serial: str = ""
+    adb_path: str = ""
 
 
 Closer = Callable[[], Awaitable[None]]
 
 
-def _shell_device(kind: DeviceKind, config: StarweaveConfig) -> list[Closer]:
+def _shell_device(kind: DeviceKind, config: StarweaveConfig, options: ClientOptions) -> list[Closer]:
     """A shell device needs nothing beyond the LinuxAgent's servers of mcp.yaml."""
     return []
 
 
-def _desktop_device(kind: DeviceKind, config: StarweaveConfig) -> list[Closer]:
+def _desktop_device(kind: DeviceKind, config: StarweaveConfig, options: ClientOptions) -> list[Closer]:
     """A desktop device: a graphical session to drive, and the desktop UI servers of the HostAgent
     and AppAgents (the shipped ones when mcp.yaml was written for the LinuxAgent alone). Returns
     the closer of the backend those servers share (keyed by the session's ShellConfig)."""
@@ -100,15 +111,48 @@ def _desktop_device(kind: DeviceKind, config: StarweaveConfig) -> list[Closer]:
     return [close_desktop]
 
 
-CLIENT_PLATFORMS: dict[str, Callable[[DeviceKind, StarweaveConfig], list[Closer]]] = {
+def _mobile_device(kind: DeviceKind, config: StarweaveConfig, options: ClientOptions) -> list[Closer]:
+    """A phone: the MobileAgent's servers bound to ``--serial`` / ``--adb-path`` (the phone itself is
+    checked by :func:`probe_device`, before the client registers)."""
+    from starweave.client.mobile_device import bind_phone
+
+    bind_phone(config, options.serial, options.adb_path)
+    return []
+
+
+CLIENT_PLATFORMS: dict[str, Callable[[DeviceKind, StarweaveConfig, ClientOptions], list[Closer]]] = {
     "linux": _shell_device,
     "darwin": _shell_device,
     "linux-desktop": _desktop_device,
     "windows": _desktop_device,
+    "mobile": _mobile_device,
 }
 """How the client prepares each device platform (``--platform``) before starting its MCP servers;
-a new kind of device is one entry here (``"mobile"``: its adb servers) and one in
-``starweave.device_kinds.DEVICE_KINDS``."""
+a new kind of device is one entry here and one in ``starweave.device_kinds.DEVICE_KINDS``."""
+
+
+async def _phone_probe(shell: ShellConfig) -> list[str]:
+    """A phone: ``adb devices`` sees it; its user apps' short names."""
+    from starweave.client.mobile_device import phone_apps
+
+    return await phone_apps(shell)
+
+
+Probe = Callable[[ShellConfig], Awaitable[list[str]]]
+
+CLIENT_PROBES: dict[str, Probe] = {"mobile": _phone_probe}
+"""The kinds whose device is checked before the client registers (the device behind the tools must
+be reachable); each probe returns what the device offers beyond its kind's capabilities."""
+
+
+async def probe_device(device: DeviceClient) -> None:
+    """Check, before registering, that the device behind the tools is reachable (:data:`CLIENT_PROBES`),
+    and add what it offers to its capabilities; ConfigError (one line) when it is not."""
+    probe = CLIENT_PROBES.get(device.platform)
+    if probe is None or device.capabilities is None:
+        return
+    found = await probe(device.mcp_server_manager.shell)
+    device.capabilities += [item for item in found if item not in device.capabilities]
 
 
 def display_problem(platform: str, environ: dict[str, str] | None = None, system: str | None = None) -> str:
@@ -131,24 +175,29 @@ def display_problem(platform: str, environ: dict[str, str] | None = None, system
     return ""
 
 
-def prepare_platform(platform: str, config: StarweaveConfig) -> tuple[DeviceKind, list[Closer]]:
+def prepare_platform(
+    platform: str, config: StarweaveConfig, options: ClientOptions | None = None
+) -> tuple[DeviceKind, list[Closer]]:
     """The device kind of ``--platform``, its servers configured, and what to close when the client
     stops; ConfigError (one line) for a platform this client cannot serve here."""
     kind = device_kind(platform)
+    options = options or ClientOptions(platform=kind.name)
+    if kind.name != "mobile" and (options.serial or options.adb_path):
+        raise ConfigError("--serial and --adb-path go with --platform mobile")
     prepare = CLIENT_PLATFORMS.get(kind.name)
     if prepare is None:
         ready = ", ".join(CLIENT_PLATFORMS)
         raise ConfigError(
             f"--platform {platform} ({kind.summary}) is not available in this client yet; use one of {ready}"
         )
-    return kind, prepare(kind, config)
+    return kind, prepare(kind, config, options)
 
 
 def build_device_client(options: ClientOptions) -> DeviceClient:
     """The DeviceClient with the configured MCP servers, confined to the workspace; it registers
     as its device kind, with that kind's capabilities (``starweave.device_kinds``)."""
     config = load_config(options.config_dir)
-    kind, closers = prepare_platform(options.platform, config)
+    kind, closers = prepare_platform(options.platform, config, options)
     workspace = resolve_workspace(options.workspace, config.system.shell.mode)
     place_workspace(config, options.config_dir, workspace)
     register_builtin_servers()
@@ -177,9 +226,16 @@ async def run_device_client(options: ClientOptions, report: Callable[[str], None
         return EXIT_CONFIG
     try:
         device = build_device_client(options)
-        # A required sandbox that is missing is a start-up error, not a failure of the first task.
-        await ensure_sandbox(device.mcp_server_manager.shell)
     except (ConfigError, ToolError) as exc:
+        say(f"starweave client: {exc}")
+        return EXIT_CONFIG
+    try:
+        # A required sandbox that is missing (or a phone that is not attached) is a start-up error,
+        # not a failure of the first task.
+        await ensure_sandbox(device.mcp_server_manager.shell)
+        await probe_device(device)
+    except (ConfigError, ToolError) as exc:
+        await device.aclose()
         say(f"starweave client: {exc}")
         return EXIT_CONFIG
     strategy = ReconnectionStrategy(

@@ -304,7 +304,8 @@ class McpServerSet(_Section):
 
 def default_mcp() -> dict[str, dict[str, McpServerSet]]:
     """Our shipped ``mcp.yaml``: LinuxAgent gets the in-process shell and file servers; HostAgent and
-    AppAgent the desktop UI servers (and, in mousepad, the text editor's file API next to the GUI)."""
+    AppAgent the desktop UI servers (and, in mousepad, the text editor's file API next to the GUI);
+    MobileAgent the phone's MobileDataCollector and MobileExecutor (in-process, over adb)."""
 
     def ui(*namespaces: str, reset: tuple[str, ...] = ()) -> McpServerSet:
         return McpServerSet(
@@ -324,6 +325,12 @@ def default_mcp() -> dict[str, dict[str, McpServerSet]]:
                     McpServerConfig(namespace="BashExecutor", type="local"),
                     McpServerConfig(namespace="FileExecutor", type="local"),
                 ]
+            )
+        },
+        "MobileAgent": {
+            "default": McpServerSet(
+                data_collection=[McpServerConfig(namespace="MobileDataCollector", type="local")],
+                action=[McpServerConfig(namespace="MobileExecutor", type="local")],
             )
         },
     }

@@ -15,7 +15,6 @@ from typing import Any
 from starweave.session.console import ConsoleView
 from starweave.session.desktop_runner import HOST_NAME, DesktopOptions, host_result, make_host_agent
 from starweave.session.logs import SessionLogs
-from starweave.session.loop import new_session, session_context
 from starweave.session.service_base import DeviceServiceSession
 
 
@@ -27,7 +26,6 @@ class HostServiceSession(DeviceServiceSession):
     async def play(self, logs: SessionLogs, started: float) -> dict[str, Any]:
         """Run the HostAgent and its AppAgents to the end of the round."""
         config = self.settings.config
-        context = session_context(self.request, logs, self.dispatcher)
         agent = make_host_agent(
             config,
             self.models.llm,
@@ -36,6 +34,5 @@ class HostServiceSession(DeviceServiceSession):
             self.settings.auto_approve,
             DesktopOptions(),
         )
-        session = new_session(self.task, context, self.request, agent, config.system)
-        await session.run()
+        session = await self.run_agent(agent, logs)
         return host_result(session, logs.path, time.monotonic() - started)

@@ -2,10 +2,10 @@
 
 The server's SessionManager creates one per task through :class:`ServiceSessionFactory`, which
 picks the session class by the device's platform from :data:`SESSION_KINDS` (a LinuxAgent for a
-shell device, a HostAgent for a desktop). A LinuxServiceSession asks the device for its action
-tools (the Computer's ``list_tools`` meta tool, one COMMAND round trip), then runs the same
-LinuxAgent as ``starweave run``; only the dispatcher differs: a :class:`WebSocketCommandDispatcher`
-sends every command as an AIP COMMAND.
+shell device, a HostAgent for a desktop, a MobileAgent for a phone). A LinuxServiceSession asks the
+device for its action tools (the Computer's ``list_tools`` meta tool, one COMMAND round trip), then
+runs the same LinuxAgent as ``starweave run``; only the dispatcher differs: a
+:class:`WebSocketCommandDispatcher` sends every command as an AIP COMMAND.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
 from starweave.session.desktop_service import HostServiceSession
 from starweave.session.logs import SessionLogs
-from starweave.session.loop import new_session, session_context
+from starweave.session.mobile_service import MobileServiceSession
 from starweave.session.runner import (
     check_agent_files,
     make_linux_agent,
@@ -67,10 +67,8 @@ class LinuxServiceSession(DeviceServiceSession):
         """Run the LinuxAgent with the device's tools listed in its prompt."""
         config = self.settings.config
         tools = await self.device_tools()
-        context = session_context(self.request, logs, self.dispatcher, tools)
         agent = make_linux_agent(config, self.llm, ConsoleView(quiet=True), self.settings.auto_approve)
-        session = new_session(self.task, context, self.request, agent, config.system)
-        await session.run()
+        session = await self.run_agent(agent, logs, tools)
         return session_result(session, logs.path, time.monotonic() - started)
 
 
@@ -79,9 +77,10 @@ SESSION_KINDS: dict[str, type[DeviceServiceSession]] = {
     "darwin": LinuxServiceSession,
     "linux-desktop": HostServiceSession,
     "windows": HostServiceSession,
+    "mobile": MobileServiceSession,
 }
 """The session class run for each device platform (``starweave.device_kinds`` names them). A new
-kind of device is one entry here (``"mobile"``: the MobileAgent's service session)."""
+kind of device is one entry here: a DeviceServiceSession subclass building its agent."""
 
 SUPPORTED_PLATFORMS = tuple(SESSION_KINDS)
 

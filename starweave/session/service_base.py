@@ -13,13 +13,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from starweave.agent import BasicAgent
 from starweave.aip.messages import ClientMessage
 from starweave.commands.websocket import SendFn, WebSocketCommandDispatcher
 from starweave.config import StarweaveConfig
 from starweave.errors import SessionError
 from starweave.llm import LLMClient
 from starweave.session.logs import SessionLogs
-from starweave.session.loop import open_logs, secrets_of
+from starweave.session.loop import new_session, open_logs, secrets_of, session_context
+from starweave.session.session import LinuxSession
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,15 @@ class DeviceServiceSession(ABC):
         self._failed = self.results.get("status") != "FINISH"
         self._finished = True
         logs.write_result(self.results)
+
+    async def run_agent(
+        self, agent: BasicAgent, logs: SessionLogs, tools: list[dict[str, Any]] | None = None
+    ) -> LinuxSession:
+        """Run ``agent`` on this task to the end of its round, its commands sent to the device."""
+        context = session_context(self.request, logs, self.dispatcher, tools)
+        session = new_session(self.task, context, self.request, agent, self.settings.config.system)
+        await session.run()
+        return session
 
     @abstractmethod
     async def play(self, logs: SessionLogs, started: float) -> dict[str, Any]:

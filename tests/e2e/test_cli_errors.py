@@ -105,9 +105,14 @@ CASES = {
         ["client", "--platform", "toaster", "--ws-server", "ws://127.0.0.1:9/ws"],
         ["unknown device platform 'toaster'", "linux-desktop, windows"],
     ),
-    "client platform not served yet": (
-        ["client", "--platform", "mobile", "--ws-server", "ws://127.0.0.1:9/ws"],
-        ["--platform mobile", "not available in this client yet"],
+    "client phone without adb": (
+        # "a" is a file but no program: the phone's check runs before anything connects.
+        ["client", "--platform", "mobile", "--adb-path", "a", "--ws-server", "ws://127.0.0.1:9/ws"],
+        ["--platform mobile", "install the Debian 'adb' package or pass --adb-path"],
+    ),
+    "client phone options on a shell box": (
+        ["client", "--platform", "linux", "--serial", "emulator-5554", "--ws-server", "ws://127.0.0.1:9/ws"],
+        ["--serial and --adb-path go with --platform mobile"],
     ),
     "server platform unknown": (
         ["server", "--platform", "toaster", "--port", "0"],

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.android_sim import SimulatedPhone
+from helpers.android_sim import android_phone as android_phone
 from helpers.linux_replay import replay_file
 from helpers.mobile_fake import NOTES, FakePhone, registered, write_mcp_config
-from helpers.mobile_replay import mobile_answer
+from helpers.mobile_replay import mobile_answer, note_answers
 
 from starweave.cli import app
 from tests.e2e.test_cli_errors import assert_one_line_usage_error, starweave
@@ -44,6 +46,10 @@ def test_a_note_is_written_through_the_command_line(
 def test_a_missing_mcp_entry_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "answers.jsonl").write_text("{}\n")
     (tmp_path / "config" / "ufo").mkdir(parents=True)
+    # An mcp.yaml of the user's without a MobileAgent entry (without any mcp.yaml the shipped one applies).
+    (tmp_path / "config" / "ufo" / "mcp.yaml").write_text(
+        "LinuxAgent:\n  default:\n    action:\n      - {namespace: BashExecutor, type: local}\n"
+    )
     proc = starweave(
         "run", "--agent", "mobile", "open notes", "--provider", "replay", "--replay-file", "answers.jsonl",
         "--config-dir", "config", "--workspace", "ws",
@@ -67,3 +73,20 @@ def test_bad_mobile_options_are_one_line(tmp_path: Path, args: list[str], expect
     write_mcp_config(tmp_path / "config")
     proc = starweave("run", "open notes", *args, "--config-dir", "config", "--workspace", "ws", cwd=tmp_path)
     assert_one_line_usage_error(proc, expected)
+
+
+@pytest.mark.slow
+def test_a_run_outside_the_repository_uses_the_built_in_servers(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
+    """No config folder at all: the built-in MobileAgent servers drive the (simulated) phone."""
+    answers = replay_file(tmp_path, note_answers("call mom"))
+    proc = starweave(
+        "run", "--agent", "mobile", "write the note 'call mom'", "--adb-path", str(android_phone.adb_path),
+        "--provider", "replay", "--replay-file", str(answers), "--workspace", "ws", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "FINISH"
+    assert android_phone.state()["notes"] == ["call mom"]
+    assert not (tmp_path / "config").exists()

@@ -21,6 +21,17 @@ def mobile_answer(
     return {"thought": f"do {function or 'nothing'}", "action": action, "comment": comment}
 
 
+def note_answers(note: str) -> list[dict[str, Any]]:
+    """The MobileAgent opens Notes, types ``note`` into the Note field (2), saves (3) and finishes
+    (the simulated phone's and the fake phone's Notes screens number their controls alike)."""
+    return [
+        mobile_answer("launch_app", {"package_name": "com.example.notes"}),
+        mobile_answer("type_text", {"text": note, "control_id": "2"}),
+        mobile_answer("click_control", {"control_id": "3"}),
+        mobile_answer("", status="FINISH", comment=f"Saved the note '{note}'."),
+    ]
+
+
 async def run_mobile(
     tmp_path: Path,
     answers: list[Any],

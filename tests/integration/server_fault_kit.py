@@ -14,7 +14,7 @@ import httpx
 
 from starweave.aip.resilience import ReconnectionStrategy
 from starweave.client.credentials import TokenStore
-from starweave.client.runner import ClientOptions, build_device_client
+from starweave.client.runner import ClientOptions, build_device_client, probe_device
 from starweave.client.websocket import DeviceWebSocketClient
 from starweave.config import load_config
 from starweave.server.app import RunningServer, start_server
@@ -67,15 +67,27 @@ async def agent_server(
 
 @asynccontextmanager
 async def device(
-    tmp: Path, server: RunningServer, client_id: str, api_key: str | None = None, platform: str = "linux"
+    tmp: Path,
+    server: RunningServer,
+    client_id: str,
+    api_key: str | None = None,
+    platform: str = "linux",
+    **options: Any,
 ) -> AsyncIterator[DeviceWebSocketClient]:
-    """A real device client (tool stack in-process) of ``platform``, registered before it is yielded."""
+    """A real device client (tool stack in-process) of ``platform``, checked as ``starweave client``
+    checks it (a phone: ``adb devices``) and registered before it is yielded; ``options``: more
+    ClientOptions fields (a phone's ``serial`` and ``adb_path``)."""
     config_dir = tmp / "config"
     config_dir.mkdir(exist_ok=True)
-    options = ClientOptions(
-        client_id=client_id, platform=platform, workspace=tmp / f"ws-{client_id}", config_dir=config_dir
+    settings = ClientOptions(
+        client_id=client_id,
+        platform=platform,
+        workspace=tmp / f"ws-{client_id}",
+        config_dir=config_dir,
+        **options,
     )
-    tools = build_device_client(options)
+    tools = build_device_client(settings)
+    await probe_device(tools)
     client = DeviceWebSocketClient(
         f"ws://127.0.0.1:{server.port}/ws",
         tools,

@@ -12,7 +12,7 @@ import pytest
 from helpers.android_sim import SimulatedPhone
 from helpers.android_sim import android_phone as android_phone
 from helpers.linux_replay import AnsweringView, read_jsonl, replay_file
-from helpers.mobile_replay import mobile_answer
+from helpers.mobile_replay import mobile_answer, note_answers
 from rich.console import Console
 
 from starweave.session.mobile_runner import MobileOptions, run_mobile_task
@@ -49,12 +49,7 @@ async def run_on_phone(
 async def test_the_agent_writes_and_saves_a_note_on_the_simulated_phone(
     tmp_path: Path, android_phone: SimulatedPhone
 ) -> None:
-    answers = [
-        mobile_answer("launch_app", {"package_name": "com.example.notes"}),
-        mobile_answer("type_text", {"text": "call mom & dad", "control_id": "2"}),
-        mobile_answer("click_control", {"control_id": "3"}),
-        mobile_answer("", status="FINISH", comment="Saved the note."),
-    ]
+    answers = note_answers("call mom & dad")
     mobile = MobileOptions(serial=android_phone.serial, adb_path=str(android_phone.adb_path))
     request = "write the note 'call mom & dad' in the notes app and save it"
     result = await run_on_phone(tmp_path, request, answers, mobile)

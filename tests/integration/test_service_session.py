@@ -12,7 +12,7 @@ import pytest
 from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, parse_server_message
 from starweave.config import load_config
 from starweave.errors import SessionError
-from starweave.session.service import LinuxServiceSessionFactory
+from starweave.session.service import SESSION_KINDS, LinuxServiceSessionFactory
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
 from starweave.tools.servers import register_builtin_servers
 
@@ -79,16 +79,17 @@ async def test_service_session_runs_commands_on_the_device(tmp_path: Path) -> No
     assert (tmp_path / "logs" / "t1" / "result.json").exists()
 
 
-async def test_unsupported_platform_is_refused(tmp_path: Path) -> None:
+async def test_unsupported_platform_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = load_config(env={})
 
     async def nowhere(message: ServerMessage) -> None:
         raise AssertionError("nothing may be sent")
 
     factory = LinuxServiceSessionFactory(config)
-    # Windows and Linux desktops are served since issue 16; an unknown platform still is not, and
-    # a known kind without a session class yet (the phone) says which agent is missing.
+    # Desktops and phones are served since issue 16; an unknown platform still is not, and a known
+    # kind without a session class (the phone's removed here) says which agent is missing.
     with pytest.raises(SessionError, match="'plan9' is not supported by this server yet; supported: linux"):
         factory(session_id="s", task_name="t", request="x", send=nowhere, platform="plan9")
+    monkeypatch.delitem(SESSION_KINDS, "mobile")
     with pytest.raises(SessionError, match=r"'mobile' .* it needs the MobileAgent"):
         factory(session_id="s", task_name="t", request="x", send=nowhere, platform="mobile")

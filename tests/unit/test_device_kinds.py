@@ -50,6 +50,6 @@ def test_a_desktop_announces_the_apps_it_finds_on_path(
 def test_client_and_server_serve_the_same_kinds_all_of_them_known() -> None:
     assert set(CLIENT_PLATFORMS) == set(SESSION_KINDS)
     assert set(SESSION_KINDS) <= set(DEVICE_KINDS)
-    # The phone is a known kind that neither side serves yet (the MobileAgent comes with issue 16's
-    # mobile part): one entry in each table then.
-    assert "mobile" in DEVICE_KINDS and "mobile" not in SESSION_KINDS
+    # Every known kind is served: the phone's MobileAgent sessions too.
+    assert set(SESSION_KINDS) == set(DEVICE_KINDS)
+    assert SESSION_KINDS["mobile"].agent_name == DEVICE_KINDS["mobile"].agent == "MobileAgent"

@@ -72,6 +72,11 @@ class SimulatedPhone:
         self.reset()
 
     @property
+    def client_options(self) -> dict[str, str]:
+        """The ``starweave client --platform mobile`` options (ClientOptions fields) of this phone."""
+        return {"serial": self.serial, "adb_path": str(self.adb_path)}
+
+    @property
     def env(self) -> dict[str, str]:
         """Environment variables pointing the simulator (run as plain sim_adb.py) at this phone."""
         return {DIR_ENV: str(self.folder)}

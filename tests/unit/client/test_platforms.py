@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from starweave.client.device_info import DeviceInfoProvider, SystemProbe
-from starweave.client.runner import ClientOptions, build_device_client, display_problem, prepare_platform
+from starweave.client.runner import (
+    CLIENT_PLATFORMS,
+    ClientOptions,
+    build_device_client,
+    display_problem,
+    prepare_platform,
+)
 from starweave.config import load_config
 from starweave.errors import ConfigError
 
@@ -53,6 +59,7 @@ def test_a_desktop_gets_the_host_and_app_agent_servers(
     ("platform", "message"),
     [
         (
+            # A known kind without a prepare function (every kind has one now: the phone's removed).
             "mobile",
             "--platform mobile (Android phone over adb) is not available in this client yet; use one of "
             "linux, darwin, linux-desktop, windows",
@@ -63,10 +70,19 @@ def test_a_desktop_gets_the_host_and_app_agent_servers(
         ),
     ],
 )
-def test_platforms_the_client_cannot_serve(platform: str, message: str) -> None:
+def test_platforms_the_client_cannot_serve(
+    platform: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(CLIENT_PLATFORMS, "mobile")
     with pytest.raises(ConfigError) as caught:
         prepare_platform(platform, load_config(env={}))
     assert str(caught.value) == message
+
+
+def test_the_phone_options_go_with_the_mobile_platform_only() -> None:
+    options = ClientOptions(platform="linux", serial="emulator-5554")
+    with pytest.raises(ConfigError, match=r"^--serial and --adb-path go with --platform mobile$"):
+        prepare_platform("linux", load_config(env={}), options)
 
 
 async def test_the_device_registers_as_its_kind_with_its_capabilities(

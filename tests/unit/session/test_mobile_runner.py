@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from starweave.config.models import McpServerConfig, McpServerSet, StarweaveConfig
+from starweave.config import load_config
+from starweave.config.models import McpServerConfig, McpServerSet, StarweaveConfig, default_mcp
 from starweave.errors import ConfigError
 from starweave.session.mobile_runner import (
     MobileOptions,
@@ -57,3 +58,10 @@ def test_nothing_given_leaves_the_servers_their_own_choice() -> None:
 def test_bad_device_options_are_config_errors(mobile: MobileOptions, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         check_device_options(mobile)
+
+
+def test_the_built_in_servers_are_the_shipped_mcp_yaml_entry() -> None:
+    """Without any mcp.yaml (outside the repository) `run --agent mobile` gets the shipped servers."""
+    shipped = load_config(Path(__file__).resolve().parents[3] / "config", env={})
+    assert default_mcp()["MobileAgent"] == shipped.mcp["MobileAgent"]
+    assert StarweaveConfig().mcp_servers("MobileAgent") is not None

@@ -11,7 +11,8 @@ from starweave.aip.messages import ServerMessage
 from starweave.config import load_config
 from starweave.errors import SessionError
 from starweave.session.desktop_service import HostServiceSession
-from starweave.session.service import LinuxServiceSession, ServiceSessionFactory, refusal
+from starweave.session.mobile_service import MobileServiceSession
+from starweave.session.service import SESSION_KINDS, LinuxServiceSession, ServiceSessionFactory, refusal
 
 
 async def nowhere(message: ServerMessage) -> None:
@@ -34,6 +35,8 @@ def replay_factory(tmp_path: Path) -> ServiceSessionFactory:
         ("linux-desktop", HostServiceSession, "HostAgent"),
         ("windows", HostServiceSession, "HostAgent"),
         ("Linux-Desktop", HostServiceSession, "HostAgent"),
+        ("mobile", MobileServiceSession, "MobileAgent"),
+        ("android", MobileServiceSession, "MobileAgent"),
     ],
 )
 async def test_each_platform_gets_its_agents_session(
@@ -89,7 +92,7 @@ async def test_different_app_agent_model_gets_its_own_client(tmp_path: Path) -> 
         (
             "plan9",
             "device platform 'plan9' is not supported by this server yet; supported: linux, darwin, "
-            "linux-desktop, windows",
+            "linux-desktop, windows, mobile",
         ),
         (
             "mobile",
@@ -100,8 +103,11 @@ async def test_different_app_agent_model_gets_its_own_client(tmp_path: Path) -> 
     ],
 )
 async def test_platforms_without_sessions_are_refused_with_one_line(
-    tmp_path: Path, platform: str, message: str
+    tmp_path: Path, platform: str, message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Every known kind has sessions now: the phone's are removed to see a known kind refused.
+    if platform != "plan9":
+        monkeypatch.delitem(SESSION_KINDS, "mobile")
     factory = replay_factory(tmp_path)
     try:
         with pytest.raises(SessionError) as caught:
