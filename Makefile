@@ -9,7 +9,7 @@ DEMO_WORKSPACE ?= demo-workspace
 DEMO_REQUEST ?= Create a folder named demo and write the text hello into the file demo/a.txt.
 GALAXY_DEMO_DIR ?= demo-galaxy
 GALAXY_REQUEST ?= On each of the two devices, create a file named hello.txt containing the word hello.
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= --durations=25
 
 .PHONY: demo test lint bench venv install install-dev system-deps clean
 
