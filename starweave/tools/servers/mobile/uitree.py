@@ -145,10 +145,14 @@ def action_risk(tool_name: str, arguments: dict[str, Any], controls: list[dict[s
                 return f"tapping '{label}' may {word} something that cannot be taken back"
         return None
     if tool_name == "tap":
-        x, y = arguments.get("x"), arguments.get("y")
+        try:
+            # Any number the tool would accept (540, 540.0, "540"): the check must not be narrower.
+            x, y = float(arguments.get("x")), float(arguments.get("y"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
         for control in controls:
             left, top, right, bottom = control.get("rect") or (0, 0, 0, 0)
             word = danger_word(str(control.get("name", "")))
-            if word and isinstance(x, int) and isinstance(y, int) and left <= x < right and top <= y < bottom:
+            if word and left <= x < right and top <= y < bottom:
                 return f"the tap lands on '{control.get('name')}', which may {word} something"
     return None

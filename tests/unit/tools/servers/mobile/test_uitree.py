@@ -103,5 +103,8 @@ def test_danger_words_mark_controls_and_click_actions() -> None:
     assert action_risk("click_control", {"control_id": "1", "control_name": "Delete all"}, controls)
     assert action_risk("click_control", {"control_id": "1", "control_name": "Notes"}, controls) is None
     assert action_risk("tap", {"x": 950, "y": 2150}, controls)
+    # A float or string point is the same tap to the tool, so it is checked the same way.
+    assert action_risk("tap", {"x": 950.0, "y": 2150.0}, controls)
+    assert action_risk("tap", {"x": "950", "y": "2150"}, controls)
     assert action_risk("tap", {"x": 50, "y": 150}, controls) is None
     assert action_risk("press_key", {"key_code": "KEYCODE_HOME"}, controls) is None
