@@ -136,10 +136,20 @@ async def test_action_results_and_errors(device: FakeDevice) -> None:
         assert (await call("wait", seconds=-1))["success"] is False
         assert (await call("invalidate_cache", cache_type="apps"))["message"] == "Cleared: apps"
         assert (await call("invalidate_cache", cache_type="bogus"))["success"] is False
-        # An app id from the last list wins over the name given (with a warning).
+        # An app id from the last list must name the app given: a mismatch is refused, not guessed
+        # (the agent checks the package it names for CONFIRM; another one must not start instead).
         state.last_apps = {"1": "com.example.notes"}
         by_id = await call("launch_app", package_name="notes", id="1")
-        assert by_id["package_name"] == "com.example.notes" and "launching it instead" in by_id["warning"]
+        assert by_id["success"] is True and by_id["package_name"] == "com.example.notes"
+        assert "warning" not in by_id
+        mismatch = await call("launch_app", package_name="org.demo.calculator", id="1")
+        assert mismatch == {
+            "success": False,
+            "action": "launch_app('org.demo.calculator')",
+            "error": "App id 1 is com.example.notes, not 'org.demo.calculator'; name one app (its id or name)",
+        }
+        resolved = await call("resolve_app", package_name="Calculator")
+        assert resolved["success"] is True and resolved["package_name"] == "org.demo.calculator"
     assert ["input", "keyevent", "KEYCODE_CAMERA"] not in device.remote()
     monkeys = [r for r in device.remote() if r[0] == "monkey"]
     assert [m[2] for m in monkeys] == ["org.demo.calculator", "com.example.notes"]

@@ -29,12 +29,13 @@ from starweave.agent import (
     record_step,
 )
 from starweave.agents.app.controls import Control
+from starweave.agents.app.dispatch import run_one
 from starweave.agents.common import NO_ACTION_RUN, noted_output
 from starweave.agents.linux.strategies import redraw
 from starweave.agents.mobile import tools
 from starweave.agents.mobile.local import MobileProcessorContext
 from starweave.agents.mobile.response import MobileAgentResponse, MobileAgentStatus, response_json_schema
-from starweave.agents.mobile.safety import mobile_sensitive_reason
+from starweave.agents.mobile.safety import mobile_risk
 from starweave.commands import Command, Result
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ MAX_IDLE_STEPS = 2
 #: drawn once more at a higher temperature, then refused with a note, and a second refusal ends it.
 NO_REPEAT = frozenset({"launch_app", "type_text"})
 MAX_REPEATS = 2
+#: MobileExecutor's tool naming the package launch_app would start (never offered to the model).
+RESOLVE_APP = "resolve_app"
 CONTINUE = MobileAgentStatus.CONTINUE.value
 FINISH = MobileAgentStatus.FINISH.value
 FAIL = MobileAgentStatus.FAIL.value
@@ -64,6 +67,8 @@ class PendingMobileAction:
     reason: str
     status: str
     comment: str
+    #: The control the risk is about, re-checked on a fresh control list before the action runs.
+    target: dict[str, Any] | None = None
 
 
 @dataclass
@@ -105,6 +110,19 @@ def control_arguments(
     if control is None:
         return arguments, f"No control has id {ident!r} on this screen; use an id from the list."
     return {**arguments, "control_id": ident, "control_name": control.name}, ""
+
+
+async def launch_arguments(dispatcher: Any, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``launch_app``'s arguments naming the package the server resolves (an app name or a listed
+    id), so the CONFIRM check and the launch are about the same package; and why it cannot run."""
+    result = await run_one(dispatcher, RESOLVE_APP, dict(arguments), "action")
+    value = result.result if result.ok else None
+    if isinstance(value, dict) and value.get("success") and value.get("package_name"):
+        return {"package_name": str(value["package_name"])}, ""
+    if isinstance(value, dict) and value.get("error"):
+        return arguments, f"launch_app({arguments}) cannot run: {value['error']}"
+    # A server without resolve_app: the check falls back on the name the model gave.
+    return arguments, ""
 
 
 @depends_on("installed_apps", "current_controls", "clean_screenshot_url")
@@ -195,16 +213,21 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
         arguments, problem = control_arguments(function, parsed.action.arguments, local.annotation_dict)
         if problem:
             return MobileOutcome(CONTINUE, problem)
+        dispatcher = context.global_context.command_dispatcher
+        if function == "launch_app":
+            arguments, problem = await launch_arguments(dispatcher, arguments)
+            if problem:
+                return MobileOutcome(CONTINUE, problem)
         command = Command(tool_name=function, parameters=arguments, tool_type="action")
         held = PendingMobileAction(command, parsed.call_string(), "", status, parsed.comment)
-        reason = mobile_sensitive_reason(function, arguments, local.current_controls or [])
-        if reason and not agent.auto_approve:
-            held.reason = reason
+        risk = mobile_risk(function, arguments, local.current_controls or [])
+        if risk and not agent.auto_approve:
+            held.reason, held.target = risk.reason, risk.target
             agent.pending = held
             return MobileOutcome(
-                MobileAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}."
+                MobileAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {risk.reason}."
             )
-        return await run_mobile_action(agent, context.global_context.command_dispatcher, held)
+        return await run_mobile_action(agent, dispatcher, held)
 
 
 def step_text(messages: list[dict[str, Any]] | None) -> str:

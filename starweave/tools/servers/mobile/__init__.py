@@ -11,10 +11,13 @@ Public API::
     serve_mobile(adb, host, data_port, action_port, announce=None)   both over HTTP, one process
     parse_controls(xml) -> list[MobileControl]     the uiautomator XML through the control filter
     danger_word(label), action_risk(tool, arguments, controls)   what needs CONFIRM
+    assess(tool, arguments, controls) -> Risk | None   the reason and the control it is about
+    app_risk(package) -> Risk | None               launching a store, installer, wallet or pay app
 """
 
 from starweave.tools.servers.mobile.collector import create_data_collector_server
 from starweave.tools.servers.mobile.executor import create_executor_server, resolve_app_name
+from starweave.tools.servers.mobile.risk import Risk, action_risk, app_risk, assess
 from starweave.tools.servers.mobile.serve import serve_mobile
 from starweave.tools.servers.mobile.state import (
     MobileServerState,
@@ -23,12 +26,15 @@ from starweave.tools.servers.mobile.state import (
     mobile_state,
     state_for_session,
 )
-from starweave.tools.servers.mobile.uitree import MobileControl, action_risk, danger_word, parse_controls
+from starweave.tools.servers.mobile.uitree import MobileControl, danger_word, parse_controls
 
 __all__ = [
     "MobileControl",
     "MobileServerState",
+    "Risk",
     "action_risk",
+    "app_risk",
+    "assess",
     "bind_device",
     "create_data_collector_server",
     "create_executor_server",

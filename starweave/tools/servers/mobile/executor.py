@@ -22,6 +22,9 @@ from starweave.tools.servers.mobile.uitree import MobileControl
 
 EXECUTOR_NAME = "Mobile Executor MCP Server"
 CLEAR_TEXT_DELETES = 50
+#: Sent after the focusing tap (never offered to the model: press_key keeps its allow-list): the
+#: tap leaves the cursor where it landed, mid-text, and DEL only erases what lies before it.
+MOVE_END = "KEYCODE_MOVE_END"
 MAX_WAIT_SECONDS = 60.0
 ControlId = Annotated[str, Field(description="Id of the control in the current control list.")]
 ControlName = Annotated[str, Field(description="Name of that control, as listed.")]
@@ -61,6 +64,55 @@ def resolve_app_name(name: str, packages: list[str]) -> str | None:
         return sorted(exact)[0]
     partial = [p for p in packages if any(_normalise(seg).startswith(wanted) for seg in p.split(".")[1:])]
     return sorted(partial)[0] if partial else None
+
+
+async def launch_target(state: MobileServerState, package_name: str, id: str | None) -> tuple[str, list[str]]:
+    """The package ``launch_app(package_name, id)`` starts, and the warnings to report; AdbError
+    when it cannot start one.
+
+    An ``id`` of the last app list must name the same app as ``package_name`` (the package, or a
+    display name resolving to it): a mismatch is refused rather than guessed. A display name is
+    resolved among the user's apps, then among the system apps (Settings, Phone, Camera...).
+    """
+    package = package_name.strip()
+    listed = state.last_apps.get(str(id)) if id is not None else None
+    if listed is not None:
+        if listed != package and resolve_app_name(package, [listed]) is None:
+            raise AdbError(
+                f"App id {id} is {listed}, not '{package_name}'; give one app (its id or its name)"
+            )
+        return listed, []
+    if "." in package:
+        return check_package(package), []
+    try:
+        packages = await list_apps(state)
+        resolved = resolve_app_name(package, packages)
+        if resolved is None:
+            packages = await list_apps(state, include_system_apps=True)
+            resolved = resolve_app_name(package, packages)
+    except AdbError as exc:
+        raise AdbError(f"Cannot resolve the app name '{package_name}': {exc}") from None
+    if resolved is None:
+        raise AdbError(f"No installed app matches '{package_name}'; installed: {packages}")
+    return check_package(resolved), [f"Resolved app name '{package_name}' to package '{resolved}'"]
+
+
+def typed_chunks(text: str) -> list[str]:
+    """``text`` split so that ``input text`` types it exactly; AdbError for text it cannot type.
+
+    ``input text`` turns every ``%s`` into a space and has no escape for a literal one, so the
+    text is cut after each such ``%``: ``"50%s"`` is typed as ``"50%"`` then ``"s"``. It types only
+    ASCII on a real phone (other characters are dropped or crash it while adb reports success).
+    """
+    escape_input_text(text)  # empty, too long, control characters: the adb layer's own refusals
+    bad = next((ch for ch in text if not ch.isascii()), None)
+    if bad is not None:
+        raise AdbError(
+            f"text to type contains {bad!r} (U+{ord(bad):04X}): adb's `input text` types ASCII only; "
+            "rephrase in ASCII or type it with the phone's keyboard"
+        )
+    parts = text.split("%s")
+    return [("s" if i else "") + part + ("%" if i < len(parts) - 1 else "") for i, part in enumerate(parts)]
 
 
 def _control_info(control: MobileControl, with_rect: bool = True) -> dict[str, Any]:
@@ -126,11 +178,13 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
         x, y = control.center
 
         async def run() -> str:
-            escape_input_text(text)  # refuse bad text before touching the screen
+            chunks = typed_chunks(text)  # refuse bad text before touching the screen
             await adb.tap(x, y)
+            await adb.shell("input", "keyevent", MOVE_END)
             if clear_current_text:
                 await adb.keyevent("KEYCODE_DEL", times=CLEAR_TEXT_DELETES)
-            return await adb.input_text(text)
+            outputs = [await adb.input_text(chunk) for chunk in chunks]
+            return "".join(outputs)
 
         result = await _act(state, action, run)
         if result["success"]:
@@ -150,25 +204,8 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
     ) -> dict[str, Any]:
         """Launch an installed app by package name or display name."""
         action = f"launch_app({package_name!r})"
-        warnings = []
-        package = package_name.strip()
-        if id is not None and str(id) in state.last_apps:
-            listed = state.last_apps[str(id)]
-            if listed != package:
-                warnings.append(f"App id {id} is {listed}; launching it instead of '{package_name}'")
-            package = listed
-        elif "." not in package:
-            try:
-                packages = await list_apps(state) or await list_apps(state, include_system_apps=True)
-            except AdbError as exc:
-                return _failure(action, f"Cannot resolve the app name '{package_name}': {exc}")
-            resolved = resolve_app_name(package, packages)
-            if resolved is None:
-                return _failure(action, f"No installed app matches '{package_name}'; installed: {packages}")
-            warnings.append(f"Resolved app name '{package_name}' to package '{resolved}'")
-            package = resolved
         try:
-            check_package(package)
+            package, warnings = await launch_target(state, package_name, id)
         except AdbError as exc:
             return _failure(action, str(exc))
         result = await _act(state, action, lambda: adb.launch(package))
@@ -176,6 +213,20 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
         if warnings:
             result["warning"] = "; ".join(warnings)
         return result
+
+    @srv.tool()
+    async def resolve_app(
+        package_name: Annotated[str, Field(description="As launch_app takes it.")],
+        id: Annotated[str | None, Field(description="As launch_app takes it.")] = None,
+    ) -> dict[str, Any]:
+        """The package launch_app(package_name, id) would start, without starting it (the agent
+        checks that package for CONFIRM)."""
+        action = f"resolve_app({package_name!r})"
+        try:
+            package, warnings = await launch_target(state, package_name, id)
+        except AdbError as exc:
+            return _failure(action, str(exc))
+        return {"success": True, "action": action, "package_name": package, "warning": "; ".join(warnings)}
 
     @srv.tool()
     async def press_key(
@@ -211,7 +262,10 @@ def create_executor_server(state: MobileServerState) -> MCPServer:
         action = f"wait({seconds})"
         if not 0 <= seconds <= MAX_WAIT_SECONDS:
             return _failure(action, f"seconds must be between 0 and {MAX_WAIT_SECONDS:g}, got {seconds}")
-        await asyncio.sleep(seconds)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            state.after_action()  # the screen went on changing (an app loading): read it anew
         return {"success": True, "action": action, "output": f"Waited {seconds} seconds"}
 
     @srv.tool()

@@ -18,6 +18,7 @@ BOUNDS_RE = re.compile(r"^\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]$")
 FLAG_ATTRIBUTES = ("clickable", "long-clickable", "checkable", "scrollable")
 CONTROL_SOURCE = "uiautomator"
 # Labels of controls whose action cannot be taken back: the agent asks for CONFIRM before them.
+# "allow"/"grant" are a permission dialog's buttons (a refusal such as "Don't allow" is not one).
 DANGER_WORDS = (
     "send",
     "delete",
@@ -33,8 +34,12 @@ DANGER_WORDS = (
     "uninstall",
     "factory reset",
     "format",
+    "allow",
+    "grant",
 )
 _DANGER_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in DANGER_WORDS) + r")\b", re.IGNORECASE)
+_REFUSAL_RE = re.compile(r"^\s*(don'?t|do not|deny|never)\b", re.IGNORECASE)
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class MobileControl:
     resource_id: str = ""
     package: str = ""
     enabled: bool = True
+    description: str = ""
 
     @property
     def center(self) -> tuple[int, int]:
@@ -66,7 +72,7 @@ class MobileControl:
             "rect": list(self.rect),
             "source": CONTROL_SOURCE,
         }
-        word = danger_word(self.name)
+        word = control_danger({"name": self.name, "type": self.type}, self.description, self.resource_id)
         if word:
             info["dangerous"] = word
         return info
@@ -75,7 +81,29 @@ class MobileControl:
 def danger_word(label: str) -> str | None:
     """The irreversible-action word in ``label`` (send, delete, pay, install...), lower-case, or None."""
     match = _DANGER_RE.search(label or "")
-    return match.group(1).lower() if match else None
+    if match is None or (match.group(1).lower() in ("allow", "grant") and _REFUSAL_RE.match(label)):
+        return None
+    return match.group(1).lower()
+
+
+def id_words(resource_id: str) -> str:
+    """The words of a resource id: ``com.chat:id/sendButton`` -> ``"send Button"`` (icons often
+    have no text, only an id such as ``…:id/send`` or ``…:id/delete_icon``)."""
+    name = (resource_id or "").rpartition("/")[2]
+    return _CAMEL_RE.sub(" ", name).replace("_", " ").replace("-", " ")
+
+
+def control_danger(control: dict[str, Any], description: str = "", resource_id: str = "") -> str | None:
+    """The danger word of a control (its ``dangerous`` flag, name, content-desc, resource id), or None.
+
+    A text field's name is what was typed into it ("buy milk"), not a label, so it does not count.
+    """
+    flagged = control.get("dangerous")
+    if flagged:
+        return str(flagged)
+    is_field = str(control.get("type", "")).startswith(("Edit", "AutoComplete"))
+    labels = ([] if is_field else [str(control.get("name") or "")]) + [description, id_words(resource_id)]
+    return next((w for w in map(danger_word, labels) if w), None)
 
 
 def parse_bounds(bounds: str) -> tuple[int, int, int, int] | None:
@@ -124,35 +152,7 @@ def parse_controls(xml: str) -> list[MobileControl]:
                 resource_id=node.get("resource-id", ""),
                 package=node.get("package", ""),
                 enabled=node.get("enabled", "true") != "false",
+                description=node.get("content-desc", ""),
             )
         )
     return controls
-
-
-def action_risk(tool_name: str, arguments: dict[str, Any], controls: list[dict[str, Any]]) -> str | None:
-    """Why the MobileExecutor action ``tool_name(**arguments)`` needs CONFIRM, or None.
-
-    ``controls`` is the last ``get_app_window_controls_target_info`` list. ``click_control`` is risky
-    when its control (by id) or the name the model gave is labelled with a danger word; ``tap`` when
-    the point falls inside such a control. Other tools type, scroll or navigate, which can be undone.
-    """
-    if tool_name == "click_control":
-        by_id = {str(c.get("id")): c for c in controls}
-        control = by_id.get(str(arguments.get("control_id", "")), {})
-        for label in (str(control.get("name", "")), str(arguments.get("control_name", ""))):
-            word = danger_word(label)
-            if word:
-                return f"tapping '{label}' may {word} something that cannot be taken back"
-        return None
-    if tool_name == "tap":
-        try:
-            # Any number the tool would accept (540, 540.0, "540"): the check must not be narrower.
-            x, y = float(arguments.get("x")), float(arguments.get("y"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return None
-        for control in controls:
-            left, top, right, bottom = control.get("rect") or (0, 0, 0, 0)
-            word = danger_word(str(control.get("name", "")))
-            if word and left <= x < right and top <= y < bottom:
-                return f"the tap lands on '{control.get('name')}', which may {word} something"
-    return None

@@ -26,6 +26,8 @@ KEYCODES = (
         "SEARCH": 84,
         "ESCAPE": 111,
         "FORWARD_DEL": 112,
+        "MOVE_HOME": 122,
+        "MOVE_END": 123,
         "APP_SWITCH": 187,
         "WAKEUP": 224,
         "SLEEP": 223,

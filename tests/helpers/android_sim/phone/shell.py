@@ -164,6 +164,21 @@ def _numbers(args: list[str], count: int, usage: str) -> list[float]:
         raise device.DeviceError(f"Error: Invalid arguments for command: {usage}") from None
 
 
+def decode_input_text(text: str) -> str:
+    """What Android's ``input text`` types for ``text``: every ``%s`` (a ``%`` then an ``s``) is a
+    space, with no escape for a literal one; a ``%`` before anything else stays (its loop, ported)."""
+    out: list[str] = []
+    escaped = False
+    for char in text:
+        if escaped and char == "s":
+            out[-1] = " "
+            escaped = False
+            continue
+        out.append(char)
+        escaped = char == "%"
+    return "".join(out)
+
+
 def _input(ctx: Context, args: list[str]) -> ShellResult:
     verb, rest = (args[0], args[1:]) if args else ("", [])
     if verb == "tap" and len(rest) == 2:
@@ -172,8 +187,8 @@ def _input(ctx: Context, args: list[str]) -> ShellResult:
         x1, y1, x2, y2 = _numbers(rest, 5, "swipe")[:4]
         device.swipe(ctx.state, x1, y1, x2, y2)
     elif verb == "text" and rest:
-        # Android's `input text` turns %s into spaces; several words (unquoted) are taken as one text.
-        device.type_text(ctx.state, " ".join(rest).replace("%s", " "))
+        # Several words (unquoted) are taken as one text, then %s decoded as Android does.
+        device.type_text(ctx.state, decode_input_text(" ".join(rest)))
     elif verb == "keyevent" and rest:
         for code in (a for a in rest if not a.startswith("--")):
             device.press_key(ctx.state, code)

@@ -45,6 +45,7 @@ SCREEN = [
     Control(id="3", name="Buy now", control_type="Button", rect=[0, 120, 100, 170]),
     Control(id="4", name="Delete account", control_type="Button", rect=[0, 180, 100, 230]),
     Control(id="5", name="Resend code later", control_type="Button", rect=[0, 240, 100, 290]),
+    Control(id="6", name="Amount to pay", control_type="EditText", rect=[200, 0, 300, 50]),
 ]
 
 
@@ -55,8 +56,10 @@ SCREEN = [
         ("click_control", {"control_id": "4"}, "delete"),
         ("click_control", {"control_id": "1", "control_name": "Remove"}, "remove"),
         ("tap", {"x": 50, "y": 150}, "buy"),  # the point falls inside "Buy now"
-        ("type_text", {"text": "please send it", "control_id": "2"}, "send"),
+        # The field's own name still asks; what is typed does not (see the ordinary actions).
+        ("type_text", {"text": "12", "control_id": "6"}, "pay"),
         ("type_text", {"text": "x", "control_id": "9"}, None),
+        ("press_key", {"key_code": "KEYCODE_ENTER"}, "send"),  # ENTER into the "Message" field
         ("launch_app", {"package_name": "com.example.uninstall"}, "uninstall"),
     ],
 )
@@ -73,6 +76,10 @@ def test_sensitive_actions_need_confirmation(function: str, arguments: dict, wor
     [
         ("click_control", {"control_id": "1"}),
         ("type_text", {"text": "hello", "control_id": "2"}),
+        # Typed text alone never asks: the Send or ENTER that would send it does.
+        ("type_text", {"text": "please send it", "control_id": "2"}),
+        ("type_text", {"text": "buy milk", "control_id": "2"}),
+        ("type_text", {"text": "pay rent", "control_id": "2"}),
         ("tap", {"x": 50, "y": 20}),
         ("click_control", {"control_id": "5"}),  # a word inside another is not one
         ("launch_app", {"package_name": "com.example.notes"}),
