@@ -77,10 +77,8 @@ async def launch_target(state: MobileServerState, package_name: str, id: str | N
     package = package_name.strip()
     listed = state.last_apps.get(str(id)) if id is not None else None
     if listed is not None:
-        if listed != package and resolve_app_name(package, [listed]) is None:
-            raise AdbError(
-                f"App id {id} is {listed}, not '{package_name}'; give one app (its id or its name)"
-            )
+        if package and listed != package and resolve_app_name(package, [listed]) is None:
+            raise AdbError(f"App id {id} is {listed}, not '{package_name}'; name one app (its id or name)")
         return listed, []
     if "." in package:
         return check_package(package), []

@@ -34,6 +34,7 @@ SYSTEM_PACKAGES = (
     "com.android.phone",
     "com.android.providers.settings",
     "com.android.shell",
+    "com.google.android.packageinstaller",  # no launcher screen: the CONFIRM tests' installer
 )
 USER_PACKAGES = tuple(pkg for _, pkg, _, _ in APPS if not pkg.startswith("com.android."))
 BATTERY = """Current Battery Service state:

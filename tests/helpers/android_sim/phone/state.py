@@ -34,6 +34,7 @@ DEFAULT_STATE: dict[str, Any] = {
     "notes": [],
     "notes_scroll": 0,
     "status_message": "",
+    "permission_dialog": False,
     "settings": {"wifi": True, "bluetooth": False, "airplane": False},
     "calculator": {"display": "0"},
     "history": [],

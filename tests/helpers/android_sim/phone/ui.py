@@ -19,6 +19,8 @@ LAUNCHER = "com.android.launcher3"
 NOTES = "com.example.notes"
 SETTINGS = "com.android.settings"
 CALCULATOR = "com.example.calculator"
+#: Not on the launcher (tests open it with ``update(screen="messages")``): the CONFIRM tests' screen.
+MESSAGES = "com.example.messages"
 
 # label, package, screen, icon colour: the launcher's icons, in order.
 APPS: tuple[tuple[str, str, str, str], ...] = (
@@ -26,7 +28,7 @@ APPS: tuple[tuple[str, str, str, str], ...] = (
     ("Settings", SETTINGS, "settings", "#607d8b"),
     ("Calculator", CALCULATOR, "calculator", "#1e88e5"),
 )
-SCREEN_PACKAGES = {"launcher": LAUNCHER} | {screen: pkg for _, pkg, screen, _ in APPS}
+SCREEN_PACKAGES = {"launcher": LAUNCHER, "messages": MESSAGES} | {screen: pkg for _, pkg, screen, _ in APPS}
 SETTING_ROWS = (("wifi", "Wi-Fi"), ("bluetooth", "Bluetooth"), ("airplane", "Airplane mode"))
 CALC_KEYS = ("7", "8", "9", "/", "4", "5", "6", "*", "1", "2", "3", "-", "C", "0", "=", "+")
 CALC_KEY_IDS = {"/": "divide", "*": "multiply", "-": "minus", "+": "plus", "=": "equals", "C": "clear"}
@@ -215,7 +217,51 @@ def _calculator(state: dict[str, Any]) -> list[Node]:
     return nodes
 
 
-_SCREENS = {"launcher": _launcher, "notes": _notes, "settings": _settings, "calculator": _calculator}
+def _messages(state: dict[str, Any]) -> list[Node]:
+    """A chat as real apps build it: a clickable row without a name around a "Delete" label, a
+    "Slide to pay" slider, a message field (ENTER sends) and a send icon known only by its id; with
+    ``permission_dialog`` set, an SMS permission dialog on top."""
+    row = _tappable("android.widget.LinearLayout", (0, 300, WIDTH, 460), "noop", "row")
+    row.resource_id = f"{MESSAGES}:id/conversation_menu"
+    row.children = [_label((60, 340, 400, 420), "Delete", "", "label")]
+    slider = _tappable("android.widget.SeekBar", (60, 600, 1020, 720), "noop", "switch")
+    slider.content_desc = "Slide to pay"
+    field = _tappable(
+        "android.widget.EditText",
+        (60, 2200, 880, 2340),
+        "focus:message",
+        "edit",
+        hint="Message",
+        resource_id=f"{MESSAGES}:id/compose",
+    )
+    send = _tappable("android.widget.ImageButton", (900, 2200, 1040, 2340), "noop", "button")
+    send.resource_id = f"{MESSAGES}:id/send"
+    nodes = [_title(MESSAGES, "Messages"), row, slider, field, send]
+    if state.get("permission_dialog"):
+        question = "Allow Messages to send and view SMS messages?"
+        nodes.append(
+            Node(
+                "android.widget.FrameLayout",
+                (90, 900, 990, 1500),
+                children=[
+                    _label((130, 940, 950, 1100), question, "android:id/message", "label"),
+                    _button(MESSAGES, "permission_allow_button", "Allow", (130, 1200, 950, 1320), "noop"),
+                    _button(
+                        MESSAGES, "permission_deny_button", "Don't allow", (130, 1340, 950, 1460), "noop"
+                    ),
+                ],
+            )
+        )
+    return nodes
+
+
+_SCREENS = {
+    "messages": _messages,
+    "launcher": _launcher,
+    "notes": _notes,
+    "settings": _settings,
+    "calculator": _calculator,
+}
 
 
 def build(state: dict[str, Any]) -> Node:
