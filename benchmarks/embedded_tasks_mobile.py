@@ -3,8 +3,10 @@
 No Android device exists on these machines, so the phone is the tests' simulated one: the checked-in
 wrapper ``tests/helpers/android_sim/adb`` given as ``--adb-path``, its state in a folder of the task's
 own (``STARWEAVE_ANDROID_SIM_DIR``), so every task starts on a fresh phone's launcher. Each task is
-run as a user runs it: ``starweave run --agent mobile "<request>" --adb-path ADB --workspace . --yes
---json --max-steps 10`` in a fresh work folder; the check reads the phone's state: the notes it saved.
+run as a user runs it: ``starweave run --agent mobile "<request>" --adb-path ADB --workspace . --json
+--max-steps 10`` in a fresh work folder; the check reads the phone's state: the notes it saved.
+No task passes ``--yes``: writing and saving a note must never ask for CONFIRM (typing is
+reversible), so a false CONFIRM, refused without ``--yes``, fails the task instead of hiding.
 
 How ``embedded_bench.py`` calls it::
 
@@ -73,7 +75,7 @@ def cli_args(task: BenchTask, extra: Sequence[str] = ()) -> list[str]:
     """The ``starweave`` arguments that run ``task`` on the simulated phone."""
     return [
         "run", "--agent", "mobile", task.request, "--adb-path", str(SIM_ADB),
-        "--workspace", ".", "--yes", "--json", "--max-steps", str(MAX_STEPS), *extra,
+        "--workspace", ".", "--json", "--max-steps", str(MAX_STEPS), *extra,
     ]  # fmt: skip
 
 

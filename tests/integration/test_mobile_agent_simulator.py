@@ -24,7 +24,12 @@ SHIPPED_MCP = Path(__file__).resolve().parents[2] / "config" / "ufo" / "mcp.yaml
 
 
 async def run_on_phone(
-    tmp_path: Path, request: str, answers: list[dict[str, Any]] | None, mobile: MobileOptions, **kwargs: Any
+    tmp_path: Path,
+    request: str,
+    answers: list[dict[str, Any]] | None,
+    mobile: MobileOptions,
+    view: AnsweringView | None = None,
+    **kwargs: Any,
 ) -> dict[str, Any]:
     """Run ``request`` on ``answers`` (None: on the embedded model) with the shipped mcp.yaml; logs in
     ``tmp_path/logs/run1``."""
@@ -42,7 +47,7 @@ async def run_on_phone(
         **kwargs,
     )
     with (tmp_path / "console.txt").open("w") as console_file:
-        view = AnsweringView(Console(file=console_file, width=120), answer=False)
+        view = view or AnsweringView(Console(file=console_file, width=120), answer=False)
         return await run_mobile_task(options, view=view, mobile=mobile)
 
 
@@ -88,3 +93,71 @@ async def test_the_embedded_model_on_the_notes_task(tmp_path: Path, android_phon
     assert calls and all(not c["error"] for c in calls)
     if result["status"] == "FINISH":
         assert android_phone.state()["notes"] == ["call mom"]
+
+
+class ChangingView(AnsweringView):
+    """A user who approves, while the phone's screen changes to ``screen`` before the answer."""
+
+    def __init__(self, phone: SimulatedPhone, screen: str | None) -> None:
+        super().__init__(Console(file=None, width=120, quiet=True), answer=True)
+        self.phone, self.screen = phone, screen
+
+    def confirm(self, command: str, reason: str) -> bool:
+        if self.screen:
+            self.phone.update(screen=self.screen)
+        return super().confirm(command, reason)
+
+
+async def test_a_benign_note_with_danger_words_runs_without_yes(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
+    """Typing "buy milk, pay rent" is reversible: nothing asks, so the run needs no --yes."""
+    mobile = MobileOptions(adb_path=str(android_phone.adb_path))
+    view = AnsweringView(Console(file=None, width=120, quiet=True), answer=False)
+    note = "buy milk, pay rent"
+    result = await run_on_phone(tmp_path, f"save the note '{note}'", note_answers(note), mobile, view)
+    assert result["status"] == "FINISH", result
+    assert view.asked == [] and android_phone.state()["notes"] == [note]
+
+
+async def test_deleting_asks_and_is_refused_without_yes(tmp_path: Path, android_phone: SimulatedPhone) -> None:
+    android_phone.update(screen="notes", notes=["keep me"])
+    mobile = MobileOptions(adb_path=str(android_phone.adb_path))
+    view = AnsweringView(Console(file=None, width=120, quiet=True), answer=False)
+    answers = [mobile_answer("click_control", {"control_id": "4"})]
+    result = await run_on_phone(tmp_path, "delete my notes", answers, mobile, view)
+    assert result["status"] == "FAIL" and len(view.asked) == 1
+    assert android_phone.state()["notes"] == ["keep me"]
+
+
+async def test_launching_an_installer_by_a_harmless_name_asks(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
+    """"package" names no danger, but the server resolves it to the system's package installer:
+    the check runs on that package."""
+    mobile = MobileOptions(adb_path=str(android_phone.adb_path))
+    view = AnsweringView(Console(file=None, width=120, quiet=True), answer=False)
+    answers = [mobile_answer("launch_app", {"package_name": "package"})]
+    result = await run_on_phone(tmp_path, "open package", answers, mobile, view)
+    assert result["status"] == "FAIL" and len(view.asked) == 1
+    steps = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    assert "com.google.android.packageinstaller" in steps[0]["note"]
+
+
+@pytest.mark.parametrize(("changed_to", "notes_after"), [(None, []), ("calculator", ["keep me"])])
+async def test_a_held_action_runs_only_on_the_screen_approved(
+    tmp_path: Path, android_phone: SimulatedPhone, changed_to: str | None, notes_after: list[str]
+) -> None:
+    android_phone.update(screen="notes", notes=["keep me"])
+    mobile = MobileOptions(adb_path=str(android_phone.adb_path))
+    answers = [
+        mobile_answer("click_control", {"control_id": "4"}),
+        mobile_answer("", status="FINISH", comment="done"),
+    ]
+    view = ChangingView(android_phone, changed_to)
+    result = await run_on_phone(tmp_path, "delete my notes", answers, mobile, view)
+    assert result["status"] == "FINISH" and len(view.asked) == 1
+    assert android_phone.state()["notes"] == notes_after
+    notes = [str(s.get("note")) for s in read_jsonl(tmp_path / "logs" / "run1" / "response.log")]
+    moved = "screen changed while waiting (control 4 is no longer 'Delete' at [560, 500, 1020, 640])"
+    assert any(moved in n for n in notes) is bool(changed_to), notes

@@ -13,7 +13,7 @@ from helpers.mobile_replay import note_answers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from embedded_tasks_mobile import PHONE_DIR, TASKS, run_mobile_suite
+from embedded_tasks_mobile import PHONE_DIR, TASKS, cli_args, run_mobile_suite
 
 pytestmark = pytest.mark.slow
 
@@ -24,6 +24,8 @@ def test_every_task_asks_for_its_own_note() -> None:
     assert len(TASKS) >= 3
     notes = {task.name: task.request for task in TASKS}
     assert len(set(notes.values())) == len(TASKS)
+    # Saving a note never asks: without --yes a false CONFIRM is refused and fails the task.
+    assert all("--yes" not in cli_args(task) for task in TASKS)
 
 
 @pytest.mark.parametrize(("note", "ok"), [("buy milk", True), ("buy mlik", False)])

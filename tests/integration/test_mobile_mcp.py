@@ -14,11 +14,14 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers.android_sim import SimulatedPhone
+from helpers.android_sim import android_phone as android_phone
 from helpers.mobile_kit import FakeDevice, fake_device
 from mcp import Client
 
 from starweave.config.models import ShellConfig
 from starweave.tools.mcp_manager import default_registry
+from starweave.tools.mobile import Adb
 from starweave.tools.servers.mobile import (
     MobileServerState,
     bind_device,
@@ -251,3 +254,39 @@ async def test_mcp_serve_mobile_refuses_stdio() -> None:
         errs.decode().strip()
         == "error: the mobile servers run over HTTP only (two servers, one process); drop --transport"
     )
+
+
+async def test_executor_on_the_simulated_phone(android_phone: SimulatedPhone) -> None:
+    """System apps by name, text typed exactly at the field's end, non-ASCII refused, and `wait`
+    forgetting the controls like every other action."""
+    state = MobileServerState(Adb(str(android_phone.adb_path), android_phone.serial))
+    async with (
+        Client(create_data_collector_server(state)) as data,
+        Client(create_executor_server(state)) as action,
+    ):
+
+        async def call(tool: str, **args: Any) -> dict[str, Any]:
+            result: dict[str, Any] = _data(await action.call_tool(tool, args))
+            return result
+
+        # Settings is a system app; the phone has user apps, which are searched first.
+        settings = await call("launch_app", package_name="Settings")
+        assert settings["success"] is True and settings["package_name"] == "com.android.settings"
+        assert android_phone.state()["screen"] == "settings"
+        android_phone.update(screen="notes", note_text="old")
+        await data.call_tool("get_app_window_controls_target_info", {})
+        typed = await call("type_text", text="50%s off", control_id="2", control_name="Note")
+        assert typed["success"] is True and android_phone.state()["note_text"] == "old50%s off"
+        await data.call_tool("get_app_window_controls_target_info", {})
+        refused = await call("type_text", text="café", control_id="2", control_name="Note")
+        assert refused["success"] is False and "ASCII only" in refused["error"]
+        assert android_phone.state()["note_text"] == "old50%s off"
+        await data.call_tool("get_app_window_controls_target_info", {})
+        assert (await call("wait", seconds=0))["success"] is True
+        stale = await call("click_control", control_id="3", control_name="Save")
+        assert stale["success"] is False and "get_app_window_controls_target_info" in stale["error"]
+    history = [" ".join(h) if isinstance(h, list) else str(h) for h in android_phone.state()["history"]]
+    focus = next(i for i, h in enumerate(history) if "input tap 540 380" in h)
+    # The cursor goes to the end before anything is deleted or typed (the tap left it mid-text).
+    assert "KEYCODE_MOVE_END" in history[focus + 1]
+    assert not any("café" in h for h in history)

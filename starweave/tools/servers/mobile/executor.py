@@ -53,7 +53,7 @@ def resolve_app_name(name: str, packages: list[str]) -> str | None:
     """The package whose display name is ``name``, or None.
 
     The display name is derived from the package's LAST segment (``com.example.notes`` -> "notes"),
-    compared without case, spaces or punctuation; failing that, the first package with a segment
+    compared without case, spaces or punctuation (the shortest such package first); failing that, the first package with a segment
     that starts with the name. ``dumpsys package`` labels are not read: one call per package is slow.
     """
     wanted = _normalise(name)
@@ -61,7 +61,8 @@ def resolve_app_name(name: str, packages: list[str]) -> str | None:
         return None
     exact = [p for p in packages if _normalise(p.rsplit(".", 1)[-1]) == wanted]
     if exact:
-        return sorted(exact)[0]
+        # The app itself before its helpers: com.android.settings, not com.android.providers.settings.
+        return min(exact, key=lambda p: (p.count("."), p))
     partial = [p for p in packages if any(_normalise(seg).startswith(wanted) for seg in p.split(".")[1:])]
     return sorted(partial)[0] if partial else None
 

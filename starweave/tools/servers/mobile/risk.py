@@ -168,11 +168,11 @@ def assess(tool: str, arguments: dict[str, Any], controls: list[dict[str, Any]])
         return _key_risk(arguments, controls)
     pressed: dict[str, Any] | None = None
     if tool in ("click_control", "type_text"):
+        pressed = next((c for c in controls if str(c.get("id")) == str(arguments.get("control_id"))), None)
         given = str(arguments.get("control_name") or "")
         word = danger_word(given)
         if tool == "click_control" and word:
-            return Risk(f"tapping '{given}' may {word} something that cannot be taken back")
-        pressed = next((c for c in controls if str(c.get("id")) == str(arguments.get("control_id"))), None)
+            return Risk(f"tapping '{given}' may {word} something that cannot be taken back", pressed)
         point = centre(pressed) if pressed is not None else None
         points = [point] if point is not None else []
     elif tool in ("tap", "swipe"):
