@@ -120,7 +120,9 @@ async def test_a_benign_note_with_danger_words_runs_without_yes(
     assert view.asked == [] and android_phone.state()["notes"] == [note]
 
 
-async def test_deleting_asks_and_is_refused_without_yes(tmp_path: Path, android_phone: SimulatedPhone) -> None:
+async def test_deleting_asks_and_is_refused_without_yes(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
     android_phone.update(screen="notes", notes=["keep me"])
     mobile = MobileOptions(adb_path=str(android_phone.adb_path))
     view = AnsweringView(Console(file=None, width=120, quiet=True), answer=False)
@@ -133,7 +135,7 @@ async def test_deleting_asks_and_is_refused_without_yes(tmp_path: Path, android_
 async def test_launching_an_installer_by_a_harmless_name_asks(
     tmp_path: Path, android_phone: SimulatedPhone
 ) -> None:
-    """"package" names no danger, but the server resolves it to the system's package installer:
+    """ "package" names no danger, but the server resolves it to the system's package installer:
     the check runs on that package."""
     mobile = MobileOptions(adb_path=str(android_phone.adb_path))
     view = AnsweringView(Console(file=None, width=120, quiet=True), answer=False)

@@ -149,7 +149,9 @@ async def test_action_results_and_errors(device: FakeDevice) -> None:
         assert mismatch == {
             "success": False,
             "action": "launch_app('org.demo.calculator')",
-            "error": "App id 1 is com.example.notes, not 'org.demo.calculator'; name one app (its id or name)",
+            "error": (
+                "App id 1 is com.example.notes, not 'org.demo.calculator'; name one app (its id or name)"
+            ),
         }
         resolved = await call("resolve_app", package_name="Calculator")
         assert resolved["success"] is True and resolved["package_name"] == "org.demo.calculator"

@@ -31,8 +31,8 @@ async def screen_moved(dispatcher: Any, held: PendingMobileAction) -> str:
     result = await tools.collect(dispatcher, tools.SCREEN_CONTROLS, {"force_refresh": True})
     if not result.ok:
         return f"the controls could not be read again: {result.error}"
-    command = held.command
-    return target_moved(command.tool_name, command.parameters, held.target, tools.controls_of(result))
+    command, now = held.command, tools.controls_of(result)
+    return target_moved(command.tool_name, command.parameters or {}, held.target, now)
 
 
 @provides("execution_result", "status", "note", "call", "result", "output", "amended_memory")
