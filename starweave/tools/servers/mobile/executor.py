@@ -54,7 +54,8 @@ def resolve_app_name(name: str, packages: list[str]) -> str | None:
 
     The display name is derived from the package's LAST segment (``com.example.notes`` -> "notes"),
     compared without case, spaces or punctuation (the shortest such package first); failing that,
-    the first package with a segment that starts with the name. ``dumpsys package`` labels are not read: one call per package is slow.
+    the first package with a segment that starts with the name. ``dumpsys package`` labels are not
+    read: one call per package is slow.
     """
     wanted = _normalise(name)
     if not wanted:
