@@ -134,7 +134,8 @@ def creation_json_schema(device_ids: list[str] | None = None) -> dict[str, Any]:
     It asks only for what the model must decide: per task ``task_id``, ``target_device_id``,
     ``description``, at most two short ``tips`` and, optionally, the ``device_type`` and
     ``required_capabilities`` the task needs (``plan.plan_problems`` checks the device has them);
-    per dependency ``from_task_id`` and ``to_task_id``. The agent fills in names, line ids and conditions (``plan.complete_plan``).
+    per dependency ``from_task_id`` and ``to_task_id``. The agent fills in names, line ids and
+    conditions (``plan.complete_plan``).
     Tasks and dependencies do not forbid other keys, so answers in the reference's full shape
     (``name``, ``line_id``, ``condition_description``...) from stronger models or replay files
     still validate.
