@@ -23,6 +23,7 @@ __all__ = [
     "DeviceKind",
     "device_capabilities",
     "device_kind",
+    "kind_key",
     "kind_names",
 ]
 
@@ -72,8 +73,16 @@ DEVICE_KINDS: dict[str, DeviceKind] = {
     )
 }
 
-#: Other spellings of a kind (the reference's docs use both "mobile" and "android").
-KIND_ALIASES = {"android": "mobile"}
+#: Other spellings of a kind (the reference's docs use both "mobile" and "android"; its task
+#: ``device_type`` says "macos" for what a device client registers as "darwin").
+KIND_ALIASES = {"android": "mobile", "macos": "darwin"}
+
+
+def kind_key(name: str) -> str:
+    """``name`` lowercased with an alias replaced by its kind (``macos`` -> ``darwin``); any other
+    word (a free-text devices.yaml ``os`` such as "ios") comes back lowercased as it is."""
+    key = name.strip().lower()
+    return KIND_ALIASES.get(key, key)
 
 
 def kind_names() -> str:
@@ -83,8 +92,7 @@ def kind_names() -> str:
 
 def device_kind(name: str) -> DeviceKind:
     """The kind called ``name`` (any case, aliases accepted); ConfigError naming the kinds otherwise."""
-    key = name.strip().lower()
-    kind = DEVICE_KINDS.get(KIND_ALIASES.get(key, key))
+    kind = DEVICE_KINDS.get(kind_key(name))
     if kind is None:
         raise ConfigError(f"unknown device platform {name!r}; use one of {kind_names()}")
     return kind

@@ -1,15 +1,18 @@
 """The mobile stack against a REAL Android phone: the same adb layer, MCP servers and device client the
-simulated phone's tests drive, pointed at the phone of ``STARWEAVE_ADB_SERIAL``.
+simulated phone's tests drive, pointed at an attached phone.
 
-Skipped unless ``STARWEAVE_ADB_SERIAL`` is set and ``adb devices`` lists that phone as ``device``
-(USB debugging on, the computer authorised); ``STARWEAVE_ADB_PATH`` picks the adb program (default:
-found as ``--adb-path`` finds it). The tests only read the screen, list apps and press HOME: nothing
-on the phone changes but the screen shown. See README "Mobile: a real phone".
+The phone is ``STARWEAVE_ADB_SERIAL`` when set, else the one ``adb devices`` lists as ``device``
+(the first when several are). The module is skipped only when there is no adb program or no such
+device (USB debugging off, or the computer not authorised); ``STARWEAVE_ADB_PATH`` picks the adb
+program (default: found as ``--adb-path`` finds it). These tests only read the screen, list apps
+and press HOME: nothing on the phone changes but the screen shown. The typing test
+(``STARWEAVE_ADB_TYPE_TEST=1``) types a string full of shell characters into the text field
+focused on the phone, reads it back and deletes it again. See README "The mobile tests against a
+real phone".
 
-    STARWEAVE_ADB_SERIAL=R58M12345 .venv/bin/python -m pytest -q tests/integration/test_mobile_real_device.py
+    .venv/bin/python -m pytest -q tests/integration/test_mobile_real_device.py
 
-(The module also runs against the simulated phone: STARWEAVE_ADB_SERIAL=emulator-5554
-STARWEAVE_ADB_PATH=tests/helpers/android_sim/adb STARWEAVE_ANDROID_SIM_DIR=/tmp/sim.)
+(The module also runs against the simulated phone: STARWEAVE_ADB_PATH=<a SimulatedPhone's adb_path>.)
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import subprocess
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from mcp import Client
@@ -32,28 +36,28 @@ from starweave.tools.servers.mobile import (
 )
 from starweave.tools.servers.mobile.state import ENV_ADB_PATH, ENV_ADB_SERIAL
 
-SERIAL = os.environ.get(ENV_ADB_SERIAL, "")
 ADB = find_adb(os.environ.get(ENV_ADB_PATH) or None)
+TYPE_TEST_ENV = "STARWEAVE_ADB_TYPE_TEST"
 
 
-def phone_attached(serial: str) -> bool:
-    """``adb devices`` lists ``serial`` as a usable device (False when adb is missing)."""
-    if not serial:
-        return False
+def pick_phone(adb: str, wanted: str) -> tuple[str, str]:
+    """``(serial, "")`` of the phone to test (``wanted``, else the first usable one ``adb devices``
+    lists), or ``("", why not)``."""
     try:
-        listed = subprocess.run([ADB, "devices"], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return any(line.split()[:2] == [serial, "device"] for line in listed.stdout.splitlines()[1:])
+        listed = subprocess.run([adb, "devices"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "", f"no adb program ({adb}: {exc}); install platform-tools or set {ENV_ADB_PATH}"
+    usable = [p[0] for p in (line.split() for line in listed.stdout.splitlines()[1:]) if p[1:2] == ["device"]]
+    if wanted:
+        return (wanted, "") if wanted in usable else ("", f"{ENV_ADB_SERIAL}={wanted} is not attached")
+    if not usable:
+        return "", "no Android device attached (`adb devices` lists none as 'device')"
+    return usable[0], ""
 
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not phone_attached(SERIAL),
-        reason=f"no real phone: set {ENV_ADB_SERIAL} to a serial `adb devices` lists as 'device'",
-    ),
-]
+SERIAL, WHY_NOT = pick_phone(ADB, os.environ.get(ENV_ADB_SERIAL, ""))
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not SERIAL, reason=f"no real phone: {WHY_NOT}")]
 
 
 def _data(result: Any) -> Any:
@@ -105,3 +109,31 @@ async def test_the_phone_registers_as_a_mobile_device(tmp_path: Path) -> None:
         assert info.supported_features[:3] == ["mobile", "android", "touch"]
     finally:
         await device.aclose()
+
+
+# Every character the device shell would act on if the adb layer quoted it wrong.
+TRICKY = """it's "quoted"; a & b $(id) `id` | c > d"""
+
+
+@pytest.mark.skipif(
+    os.environ.get(TYPE_TEST_ENV) != "1",
+    reason=f"types into the phone's focused text field: set {TYPE_TEST_ENV}=1 with a harmless field focused",
+)
+async def test_typed_shell_characters_arrive_as_written() -> None:
+    """Open a harmless text field on the phone first (a new note, a search box) and leave it focused."""
+    adb = Adb(ADB, SERIAL)
+    before = focused_text(await adb.dump_ui_xml())
+    assert before is not None, "focus a text field on the phone first"
+    await adb.input_text(TRICKY)
+    try:
+        assert TRICKY in (focused_text(await adb.dump_ui_xml()) or "")
+    finally:
+        await adb.keyevent("KEYCODE_DEL", len(TRICKY))
+
+
+def focused_text(xml: str) -> str | None:
+    """The text of the focused editable node of a uiautomator dump (None when nothing is focused)."""
+    for node in ElementTree.fromstring(xml).iter("node"):
+        if node.get("focused") == "true" and "EditText" in (node.get("class") or ""):
+            return node.get("text") or ""
+    return None

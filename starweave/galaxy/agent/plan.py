@@ -6,7 +6,8 @@ descriptions, short line ids (``l1``, ``l2``...) and condition descriptions. Ans
 reference's full shape pass through unchanged.
 
 :func:`plan_problems` finds what would make the plan fail on the devices: structural faults
-(unknown tasks, cycles, unknown devices: *fatal*, the plan cannot be built) and plans that are
+(unknown tasks, cycles, unknown devices, a task on a device without the ``device_type`` or
+``required_capabilities`` the task states: *fatal*, the plan cannot be built) and plans that are
 obviously wrong for a fleet of separate machines (*not fatal*: a task that reads a file another
 device made, uses a file the request puts on another device, names another device, refers to a
 task it does not wait for, repeats another task, or names files from the prompt's example that the
@@ -18,12 +19,15 @@ non-fatal problems after the last attempt runs anyway, since these checks are he
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
+from typing import Any
 
 from starweave.galaxy.constellation import TaskConstellationSchema
 from starweave.galaxy.constellation.enums import DependencyType
 from starweave.galaxy.constellation.task_star import short_name
+from starweave.galaxy.orchestrator.assignment import REQUIRED_CAPABILITIES, missing_requirements
 
 NAME_CHARS = 60
 """Longest task name made from a description."""
@@ -266,16 +270,56 @@ def _copied_file_problems(plan: TaskConstellationSchema, request: str, example: 
     return problems
 
 
-def plan_problems(
-    plan: TaskConstellationSchema, device_ids: list[str] | None = None, request: str = "", example: str = ""
+def _requirement_problems(
+    plan: TaskConstellationSchema, devices: Sequence[Mapping[str, Any]]
 ) -> list[PlanProblem]:
-    """Everything wrong with ``plan``: fatal structural faults first, then fleet problems (with
-    ``request``: also files used on another device than the one the request puts them on, and
-    files copied from the prompt's ``example``)."""
+    """A task on a device that lacks the kind or capabilities the task states (fatal: it would
+    fail there, or do the wrong thing), naming the devices that fit, or saying none does."""
+    # Device lines carry "os" (the prompt's word) and, from AgentProfile, "device_type".
+    by_id = {
+        str(d.get("device_id")): {**d, "device_type": d.get("device_type") or d.get("os")} for d in devices
+    }
+    problems = []
+    for task in plan.tasks.values():
+        kind = task.device_type.lower() if task.device_type else None
+        needs = list(task.task_data.get(REQUIRED_CAPABILITIES) or [])
+        device = by_id.get(str(task.target_device_id))
+        if (kind is None and not needs) or device is None:
+            continue
+        missing = missing_requirements(kind, needs, device)
+        if not missing:
+            continue
+        fitting = [i for i, d in by_id.items() if not missing_requirements(kind, needs, d)]
+        where = (
+            f"put it on {' or '.join(fitting)}"
+            if fitting
+            else "no device has that: drop the requirement if the task can do without it, or answer FAIL"
+        )
+        problems.append(
+            PlanProblem(
+                f"task {task.task_id} needs {' and '.join(missing)}, which {task.target_device_id} "
+                f"lacks; {where}",
+                fatal=True,
+            )
+        )
+    return problems
+
+
+def plan_problems(
+    plan: TaskConstellationSchema,
+    device_ids: list[str] | None = None,
+    request: str = "",
+    example: str = "",
+    devices: Sequence[Mapping[str, Any]] = (),
+) -> list[PlanProblem]:
+    """Everything wrong with ``plan``: fatal structural faults first (with ``devices``, the
+    device dicts of the prompt, also tasks on a device without what they state they need), then
+    fleet problems (with ``request``: also files used on another device than the one the request
+    puts them on, and files copied from the prompt's ``example``)."""
     known = set(device_ids) if device_ids is not None else None
-    structural = _structure_problems(plan, known)
+    structural = _structure_problems(plan, known) or _requirement_problems(plan, devices)
     if structural:
-        return structural  # fleet checks assume a well-formed DAG
+        return structural  # fleet checks assume a well-formed DAG on fitting devices
     placement = _placement_problems(plan, request_files(request, known)) if known and request else []
     copied = _copied_file_problems(plan, request, example) if request and example else []
     return _fleet_problems(plan, known) + placement + copied

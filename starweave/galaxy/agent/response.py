@@ -16,6 +16,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from starweave.agent import BasicAgent
 from starweave.errors import InvalidArgumentError
 from starweave.galaxy.constellation import TaskConstellationSchema
+from starweave.galaxy.constellation.schema import DEVICE_TYPE_ALIASES, DEVICE_TYPES
 
 
 class ConstellationAgentStatus(StrEnum):
@@ -131,8 +132,10 @@ def creation_json_schema(device_ids: list[str] | None = None) -> dict[str, Any]:
     """The JSON schema of a creation answer; ``device_ids`` (when given) are the only valid targets.
 
     It asks only for what the model must decide: per task ``task_id``, ``target_device_id``,
-    ``description`` and at most two short ``tips``; per dependency ``from_task_id`` and
-    ``to_task_id``. The agent fills in names, line ids and conditions (``plan.complete_plan``).
+    ``description``, at most two short ``tips`` and, optionally, the ``device_type`` and
+    ``required_capabilities`` the task needs (``plan.plan_problems`` checks the device has them);
+    per dependency ``from_task_id`` and ``to_task_id``. The agent fills in names, line ids and
+    conditions (``plan.complete_plan``).
     Tasks and dependencies do not forbid other keys, so answers in the reference's full shape
     (``name``, ``line_id``, ``condition_description``...) from stronger models or replay files
     still validate.
@@ -147,6 +150,13 @@ def creation_json_schema(device_ids: list[str] | None = None) -> dict[str, Any]:
             "target_device_id": device,
             "description": {"type": "string", "maxLength": 400},
             "tips": {"type": "array", "items": {"type": "string", "maxLength": 160}, "maxItems": 2},
+            # Optional: what the task needs of its device; the plan is checked against it.
+            "device_type": {"type": "string", "enum": [*DEVICE_TYPES, *DEVICE_TYPE_ALIASES]},
+            "required_capabilities": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 40},
+                "maxItems": 4,
+            },
         },
         "required": ["task_id", "target_device_id", "description"],
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import ValidationError
@@ -132,7 +133,7 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
                 plan = True
                 prompter = agent.prompter if mode is WeavingMode.CREATION else None
                 example = prompter.examples_prompt_helper(request=request) if prompter is not None else ""
-                problems = self._plan_problems(parsed, mode, device_ids, request, example)
+                problems = self._plan_problems(parsed, mode, online_devices(devices), request, example)
                 last_error = describe_problems(problems)
                 usable = not any(p.fatal for p in problems)
                 if not problems or (usable and attempt == attempts):
@@ -173,17 +174,19 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
     def _plan_problems(
         parsed: ConstellationAgentResponse,
         mode: WeavingMode,
-        device_ids: list[str],
+        devices: Sequence[Mapping[str, Any]],
         request: str,
         example: str,
     ) -> list[PlanProblem]:
-        """A creation plan made whole (names, line ids) in ``parsed``, and what is wrong with it."""
+        """A creation plan made whole (names, line ids) in ``parsed``, and what is wrong with it
+        on ``devices`` (the online ones the prompt showed)."""
         if mode is not WeavingMode.CREATION or parsed.constellation is None:
             return []
         parsed.constellation = complete_plan(parsed.constellation)
         if parsed.status != "CONTINUE":
             return []
-        return plan_problems(parsed.constellation, device_ids or None, request, example)
+        device_ids = [str(d.get("device_id")) for d in devices]
+        return plan_problems(parsed.constellation, device_ids or None, request, example, devices)
 
     @staticmethod
     async def _answer(

@@ -12,9 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from .enums import DeviceType
 from .task_star import utc_now
 
 _PRIORITY_NAMES = {1: "LOW", 2: "MEDIUM", 3: "HIGH", 4: "CRITICAL"}
+DEVICE_TYPE_ALIASES = {"darwin": DeviceType.MACOS.value}
+"""Device kind names (``starweave.device_kinds``) that are not DeviceType values."""
+DEVICE_TYPES = [m.value for m in DeviceType]
+"""The ``device_type`` values a task may state (any case)."""
 
 
 def generate_task_id() -> str:
@@ -81,10 +86,47 @@ class TaskStarSchema(BaseModel):
             return _PRIORITY_NAMES.get(int(text), "MEDIUM")
         return text if text in _PRIORITY_NAMES.values() else "MEDIUM"
 
-    @field_validator("status", "device_type", mode="before")
+    @model_validator(mode="before")
+    @classmethod
+    def _capabilities_into_task_data(cls, data: Any) -> Any:
+        """A planner's top-level ``required_capabilities`` (a word or a list of words) is kept in
+        ``task_data``, where device assignment reads it."""
+        if not isinstance(data, dict) or "required_capabilities" not in data:
+            return data
+        data = dict(data)
+        wanted = data.pop("required_capabilities")
+        if wanted is None:
+            return data
+        words = [wanted] if isinstance(wanted, str) else wanted
+        if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
+            raise ValueError(
+                f'required_capabilities: expected a list of capability words (e.g. ["gui"]), got {wanted!r}'
+            )
+        task_data = data.get("task_data")
+        data["task_data"] = {
+            **(task_data if isinstance(task_data, dict) else {}),
+            "required_capabilities": [w.strip().lower() for w in words],
+        }
+        return data
+
+    @field_validator("status", mode="before")
     @classmethod
     def _upper_enum(cls, value: Any) -> Any:
         return _upper(value)
+
+    @field_validator("device_type", mode="before")
+    @classmethod
+    def _device_type(cls, value: Any) -> Any:
+        """A DeviceType in any case (``darwin``, the device kind's name, is the reference's macos);
+        anything else is refused naming the accepted values."""
+        if value is None or value == "":
+            return None
+        text = str(getattr(value, "value", value)).strip().lower()
+        text = DEVICE_TYPE_ALIASES.get(text, text)
+        for member in DeviceType:
+            if text in (member.value, member.name.lower()):
+                return member.value.upper()
+        raise ValueError(f"unknown device_type {value!r}; use one of {', '.join(DEVICE_TYPES)}")
 
 
 class TaskStarLineSchema(BaseModel):

@@ -17,6 +17,7 @@ would only show up later as a refused connection).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -28,7 +29,7 @@ from urllib.parse import urlparse
 import yaml
 
 from starweave.config.loader import substitute_env
-from starweave.device_kinds import DEVICE_KINDS, KIND_ALIASES, kind_names
+from starweave.device_kinds import DEVICE_KINDS, kind_key, kind_names
 from starweave.errors import ConfigError
 from starweave.galaxy.settings import ConstellationSettings
 
@@ -36,8 +37,7 @@ __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
-# devices.yaml spellings of the device kinds besides their names.
-OS_ALIASES = {**KIND_ALIASES, "macos": "darwin"}
+log = logging.getLogger("starweave.galaxy.devices")
 
 DEVICE_KEYS = ("device_id", "server_url", "os", "capabilities", "metadata", "auto_connect", "max_retries")
 LOWER_KEYS = (
@@ -278,13 +278,21 @@ def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> Devic
 
 def _device_os(file: Path, where: str, value: Any) -> str:
     """The device's kind (``starweave.device_kinds``): linux, linux-desktop, windows, mobile, ...;
-    the reference's other spellings (android, macos) name the same kinds."""
+    the reference's other spellings (android, macos) name the same kinds. The reference documents
+    ``os`` as free text, so any other word ("ios", "ubuntu") loads as written, with a warning:
+    tasks that name a device kind will not match it, but its capabilities still do."""
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{file}: {where}.os: expected a platform name ({kind_names()})")
-    name = value.strip().lower()
-    name = OS_ALIASES.get(name, name)
+    name = kind_key(value)
     if name not in DEVICE_KINDS:
-        raise ConfigError(f"{file}: {where}.os: unknown platform {value!r}; use one of {kind_names()}")
+        log.warning(
+            "%s: %s.os: %r is not a device kind Starweave knows (%s); kept as written",
+            file,
+            where,
+            value,
+            kind_names(),
+        )
+        return value.strip()
     return name
 
 

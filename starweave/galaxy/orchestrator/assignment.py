@@ -6,14 +6,25 @@ reference called a method that does not exist and so never saw a device); a task
 ``target_device_id`` counts as a preference; ``capability_match`` spreads tasks over the matching
 devices by load instead of always taking the first match; tasks that already ran are never
 reassigned (their device is frozen, invariant I1).
+
+Nothing is overridden silently. A task's stated kind (``device_type``, aliases such as macos ->
+darwin accepted) and ``required_capabilities`` narrow every strategy's choice. A caller's
+``device_preferences`` entry wins over them (the user named the device; the plan's requirement is
+the model's guess), with a warning. The task's own ``target_device_id`` (usually the model's
+choice) is dropped, with a warning naming what the device lacks, when the device does not fit. When
+no connected device fits, the task falls back to any device as the spec's ``capability_match``
+does ("else first available"), with a warning naming the task and what it needs: the default log
+level shows warnings on stderr, and the device agent's own failure then reaches the
+ConstellationAgent, which can re-plan; refusing the whole plan would also stop the tasks that fit.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from starweave.device_kinds import kind_key
 from starweave.errors import OrchestrationError
 from starweave.galaxy.constellation import TaskConstellation, TaskStar
 
@@ -40,14 +51,43 @@ def required_capabilities(task: TaskStar) -> list[str]:
     return [str(c).strip().lower() for c in wanted if str(c).strip()]
 
 
-def _matches(task: TaskStar, device: dict[str, Any]) -> bool:
-    """The device is of the task's kind (its ``device_type`` or one of its capabilities) and has
-    every capability the task requires."""
-    capabilities = {str(c).lower() for c in device.get("capabilities") or []}
-    wanted = task.device_type.value if task.device_type is not None else None
-    if wanted is not None and device.get("device_type") != wanted and wanted not in capabilities:
-        return False
-    return all(c in capabilities for c in required_capabilities(task))
+def missing_requirements(
+    device_type: str | None, required: Sequence[str], device: Mapping[str, Any]
+) -> list[str]:
+    """What ``device`` (``{device_type, capabilities}``) lacks of a task's kind and capabilities,
+    e.g. ``["device kind 'mobile'", "capability 'gui'"]``; empty when it fits.
+
+    The kind matches the device's own kind or one of its capabilities (a linux-desktop also has
+    "linux"); aliases count as their kind on both sides (macos is darwin, android is mobile).
+    """
+    capabilities = {str(c).strip().lower() for c in device.get("capabilities") or []}
+    missing = []
+    if device_type:
+        wanted = kind_key(device_type)
+        own = kind_key(str(device.get("device_type") or ""))
+        if wanted != own and wanted not in {kind_key(c) for c in capabilities}:
+            missing.append(f"device kind {device_type.lower()!r}")
+    missing += [f"capability {c!r}" for c in required if c not in capabilities]
+    return missing
+
+
+def task_missing(task: TaskStar, device: Mapping[str, Any]) -> list[str]:
+    """:func:`missing_requirements` of ``task``'s ``device_type`` and required capabilities."""
+    kind = task.device_type.value if task.device_type is not None else None
+    return missing_requirements(kind, required_capabilities(task), device)
+
+
+def _matches(task: TaskStar, device: Mapping[str, Any]) -> bool:
+    return not task_missing(task, device)
+
+
+def describe_devices(devices: Sequence[Mapping[str, Any]]) -> str:
+    """``box (linux: shell, files), phone (mobile: touch)`` for messages."""
+    parts = []
+    for d in devices:
+        capabilities = ", ".join(map(str, d.get("capabilities") or [])) or "none"
+        parts.append(f"{d.get('device_id')} ({d.get('device_type')}: {capabilities})")
+    return ", ".join(parts)
 
 
 def _round_robin(task: TaskStar, index: int, devices: list[dict[str, Any]], load: dict[str, int]) -> str:
@@ -112,9 +152,10 @@ class ConstellationManager:
     ) -> dict[str, str]:
         """Assign a device to every not-yet-run task; returns ``{task_id: device_id}``.
 
-        A preference (``device_preferences`` first, then the task's own ``target_device_id``) is
-        kept when that device is available. ValueError without a device manager, without
-        devices, or for an unknown strategy.
+        A preference is kept when that device is connected: a ``device_preferences`` entry always
+        (a warning when it lacks the task's stated kind or capabilities), the task's own
+        ``target_device_id`` only when it fits; see the module docstring. OrchestrationError
+        without a device manager, without devices, or for an unknown strategy.
         """
         if self.device_manager is None:
             raise OrchestrationError("Device manager not available for device assignment")
@@ -145,24 +186,31 @@ class ConstellationManager:
     ) -> dict[str, str]:
         """Pure assignment plan for ``tasks`` (in order) over ``devices`` (in order)."""
         ids = [d["device_id"] for d in devices]
-        available = set(ids)
         load = dict.fromkeys(ids, 0)
         plan: dict[str, str] = {}
         free: list[TaskStar] = []
         by_id = {d["device_id"]: d for d in devices}
         for task in tasks:
-            preferred = preferences.get(task.task_id) or task.target_device_id
-            # A preferred device of the wrong kind is no preference: a GUI task on a shell box fails.
-            if preferred is not None and preferred in available and _matches(task, by_id[preferred]):
+            preferred = _usable_preference(task, preferences.get(task.task_id), by_id)
+            if preferred is not None:
                 plan[task.task_id] = preferred
                 load[preferred] += 1
             else:
                 free.append(task)
         choose = STRATEGIES[strategy]
         for index, task in enumerate(free):
-            # Every strategy chooses among the devices that meet the task's stated requirement
-            # (all devices when none does, or none is stated).
-            pool = [d for d in devices if _matches(task, d)] or devices
+            # Every strategy chooses among the devices that meet the task's stated requirement.
+            pool = [d for d in devices if _matches(task, d)]
+            if not pool:
+                needs = task_missing(task, {})  # against no device: the whole requirement
+                log.warning(
+                    "Task '%s' needs %s, which no connected device has (%s); assigning it to "
+                    "another device anyway, where it may fail",
+                    task.task_id,
+                    " and ".join(needs),
+                    describe_devices(devices),
+                )
+                pool = devices
             choice = choose(task, index, pool, load)
             plan[task.task_id] = choice
             load[choice] += 1
@@ -280,3 +328,48 @@ class ConstellationManager:
             "failed_tasks": [t.task_id for t in c.get_failed_tasks()],
             "metadata": self._constellation_metadata.get(constellation_id, {}),
         }
+
+
+def _usable_preference(
+    task: TaskStar, caller: str | None, by_id: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    """The device ``task`` keeps: the caller's preference when connected (even against the task's
+    stated kind: the user named it), else the task's own ``target_device_id`` when connected and
+    fitting; None (a strategy chooses) otherwise. Every preference passed over is logged."""
+    if caller is not None:
+        if caller in by_id:
+            missing = task_missing(task, by_id[caller])
+            if missing:
+                log.warning(
+                    "Task '%s': using the requested device '%s' although it lacks %s "
+                    "(an explicit device preference wins over the plan's requirement)",
+                    task.task_id,
+                    caller,
+                    " and ".join(missing),
+                )
+            return caller
+        log.warning(
+            "Task '%s': the requested device '%s' is not connected (connected: %s); choosing another",
+            task.task_id,
+            caller,
+            ", ".join(by_id),
+        )
+    own = task.target_device_id
+    if own is None or own == caller:
+        return None
+    if own not in by_id:
+        log.warning(
+            "Task '%s': its device '%s' is not connected (connected: %s); choosing another",
+            task.task_id,
+            own,
+            ", ".join(by_id),
+        )
+        return None
+    missing = task_missing(task, by_id[own])
+    if missing:
+        # A device of the wrong kind is no preference: a GUI task on a shell box fails.
+        log.warning(
+            "Task '%s': its device '%s' lacks %s; choosing another", task.task_id, own, " and ".join(missing)
+        )
+        return None
+    return own

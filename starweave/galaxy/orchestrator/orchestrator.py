@@ -180,7 +180,10 @@ class TaskConstellationOrchestrator:
             if not self._constellation_manager.reassign_task_device(constellation, task_id, device_id):
                 raise OrchestrationError(f"device_assignments names unknown task '{task_id}'")
         if strategy is not None:
-            await self._constellation_manager.assign_devices_automatically(constellation, strategy)
+            # The caller's explicit assignments are preferences that win over the plan's requirements.
+            await self._constellation_manager.assign_devices_automatically(
+                constellation, strategy, device_assignments
+            )
         assert self.device_manager is not None
         errors = assignment_errors(self._constellation_manager, self.device_manager, constellation)
         if errors:
