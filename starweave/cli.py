@@ -124,7 +124,10 @@ def run(
         bool,
         typer.Option(
             "--no-ask",
-            help="Never ask on the terminal: questions (ASK_QUESTION) go unanswered, no follow-up rounds.",
+            help=(
+                "Never ask on the terminal: questions (ASK_QUESTION) go unanswered, no follow-up rounds, "
+                "dangerous commands are refused unless --yes."
+            ),
         ),
     ] = False,
     mode: Annotated[

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +22,9 @@ from starweave.cli_support import (
     setup_logging,
 )
 from starweave.errors import StarweaveError
+
+if TYPE_CHECKING:
+    from starweave.tools.servers.http_access import HttpAccess
 
 
 def galaxy(
@@ -201,23 +205,47 @@ def mcp_serve(
     adb_path: Annotated[
         str | None, typer.Option("--adb-path", envvar="STARWEAVE_ADB_PATH", help="mobile: the adb program.")
     ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option("--allow-remote", help="HTTP: allow a non-loopback --host (a key is then required)."),
+    ] = False,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key",
+            envvar="STARWEAVE_MCP_KEY",
+            show_envvar=True,
+            help="HTTP: require 'Authorization: Bearer KEY' on every request (required off loopback).",
+        ),
+    ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host", help="HTTP off loopback: another Host name clients may use (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     """Serve a Starweave MCP server over stdio or streamable HTTP."""
     from starweave.tools.servers import serve_named
+    from starweave.tools.servers.http_access import http_access
+
+    def access() -> HttpAccess:
+        try:
+            return http_access(host, allow_remote, key, tuple(allow_host or ()))
+        except StarweaveError as exc:
+            fail(str(exc))
 
     if server == "mobile":
-        _serve_mobile(transport, host, (data_port, action_port), serial, adb_path)
+        _serve_mobile(transport, host, (data_port, action_port), serial, adb_path, access)
         return
     transport = transport or "stdio"
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}; use stdio or http")
+    guard = None
     if transport == "http":
+        guard = access()
         _check_binds(host, port)
-    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
-        err.print(
-            f"[yellow]warning:[/yellow] serving shell tools on {host}: anyone who reaches it can run commands"
-        )
-    run_async(serve_named(server, transport, host, port, workspace, config_dir))
+    run_async(serve_named(server, transport, host, port, workspace, config_dir, guard))
 
 
 def _check_binds(host: str, *ports: int) -> None:
@@ -229,7 +257,12 @@ def _check_binds(host: str, *ports: int) -> None:
 
 
 def _serve_mobile(
-    transport: str | None, host: str, ports: tuple[int, int], serial: str | None, adb_path: str | None
+    transport: str | None,
+    host: str,
+    ports: tuple[int, int],
+    serial: str | None,
+    adb_path: str | None,
+    access: Callable[[], HttpAccess],
 ) -> None:
     """Both mobile servers in one process (they share the device's caches), over HTTP."""
     from starweave.tools.mobile import Adb, find_adb
@@ -239,15 +272,12 @@ def _serve_mobile(
         fail("the mobile servers run over HTTP only (two servers, one process); drop --transport")
     if ports[0] == ports[1] and ports[0] != 0:
         fail(f"--data-port and --action-port must differ (both are {ports[0]})")
+    guard = access()
     _check_binds(host, *ports)
     try:
         adb = Adb(find_adb(adb_path), serial)
     except StarweaveError as exc:
         fail(str(exc))
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        err.print(
-            f"[yellow]warning:[/yellow] serving phone controls on {host}: anyone who reaches it can tap"
-        )
 
     def announce(namespace: str, url: str) -> None:
         print(
@@ -255,4 +285,4 @@ def _serve_mobile(
             flush=True,
         )
 
-    run_async(serve_mobile(adb, host, ports[0], ports[1], announce=announce))
+    run_async(serve_mobile(adb, host, ports[0], ports[1], announce=announce, access=guard))

@@ -270,6 +270,9 @@ class McpServerConfig(_Section):
     host: str | None = None
     port: int | None = Field(None, ge=1, le=65535)
     path: str = "/mcp"
+    #: ``http``: the environment variable holding the server's key, sent as ``Authorization:
+    #: Bearer KEY`` (default: ``STARWEAVE_MCP_KEY``, when set).
+    api_key_env: str | None = None
     command: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None

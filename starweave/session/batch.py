@@ -40,6 +40,8 @@ SUMMARY_FILE = "summary.json"
 ERROR = "ERROR"
 NOT_RUN = "not run"
 NO_VERDICT = "-"
+#: Why a plan's run asks nothing (shown where a question or confirmation goes unasked).
+UNATTENDED_BATCH = "a batch runs unattended"
 
 
 @dataclass
@@ -54,17 +56,18 @@ class BatchRequest:
 
 async def run_batch(options: RunOptions, view: ConsoleView, batch: BatchRequest) -> dict[str, Any]:
     """Run every plan of ``batch.plan`` in turn; returns (and writes) the summary. Each plan runs
-    one round, unattended: no follow-up request (MAX_ROUND) nor save-experience question is asked."""
+    one round, unattended: its view asks nothing (no question, confirmation, follow-up request nor
+    save-experience question; a dangerous action runs only with ``--yes``)."""
     entries = read_plans(batch.plan, batch.mode)
     name = options.task or default_task_name()
     folder, secrets = _batch_folder(options, batch, name)
-    options = replace(options, batch=True)
+    unattended = view.without_asking(UNATTENDED_BATCH)
     rows: list[dict[str, Any]] = []
     try:
         for index, entry in enumerate(entries, start=1):
             if not view.quiet:
                 view.console.rule(f"plan {index}/{len(entries)}: {entry.path.name}")
-            rows.append(await _run_entry(options, view, batch, entry, folder))
+            rows.append(await _run_entry(options, unattended, batch, entry, folder))
     except asyncio.CancelledError:
         current = entries[len(rows)]
         rows.append(_row(current, INTERRUPTED, _saved_result(folder / current.name), INTERRUPTED_ERROR))

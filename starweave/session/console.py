@@ -59,12 +59,23 @@ async def read_terminal_line() -> str | None:
 
 class ConsoleView:
     """Prints what the agent does; ``quiet`` prints only the final summary. ``ask=False``
-    (``--no-ask``): questions and follow-up requests are never asked on the terminal."""
+    (``--no-ask``, a batch plan, the agent server's sessions): nothing is asked on the terminal and
+    stdin is never read: questions and follow-up requests go unasked, and a dangerous action
+    (CONFIRM) is refused unless ``--yes``; ``unasked`` says why (shown with each refusal)."""
 
-    def __init__(self, console: Console | None = None, quiet: bool = False, ask: bool = True) -> None:
+    def __init__(
+        self, console: Console | None = None, quiet: bool = False, ask: bool = True, unasked: str = "--no-ask"
+    ) -> None:
         self.console = console or Console(stderr=False, highlight=False)
         self.quiet = quiet
         self.ask_allowed = ask
+        self.unasked = unasked
+        #: The actions refused without asking (``ask=False``), in order.
+        self.refused: list[str] = []
+
+    def without_asking(self, reason: str) -> ConsoleView:
+        """A view printing as this one does (same console, same quietness) that asks nothing."""
+        return ConsoleView(self.console, self.quiet, ask=False, unasked=reason)
 
     def start(self, request: str, details: dict[str, str]) -> None:
         """Announce the run."""
@@ -119,7 +130,16 @@ class ConsoleView:
     def confirm(self, command: str, reason: str) -> bool:
         """Ask the user whether a dangerous command may run; no terminal means no.
 
-        Asked even in quiet mode: the user must see what they are agreeing to."""
+        Asked even in quiet mode: the user must see what they are agreeing to. With asking off
+        (``ask=False``) the answer is no, said in one line, and stdin is not touched."""
+        if not self.ask_allowed:
+            self.refused.append(command)
+            self.console.print(
+                f"[yellow]Not asked ({escape(self.unasked)}): refused[/yellow] {escape(command)} "
+                "[yellow]- allow such actions with --yes[/yellow]",
+                soft_wrap=True,
+            )
+            return False
         self.console.print(
             Panel(Text(f"{command}\n\n{reason}"), title="Confirm (CONFIRM)", border_style="yellow")
         )
@@ -138,7 +158,7 @@ class ConsoleView:
 
     def cannot_ask_reason(self) -> str:
         """Why :meth:`can_ask` is False."""
-        return "--no-ask" if not self.ask_allowed else "no terminal to ask on"
+        return self.unasked if not self.ask_allowed else "no terminal to ask on"
 
     async def ask(self, question: str) -> str | None:
         """Show the agent's question and read the answer (None: end of input)."""

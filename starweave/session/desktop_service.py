@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from starweave.session.console import ConsoleView
 from starweave.session.desktop_runner import HOST_NAME, DesktopOptions, host_result, make_host_agent
 from starweave.session.logs import SessionLogs
 from starweave.session.service_base import DeviceServiceSession
@@ -30,7 +29,7 @@ class HostServiceSession(DeviceServiceSession):
             config,
             self.models.llm,
             self.models.app_llm,
-            ConsoleView(quiet=True),
+            self.view,
             self.settings.auto_approve,
             DesktopOptions(),
         )

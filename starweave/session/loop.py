@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from starweave.agent import BasicAgent, Context, ContextNames
 from starweave.agents.evaluation import EvaluationAgent
 from starweave.config import StarweaveConfig
@@ -86,13 +84,12 @@ async def run_local_session(
     set_up: SetUp,
     result_of: ResultOf,
     save_experience: bool = False,
-    *,
-    batch: bool = False,
 ) -> dict[str, Any]:
     """Run one request on this machine to completion and return its result (also in ``result.json``).
     A FINISHed one-round run is then offered to the experience store (``save_experience``: without
-    asking). ``batch`` (a plan of ``--mode batch_normal|follower``): one round, and neither a
-    follow-up request nor the save-experience question is asked.
+    asking). Whatever is asked (questions, confirmations, follow-up requests, saving) is asked
+    through ``view``; a view that may not ask (``ConsoleView(ask=False)``: ``--no-ask``, a batch
+    plan) asks nothing, so such a run is one round.
 
     Cancelled (Ctrl+C: ``asyncio.run`` cancels this task), it still writes ``result.json`` and
     ``output.md`` with status ``interrupted`` and the steps so far, says where, and re-raises.
@@ -116,7 +113,7 @@ async def run_local_session(
             view.start(request, wiring.header)
             session = new_session(task, wiring.context, request, wiring.agent, config.system)
             rounds = add_rounds(
-                session, config.system, view, wiring, logs, lambda r: _round_result(r, outcome()), batch
+                session, config.system, view, wiring, logs, lambda r: _round_result(r, outcome())
             )
             await session.run()
         except asyncio.CancelledError:
@@ -135,27 +132,10 @@ async def run_local_session(
             _multi_round_not_saved(config.system, view, ran, save_experience)
         else:
             # The scrubbed result, as result.json holds it: no key typed in the request is kept.
-            asking = _UnattendedView(view.console) if batch else view
             await offer_experience(
-                config.system, logs.responses(), logs.scrubbed(result), asking, save_experience, verdict
+                config.system, logs.responses(), logs.scrubbed(result), view, save_experience, verdict
             )
     return result
-
-
-class _UnattendedView:
-    """The view a batch plan's run asks through: nobody is asked (a batch runs unattended)."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-
-    def can_ask(self) -> bool:
-        return False
-
-    def cannot_ask_reason(self) -> str:
-        return "not asked in a batch"
-
-    async def prompt_line(self, prompt: str) -> str | None:
-        return None
 
 
 def _multi_round_not_saved(system: SystemConfig, view: ConsoleView, ran: int, forced: bool) -> None:
@@ -226,12 +206,11 @@ def add_rounds(
     wiring: Wiring,
     logs: SessionLogs,
     round_result: Callable[[BaseRound], dict[str, Any]],
-    batch: bool = False,
 ) -> RoundVerdicts | _NoRoundVerdicts:
-    """MAX_ROUND: follow-up requests asked on the terminal (never for a ``batch`` plan's run: one
+    """MAX_ROUND: follow-up requests asked on the terminal (a view that may not ask gives none: one
     round); EVA_ROUND (with an evaluator): each round judged from ``round_result(round)``. Returns
     what judges the rounds; its ``finish`` judges the last one once the session ended."""
-    session.max_round = 1 if batch else system.max_round
+    session.max_round = system.max_round
     evaluator = wiring.evaluator
     verdicts: RoundVerdicts | _NoRoundVerdicts = _NoRoundVerdicts()
     if system.eva_round and evaluator is not None:

@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 from starweave.agents.mobile.tools import AGENT_NAME
-from starweave.session.console import ConsoleView
 from starweave.session.logs import SessionLogs
 from starweave.session.mobile_runner import make_mobile_agent
 from starweave.session.runner import session_result
@@ -25,8 +24,6 @@ class MobileServiceSession(DeviceServiceSession):
 
     async def play(self, logs: SessionLogs, started: float) -> dict[str, Any]:
         """Run the MobileAgent to the end of its round."""
-        agent = make_mobile_agent(
-            self.settings.config, self.llm, ConsoleView(quiet=True), self.settings.auto_approve
-        )
+        agent = make_mobile_agent(self.settings.config, self.llm, self.view, self.settings.auto_approve)
         session = await self.run_agent(agent, logs)
         return {**session_result(session, logs.path, time.monotonic() - started), "agent": AGENT_NAME}

@@ -56,9 +56,6 @@ class RunOptions:
     evaluate: bool = False
     #: Save a FINISHed run as experience without asking (``--save-experience``).
     save_experience: bool = False
-    #: A plan's run in ``--mode batch_normal|follower``: one round, and no follow-up request or
-    #: save-experience question asked on the terminal.
-    batch: bool = False
 
 
 def model_overrides(provider: str | None, model: str | None, replay_file: Path | None) -> dict[str, Any]:
@@ -221,8 +218,8 @@ async def run_options_session(
     set_up: SetUp,
     result_of: ResultOf,
 ) -> dict[str, Any]:
-    """:func:`run_local_session` of ``options``: its request, task name (else a timestamped one),
-    ``--save-experience`` and whether it is a batch plan's run."""
+    """:func:`run_local_session` of ``options``: its request, task name (else a timestamped one)
+    and ``--save-experience``."""
     task = options.task or default_task_name()
     return await run_local_session(
         config,
@@ -233,7 +230,6 @@ async def run_options_session(
         set_up,
         result_of,
         options.save_experience,
-        batch=options.batch,
     )
 
 

@@ -24,7 +24,6 @@ from starweave.device_kinds import DEVICE_KINDS, KIND_ALIASES
 from starweave.errors import ConfigError, SessionError
 from starweave.llm import LLMClient
 from starweave.llm.factory import create_llm
-from starweave.session.console import ConsoleView
 from starweave.session.desktop_service import HostServiceSession
 from starweave.session.logs import SessionLogs
 from starweave.session.mobile_service import MobileServiceSession
@@ -67,7 +66,7 @@ class LinuxServiceSession(DeviceServiceSession):
         """Run the LinuxAgent with the device's tools listed in its prompt."""
         config = self.settings.config
         tools = await self.device_tools()
-        agent = make_linux_agent(config, self.llm, ConsoleView(quiet=True), self.settings.auto_approve)
+        agent = make_linux_agent(config, self.llm, self.view, self.settings.auto_approve)
         session = await self.run_agent(agent, logs, tools)
         return session_result(session, logs.path, time.monotonic() - started)
 
@@ -105,8 +104,9 @@ class ServiceSessionFactory:
 
     Sessions share one model client per model block (the embedded model is loaded once and serves
     them in turn), created on first use; with the ``replay`` provider each session gets its own
-    client, so every session replays the recorded answers from the start. A HostAgent and its
-    AppAgents use one client when their blocks are equal (one replay file is one answer stream).
+    client, so every session replays the recorded answers from the start, closed when it ends. A
+    HostAgent and its AppAgents use one client when their blocks are equal (one replay file is one
+    answer stream).
     """
 
     def __init__(
@@ -125,27 +125,33 @@ class ServiceSessionFactory:
             self._shared[_block_key(config.app_agent)] = llm
         self._owned: list[LLMClient] = []
 
-    def _client(self, block: AgentLLMConfig) -> LLMClient:
+    def _client(self, block: AgentLLMConfig, owned: list[LLMClient]) -> LLMClient:
+        """The shared client of ``block``; a replay block gets a new one, put in ``owned`` (the
+        session's, closed when it ends)."""
         key = _block_key(block)
         shared = self._shared.get(key)
         if shared is not None and block.api_type != "replay":
             return shared
         client = create_llm(block, self.config.system, prices=self.config.prices)
-        self._owned.append(client)
-        if block.api_type != "replay":
+        if block.api_type == "replay":
+            owned.append(client)
+        else:
+            self._owned.append(client)
             self._shared[key] = client
         return client
 
-    def model_client(self, agent: str = "LinuxAgent") -> LLMClient:
-        """The model client of ``agent``'s next session."""
-        return self._client(self.config.agent_llm(agent))
-
     def session_models(self, agent: str) -> SessionModels:
         """The model clients of one session of ``agent`` (a HostAgent also gets its AppAgents')."""
-        llm = self.model_client(agent)
+        owned: list[LLMClient] = []
+        llm = self._client(self.config.agent_llm(agent), owned)
         if agent != "HostAgent" or self.config.app_agent == self.config.host_agent:
-            return SessionModels(llm)
-        return SessionModels(llm, self._client(self.config.app_agent))
+            return SessionModels(llm, owned=tuple(owned))
+        return SessionModels(llm, self._client(self.config.app_agent, owned), tuple(owned))
+
+    @property
+    def clients(self) -> tuple[LLMClient, ...]:
+        """The model clients this factory keeps (the shared ones; a replay session's are its own)."""
+        return tuple(self._owned)
 
     async def aclose(self) -> None:
         """Close the model clients this factory created."""

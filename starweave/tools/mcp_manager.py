@@ -4,7 +4,8 @@ An :class:`MCPServerHandle` is one open MCP client session to one server of ``mc
 
 - ``local``: a factory from the :class:`MCPRegistry` builds an ``MCPServer`` in this process and the
   client talks to it directly (no JSON-RPC framing, well under a millisecond per call);
-- ``http``: streamable HTTP at ``http://host:port/path``;
+- ``http``: streamable HTTP at ``http://host:port/path``, sending the server's key (the variable
+  ``api_key_env`` names, else ``$STARWEAVE_MCP_KEY``) as ``Authorization: Bearer KEY``;
 - ``stdio``: a child process (``command`` + ``start_args``, ``env`` merged onto the SDK's minimal
   environment, ``cwd``) spoken to over its stdin/stdout.
 
@@ -18,12 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar, cast
 
 from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, Tool
 
 from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig
@@ -145,13 +151,38 @@ async def _transport(call: Awaitable[_T]) -> _T:
         raise ToolError(describe_exception(exc)) from exc
 
 
+#: The variable an ``http`` entry's key is read from when it names none (``api_key_env``).
+DEFAULT_KEY_ENV = "STARWEAVE_MCP_KEY"
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    """A streamable-HTTP server and the key sent to it (kept out of ``repr``: no log shows it)."""
+
+    url: str
+    key: str = field(default="", repr=False)
+
+
+def http_target(config: McpServerConfig) -> HttpTarget:
+    """The URL of an ``http`` entry and its key; ToolError when the variable it names is unset."""
+    path = config.path if config.path.startswith("/") else f"/{config.path}"
+    url = f"http://{config.host}:{config.port}{path}"
+    key = os.environ.get(config.api_key_env or DEFAULT_KEY_ENV, "")
+    if config.api_key_env and not key:
+        raise ToolError(
+            f"http server {config.namespace!r} ({url}): its key variable {config.api_key_env} "
+            "(api_key_env in mcp.yaml) is not set"
+        )
+    return HttpTarget(url, key)
+
+
 class MCPServerHandle:
     """One open client session to one MCP server; create it through :class:`MCPServerManager`."""
 
     def __init__(
         self,
         config: McpServerConfig,
-        target: MCPServer | StdioServerParameters | str,
+        target: MCPServer | StdioServerParameters | HttpTarget,
         label: str,
         errlog: TextIO | None = None,
     ) -> None:
@@ -199,11 +230,8 @@ class MCPServerHandle:
     async def _own_session(self) -> None:
         assert self._ready is not None
         try:
-            target: Any = self._target
-            if isinstance(target, StdioServerParameters) and self._errlog is not None:
-                # Our own transport so the child's stderr lands in errlog, not on our terminal.
-                target = stdio_client(target, errlog=self._errlog)
-            async with Client(target) as client:
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(Client(await self._transport(stack)))
                 self._ready.set_result(client)
                 await self._closing.wait()
         except Exception as exc:
@@ -216,6 +244,18 @@ class MCPServerHandle:
         finally:
             if not self._ready.done():
                 self._ready.cancel()
+
+    async def _transport(self, stack: AsyncExitStack) -> Any:
+        """What the SDK's Client connects to, its HTTP client (if any) closed with ``stack``."""
+        target = self._target
+        if isinstance(target, StdioServerParameters) and self._errlog is not None:
+            # Our own transport so the child's stderr lands in errlog, not on our terminal.
+            return stdio_client(target, errlog=self._errlog)
+        if isinstance(target, HttpTarget):
+            headers = {"Authorization": f"Bearer {target.key}"} if target.key else None
+            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            return streamable_http_client(target.url, http_client=http)
+        return target
 
     async def list_tools(self) -> list[Tool]:
         """Every tool the server offers (following pagination); ToolError on any failure."""
@@ -369,9 +409,8 @@ class MCPServerManager:
                 ) from exc
             return MCPServerHandle(config, server, f"local server {config.namespace!r}")
         if config.type == "http":
-            path = config.path if config.path.startswith("/") else f"/{config.path}"
-            url = f"http://{config.host}:{config.port}{path}"
-            return MCPServerHandle(config, url, f"http server {config.namespace!r} ({url})")
+            target = http_target(config)
+            return MCPServerHandle(config, target, f"http server {config.namespace!r} ({target.url})")
         assert config.command is not None  # McpServerConfig validates this for stdio
         params = StdioServerParameters(
             command=config.command, args=list(config.start_args), env=dict(config.env) or None, cwd=config.cwd

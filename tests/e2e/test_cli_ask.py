@@ -191,3 +191,16 @@ def test_ctrl_c_during_the_question_stops_the_run(tmp_path: Path) -> None:
     result = json.loads((tmp_path / "logs" / "stopped" / "result.json").read_text())
     assert result["status"] == "interrupted"
     assert not (tmp_path / "ws" / "greeting.txt").exists()
+
+
+def test_no_ask_refuses_a_dangerous_command_without_asking_the_terminal(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "victim.txt").write_text("keep me\n")
+    answers = [answer("rm victim.txt"), answer(None, "FINISH", result="removed")]
+    # A terminal where the user already typed "y": --no-ask does not read it.
+    proc = run_cli(run_args(tmp_path, answers, "no_ask_rm", "--no-ask"), cli_env(tmp_path), tmp_path, ["y"])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    said = flat(proc.stdout)
+    assert "Not asked (--no-ask): refused rm victim.txt - allow such actions with --yes" in said
+    assert "Run it? [y/N]" not in said
+    assert (tmp_path / "ws" / "victim.txt").read_text() == "keep me\n"

@@ -64,6 +64,19 @@ CASES = {
     ),
     "workspace in /usr/local": (["run", "x", "-w", "/usr/local", *REPLAY], ["/usr/local", "inside /usr"]),
     "workspace in ~/.ssh": (["run", "x", "-w", "~/.ssh/agent", *REPLAY], [".ssh", "dot-folder"]),
+    "mcp http off loopback": (
+        ["mcp", "serve", "bash", "--transport", "http", "--host", "0.0.0.0", "-w", "ws"],
+        ["refusing to serve on 0.0.0.0", "--allow-remote"],
+    ),
+    "mcp http remote without a key": (
+        ["mcp", "serve", "files", "--transport", "http", "--host", "0.0.0.0", "--allow-remote", "-w", "ws"],
+        ["--allow-remote needs a key", "STARWEAVE_MCP_KEY"],
+    ),
+    "mcp mobile off loopback": (["mcp", "serve", "mobile", "--host", "0.0.0.0"], ["--allow-remote"]),
+    "mcp mobile remote without a key": (
+        ["mcp", "serve", "mobile", "--host", "0.0.0.0", "--allow-remote"],
+        ["--allow-remote needs a key"],
+    ),
     "client workspace in /etc": (
         ["client", "-w", "/etc/agent", "--ws-server", "ws://127.0.0.1:9/ws"],
         ["/etc"],

@@ -36,6 +36,19 @@ def write_replay(folder: Path, name: str, answers: list[dict[str, Any]]) -> None
     (folder / f"{name}.jsonl").write_text(text, encoding="utf-8")
 
 
+def replay_options(tmp_path: Path, **extra: Any) -> RunOptions:
+    """A batch "nightly" in ``tmp_path``: workspace ``ws``, answers from ``replay/``, logs in ``logs``."""
+    return RunOptions(
+        request="",
+        workspace=tmp_path / "ws",
+        task="nightly",
+        provider="replay",
+        replay_file=tmp_path / "replay",
+        log_dir=tmp_path / "logs",
+        **extra,
+    )
+
+
 async def run_plans(tmp_path: Path, plan: Path, evaluate: bool = False) -> tuple[dict[str, Any], str]:
     replay = {"provider": "replay", "replay_file": tmp_path / "replay", "log_dir": tmp_path / "logs"}
     options = RunOptions(request="", workspace=tmp_path / "ws", task="nightly", evaluate=evaluate, **replay)
@@ -149,15 +162,7 @@ async def test_a_plan_runs_one_round_without_terminal_questions(
         write_replay(tmp_path / "replay", name, [answer(None, "FINISH", result="done")])
     # A terminal that would answer, MAX_ROUND 2 and SAVE_EXPERIENCE ask: a plan still asks nothing.
     config = config_dir(tmp_path, MAX_ROUND=2, RAG_EXPERIENCE=True, SAVE_EXPERIENCE="ask")
-    base = RunOptions(
-        request="",
-        workspace=tmp_path / "ws",
-        task="nightly",
-        provider="replay",
-        replay_file=tmp_path / "replay",
-        log_dir=tmp_path / "logs",
-        config_dir=config,
-    )
+    base = replay_options(tmp_path, config_dir=config)
     with (tmp_path / "console.txt").open("w") as out:
         view = AnsweringView(Console(file=out, width=140), answer=False, typed=["another request"])
         summary = await run_batch(base, view, BatchRequest(RunMode.BATCH, plans / "asked.json"))
@@ -167,6 +172,35 @@ async def test_a_plan_runs_one_round_without_terminal_questions(
     console = (tmp_path / "console.txt").read_text(encoding="utf-8")
     assert summary["status"] == "FINISH" and view.typed == ["another request"]
     assert "Next request" not in console
-    assert "Experience not saved: not asked in a batch" in console
+    assert "Experience not saved: a batch runs unattended" in console
     (document,) = KnowledgeBase(tmp_path / "kb").store("experience").documents()
     assert f"Experience saved: {document.id}" in console
+
+
+@pytest.mark.parametrize("auto_approve", [False, True])
+async def test_a_plans_dangerous_command_is_refused_without_asking_unless_yes(
+    tmp_path: Path, auto_approve: bool
+) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "victim.txt").write_text("keep me\n")
+    plans = tmp_path / "plans"
+    write_plan(plans, "remove", {"task": "remove victim.txt"})
+    write_replay(
+        tmp_path / "replay", "remove", [answer("rm victim.txt"), answer(None, "FINISH", result="gone")]
+    )
+    options = replay_options(tmp_path, auto_approve=auto_approve)
+    with (tmp_path / "console.txt").open("w") as out:
+        # A user at the terminal who would say yes: a plan asks nobody.
+        view = AnsweringView(Console(file=out, width=200), answer=True, typed=["y"])
+        summary = await run_batch(options, view, BatchRequest(RunMode.BATCH, plans / "remove.json"))
+    console = (tmp_path / "console.txt").read_text(encoding="utf-8")
+    assert view.asked == [] and view.typed == ["y"]
+    if auto_approve:
+        assert summary["status"] == "FINISH" and not (tmp_path / "ws" / "victim.txt").exists()
+        return
+    assert summary["plans"][0]["status"] == "FAIL"
+    assert (tmp_path / "ws" / "victim.txt").read_text() == "keep me\n"
+    assert (
+        "Not asked (a batch runs unattended): refused rm victim.txt - allow such actions with --yes"
+        in console
+    )

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.service_device import InProcessDevice
 
-from starweave.aip.messages import ClientMessage, ClientMessageType, ServerMessage, parse_server_message
+from starweave.aip.messages import ServerMessage
 from starweave.config import load_config
 from starweave.errors import SessionError
 from starweave.session.service import SESSION_KINDS, LinuxServiceSessionFactory
-from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
-from starweave.tools.servers import register_builtin_servers
 
 
 def step(command: str | None, status: str = "CONTINUE", result: str = "") -> dict[str, Any]:
@@ -38,42 +37,19 @@ async def test_service_session_runs_commands_on_the_device(tmp_path: Path) -> No
             "system": {"LOG_DIR": str(tmp_path / "logs"), "SHELL": {"WORKSPACE": str(device_ws)}},
         },
     )
-    register_builtin_servers()
-    servers = MCPServerManager(config.system.shell)
-    router = CommandRouter(ComputerManager(config.mcp, servers))
-    sent: list[ServerMessage] = []
-    holder: dict[str, Any] = {}
-
-    async def device(message: ServerMessage) -> None:
-        # The wire: serialise, parse as the device would, execute, answer COMMAND_RESULTS.
-        received = parse_server_message(message.model_dump_json(exclude_none=True))
-        sent.append(received)
-        results = await router.execute(
-            received.agent_name or "LinuxAgent", None, None, received.actions or []
-        )
-        answer = ClientMessage(
-            type=ClientMessageType.COMMAND_RESULTS,
-            action_results=results,
-            prev_response_id=received.response_id,
-            session_id=received.session_id,
-            status=received.status,
-            client_id="dev1",
-        )
-        asyncio.get_running_loop().call_soon(
-            lambda: asyncio.ensure_future(holder["session"].set_result(received.response_id, answer))
-        )
-
+    device = InProcessDevice(config)
     factory = LinuxServiceSessionFactory(config)
     session = factory(session_id="s1", task_name="t1", request="make a file", send=device, platform="linux")
-    holder["session"] = session
+    device.session = session
     try:
         await asyncio.wait_for(session.run(), 30)
     finally:
-        await servers.aclose()
+        await device.aclose()
         await factory.aclose()
     assert session.is_finished() and not session.is_error()
     assert session.results["status"] == "FINISH"
     assert (device_ws / "made.txt").read_text() == "remote\n"
+    sent = device.sent
     assert sent[0].actions and sent[0].actions[0].tool_name == "list_tools"
     assert sent[1].actions and sent[1].actions[0].tool_name == "execute_command"
     assert (tmp_path / "logs" / "t1" / "result.json").exists()

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from starweave.config import ShellConfig
+    from starweave.tools.servers.http_access import HttpAccess
 
 BUILTIN_SERVERS = ("BashExecutor", "FileExecutor")
 CLI_NAMES = {"bash": "BashExecutor", "files": "FileExecutor"}
@@ -116,8 +117,10 @@ async def serve_named(
     port: int,
     workspace: Path | None,
     config_dir: Path | None,
+    access: HttpAccess | None = None,
 ) -> None:
-    """Serve one of our servers (``bash`` or ``files``) over stdio or streamable HTTP."""
+    """Serve one of our servers (``bash`` or ``files``) over stdio or streamable HTTP (guarded by
+    ``access``: :mod:`starweave.tools.servers.http_access`)."""
     from starweave.config import load_config
     from starweave.tools.servers.shell import ensure_sandbox, serve
 
@@ -130,4 +133,4 @@ async def serve_named(
     if namespace == "BashExecutor":
         await ensure_sandbox(config.system.shell)  # a required sandbox that is missing: exit 2 now
     server = _bash(config.system.shell) if namespace == "BashExecutor" else _files(config.system.shell)
-    await serve(server, transport, host=host, port=port)
+    await serve(server, transport, host=host, port=port, access=access)

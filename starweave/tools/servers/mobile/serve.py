@@ -2,8 +2,9 @@
 
 One process, so that both servers share the device's :class:`MobileServerState` (the executor
 clicks the controls the collector read). Each listens on its own port with streamable HTTP at
-``/mcp`` and answers ``GET /health``. On a loopback address the MCP SDK's DNS-rebinding protection
-checks Host and Origin, as for ``mcp serve bash``.
+``/mcp`` and answers ``GET /health``. Both are guarded as ``mcp serve bash`` is
+(:mod:`starweave.tools.servers.http_access`): off loopback only with ``--allow-remote`` and a key.
+``/health`` names the server only: not the adb program nor the device.
 """
 
 from __future__ import annotations
@@ -12,26 +13,24 @@ import asyncio
 import socket
 from collections.abc import Callable
 
-import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from starweave.tools.mobile.adb import Adb
+from starweave.tools.servers.http_access import HttpAccess, guarded_app, uvicorn_server
 from starweave.tools.servers.mobile.collector import create_data_collector_server
 from starweave.tools.servers.mobile.executor import create_executor_server
-from starweave.tools.servers.mobile.state import MobileServerState, mobile_state
+from starweave.tools.servers.mobile.state import mobile_state
 
 Announce = Callable[[str, str], None]
 """Called with (namespace, url) once each server listens (the port is known even for port 0)."""
 
 
-def _add_health(server: MCPServer, namespace: str, state: MobileServerState) -> None:
+def _add_health(server: MCPServer, namespace: str) -> None:
     @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse(
-            {"status": "healthy", "server": namespace, "adb_path": state.adb.path, "serial": state.adb.serial}
-        )
+        return JSONResponse({"status": "healthy", "server": namespace})
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -55,8 +54,9 @@ async def serve_mobile(
     data_port: int = 8020,
     action_port: int = 8021,
     announce: Announce | None = None,
+    access: HttpAccess | None = None,
 ) -> None:
-    """Serve both mobile servers for ``adb``'s device until cancelled."""
+    """Serve both mobile servers for ``adb``'s device until cancelled, guarded by ``access``."""
     state = mobile_state(adb)
     servers = {
         "MobileDataCollector": (create_data_collector_server(state), data_port),
@@ -64,11 +64,10 @@ async def serve_mobile(
     }
     runs = []
     for namespace, (server, port) in servers.items():
-        _add_health(server, namespace, state)
-        app = server.streamable_http_app(streamable_http_path="/mcp", json_response=True, host=host)
+        _add_health(server, namespace)
+        app = guarded_app(server, host, access or HttpAccess())
         sock = _listen(host, port)
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
-        runs.append((uvicorn.Server(config), sock))
+        runs.append((uvicorn_server(app), sock))
         if announce:
             announce(namespace, _url(host, sock))
     try:

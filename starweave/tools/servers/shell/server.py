@@ -14,6 +14,7 @@ from pydantic import Field
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, StarweaveError
+from starweave.tools.servers.http_access import HttpAccess, guarded_app, uvicorn_server
 from starweave.tools.servers.shell.policy import ShellPolicy
 from starweave.tools.servers.shell.runner import run_command
 from starweave.tools.servers.shell.sandbox import select_sandbox
@@ -108,13 +109,19 @@ def create_bash_server(shell: ShellConfig) -> MCPServer:
     return srv
 
 
-async def serve(server: MCPServer, transport: str, host: str = "127.0.0.1", port: int = 8010) -> None:
-    """Run ``server`` until cancelled: ``stdio``, or ``http``/``streamable-http`` at http://host:port/mcp."""
+async def serve(
+    server: MCPServer,
+    transport: str,
+    host: str = "127.0.0.1",
+    port: int = 8010,
+    access: HttpAccess | None = None,
+) -> None:
+    """Run ``server`` until cancelled: ``stdio``, or ``http``/``streamable-http`` at
+    http://host:port/mcp, guarded by ``access`` (see ``starweave.tools.servers.http_access``)."""
     if transport == "stdio":
         await server.run_stdio_async()
     elif transport in ("http", "streamable-http", "streamable_http"):
-        await server.run_streamable_http_async(
-            host=host, port=port, streamable_http_path="/mcp", json_response=True
-        )
+        app = guarded_app(server, host, access or HttpAccess())
+        await uvicorn_server(app, host, port).serve()
     else:
         raise ConfigError(f"unknown MCP transport {transport!r}; use 'stdio' or 'http'")

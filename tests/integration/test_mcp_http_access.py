@@ -1,0 +1,158 @@
+"""MCP servers served over HTTP: off loopback ("remote" mode, here bound to 127.0.0.1 so that the
+tests stay on this machine) every request needs ``Authorization: Bearer KEY`` and a Host/Origin
+naming this machine; on loopback the SDK's DNS-rebinding protection stays. Clients configured
+with an ``http`` entry send the key from the environment."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers.mobile_kit import fake_device
+
+from starweave.config.models import McpServerConfig, ShellConfig
+from starweave.errors import ToolError
+from starweave.tools.mcp_manager import MCPServerManager
+from starweave.tools.servers.files import create_file_server
+from starweave.tools.servers.http_access import HttpAccess, guarded_app, uvicorn_server
+from starweave.tools.servers.mobile import serve_mobile
+
+KEY = "s3cret-key-for-tests"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@asynccontextmanager
+async def files_server(tmp_path: Path, access: HttpAccess) -> AsyncIterator[int]:
+    """The FileExecutor served as ``mcp serve files`` does, on 127.0.0.1; yields its port."""
+    server = create_file_server(ShellConfig(workspace=str(tmp_path)))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.setblocking(False)
+    http = uvicorn_server(guarded_app(server, "127.0.0.1", access))
+    task = asyncio.create_task(http.serve(sockets=[sock]))
+    try:
+        for _ in range(400):  # poll (up to ~20 s) until it serves
+            if http.started or task.done():
+                break
+            await asyncio.sleep(0.05)
+        assert http.started, "the server did not start"
+        yield sock.getsockname()[1]
+    finally:
+        http.should_exit = True
+        await asyncio.wait_for(task, 20)
+        sock.close()
+
+
+def entry(port: int, **extra: str) -> McpServerConfig:
+    return McpServerConfig(namespace="FileExecutor", type="http", host="127.0.0.1", port=port, **extra)
+
+
+async def tool_names(config: McpServerConfig) -> list[str]:
+    manager = MCPServerManager()
+    try:
+        handle = await manager.get_or_create(config)
+        return sorted(t.name for t in await handle.list_tools())
+    finally:
+        await manager.aclose()
+
+
+async def test_remote_mode_needs_the_key_and_this_machines_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STARWEAVE_MCP_KEY", raising=False)
+    async with files_server(tmp_path, HttpAccess(key=KEY, remote=True)) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with httpx.AsyncClient() as http:
+            bearer = {**MCP_HEADERS, "Authorization": f"Bearer {KEY}"}
+            assert (await http.post(url, json=INITIALIZE, headers=MCP_HEADERS)).status_code == 401
+            wrong = {**MCP_HEADERS, "Authorization": "Bearer s3cret-key-for-tesTS"}
+            refused = await http.post(url, json=INITIALIZE, headers=wrong)
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+            assert (await http.post(url, json=INITIALIZE, headers=bearer)).status_code == 200
+            # The right key from a foreign name (DNS rebinding) or a foreign page is refused too.
+            foreign = await http.post(url, json=INITIALIZE, headers={**bearer, "Host": "evil.example"})
+            assert foreign.status_code == 421
+            page = await http.post(url, json=INITIALIZE, headers={**bearer, "Origin": "http://evil.example"})
+            assert page.status_code == 403
+            # Every path is guarded, not only /mcp.
+            assert (await http.get(f"http://127.0.0.1:{port}/anything")).status_code == 401
+        # A client configured with the entry: without a key it cannot start; with it, it lists.
+        with pytest.raises(ToolError, match="failed to start") as caught:
+            await tool_names(entry(port))
+        assert KEY not in str(caught.value)
+        monkeypatch.setenv("STARWEAVE_MCP_KEY", KEY)
+        assert "read_file" in await tool_names(entry(port))
+        monkeypatch.delenv("STARWEAVE_MCP_KEY")
+        monkeypatch.setenv("FILES_KEY", KEY)
+        assert "read_file" in await tool_names(entry(port, api_key_env="FILES_KEY"))
+
+
+async def test_loopback_without_a_key_keeps_the_sdks_host_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STARWEAVE_MCP_KEY", raising=False)
+    async with files_server(tmp_path, HttpAccess()) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with httpx.AsyncClient() as http:
+            foreign = await http.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example"})
+            assert foreign.status_code == 421
+        assert "read_file" in await tool_names(entry(port))
+
+
+def test_an_entry_naming_an_unset_key_variable_is_one_line() -> None:
+    with pytest.raises(ToolError) as caught:
+        MCPServerManager()._build(entry(8010, api_key_env="STARWEAVE_TEST_UNSET_KEY"))
+    assert str(caught.value) == (
+        "http server 'FileExecutor' (http://127.0.0.1:8010/mcp): its key variable "
+        "STARWEAVE_TEST_UNSET_KEY (api_key_env in mcp.yaml) is not set"
+    )
+
+
+async def test_mobile_servers_guard_health_and_it_names_no_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    device = fake_device(tmp_path, monkeypatch)
+    urls: dict[str, str] = {}
+    listening = asyncio.Event()
+
+    def announce(namespace: str, url: str) -> None:
+        urls[namespace] = url
+        if len(urls) == 2:
+            listening.set()
+
+    access = HttpAccess(key=KEY, remote=True)
+    task = asyncio.create_task(serve_mobile(device.adb, "127.0.0.1", 0, 0, announce=announce, access=access))
+    try:
+        await asyncio.wait_for(listening.wait(), 30)
+        health_url = urls["MobileExecutor"].replace("/mcp", "/health")
+        async with httpx.AsyncClient() as http:
+            for _ in range(400):  # the socket listens already; poll until uvicorn answers
+                try:
+                    unkeyed = await http.get(health_url)
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+            assert unkeyed.status_code == 401
+            health = await http.get(health_url, headers={"Authorization": f"Bearer {KEY}"})
+        assert health.json() == {"status": "healthy", "server": "MobileExecutor"}
+        assert device.adb.path not in health.text and "emulator-5554" not in health.text
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
