@@ -95,7 +95,9 @@ def test_a_run_outside_the_repository_uses_the_built_in_servers(
 def two_phones_adb(folder: Path) -> Path:
     """An adb that lists two usable phones (and runs nothing else)."""
     adb = folder / "two-phones-adb"
-    adb.write_text("#!/bin/sh\nprintf 'List of devices attached\\nphone-a\\tdevice\\nphone-b\\tdevice\\n\\n'\n")
+    adb.write_text(
+        "#!/bin/sh\nprintf 'List of devices attached\\nphone-a\\tdevice\\nphone-b\\tdevice\\n\\n'\n"
+    )
     adb.chmod(0o755)
     return adb
 

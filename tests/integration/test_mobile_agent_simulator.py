@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,10 +79,17 @@ async def test_a_wrong_serial_stops_the_run_before_the_first_step(
     assert not (tmp_path / "logs" / "run1").exists()  # no step ran, no model was asked
 
 
-async def watch_phone(phone: SimulatedPhone, seen: Callable[[dict[str, Any]], bool]) -> None:
-    """Return once the phone's state satisfies ``seen`` (polled; the caller bounds the wait)."""
+def poll_phone(phone: SimulatedPhone, seen: Callable[[dict[str, Any]], bool], limit: float = 90) -> None:
+    """Return once the phone's state satisfies ``seen`` (polled, with a generous deadline)."""
+    deadline = time.monotonic() + limit
     while not seen(phone.state()):
-        await asyncio.sleep(0.02)
+        assert time.monotonic() < deadline, "the phone never reached the state waited for"
+        time.sleep(0.02)
+
+
+async def watch_phone(phone: SimulatedPhone, seen: Callable[[dict[str, Any]], bool]) -> None:
+    """:func:`poll_phone` in a thread, while the run goes on in the event loop."""
+    await asyncio.to_thread(poll_phone, phone, seen)
 
 
 def dumped(state: dict[str, Any]) -> bool:
@@ -127,7 +135,9 @@ async def test_each_step_sees_the_controls_of_the_screen_it_shows(
         result = await run_on_phone(tmp_path, "wait for notes", answers, mobile)
         await change
     assert result["status"] == "FINISH", result
-    prompts = [call["prompt"][-1]["content"] for call in read_jsonl(tmp_path / "logs" / "run1" / "request.log")]
+    prompts = [
+        call["prompt"][-1]["content"] for call in read_jsonl(tmp_path / "logs" / "run1" / "request.log")
+    ]
     assert "EditText 'Note'" not in prompts[0]
     assert "[2] EditText 'Note'" in prompts[1] and "[4] Button 'Delete'" in prompts[1]
 

@@ -87,7 +87,9 @@ async def test_a_failed_ui_dump_never_gives_the_previous_screen(android_phone: S
     android_phone.dump()  # an earlier dump left its file on the phone (the launcher's)
     assert 'text="Notes"' in await adb.dump_ui_xml()
     android_phone.update(ui_dump_fails=True, screen="notes")  # the dump now fails without a word
-    with pytest.raises(AdbError, match=r"`adb -s emulator-5554 shell cat /sdcard/starweave_ui_\w+\.xml` failed"):
+    with pytest.raises(
+        AdbError, match=r"`adb -s emulator-5554 shell cat /sdcard/starweave_ui_\w+\.xml` failed"
+    ):
         await adb.dump_ui_xml()
     # Every dump's file is removed: nothing is left for a later failure to read.
     assert not [f for f in (android_phone.folder / "sdcard").rglob("starweave_ui_*")]

@@ -58,7 +58,8 @@ def test_a_stdio_mobile_server_is_refused() -> None:
 def test_device_options_with_an_http_server_are_refused() -> None:
     config = config_with(LOCAL[0], HTTP)
     with pytest.raises(
-        ConfigError, match=r"^--serial/--adb-path cannot reach the http server MobileExecutor at 127.0.0.1:8021"
+        ConfigError,
+        match=r"^--serial/--adb-path cannot reach the http server MobileExecutor at 127.0.0.1:8021",
     ):
         apply_device_settings(config, MobileOptions(serial="emulator-5554"))
     # Without the options an http server is used as it is (its own process drives its phone).

@@ -203,12 +203,17 @@ def gone(pid: int) -> bool:
     return False
 
 
-async def wait_for_pid(pid_file: Path) -> int:
-    deadline = time.monotonic() + 15
+def poll_pid(pid_file: Path, limit: float = 30) -> int:
+    """The pid the stand-in wrote, once it is there (polled, with a generous deadline)."""
+    deadline = time.monotonic() + limit
     while not (pid_file.is_file() and pid_file.read_text().strip()):
         assert time.monotonic() < deadline, "the stand-in never started"
-        await asyncio.sleep(0.02)
+        time.sleep(0.02)
     return int(pid_file.read_text())
+
+
+async def wait_for_pid(pid_file: Path) -> int:
+    return await asyncio.to_thread(poll_pid, pid_file)
 
 
 async def test_a_cancelled_call_kills_and_reaps_adb(tmp_path: Path) -> None:
@@ -231,4 +236,4 @@ async def test_output_is_read_with_a_cap(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(AdbError, match=r"`adb shell wm size` printed more than 100000 bytes"):
         await adb.wm_size()
     assert time.monotonic() - started < 15
-    assert gone(int(pid_file.read_text()))
+    assert gone(poll_pid(pid_file))

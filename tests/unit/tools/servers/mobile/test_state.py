@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import threading
 from collections.abc import Callable
@@ -122,7 +123,7 @@ class PullingAdb(Adb):
 
     async def run(self, *args: str, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         if args[0] == "pull":
-            Path(args[2]).write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+            await asyncio.to_thread(Path(args[2]).write_bytes, b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
         return b"not a png"
 
 
