@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import shlex
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from starweave.errors import ToolError
+
+logger = logging.getLogger(__name__)
 
 ALLOWED_KEYCODES = (
     "KEYCODE_HOME",
@@ -47,6 +50,7 @@ MAX_TEXT_LENGTH = 2_000
 MAX_OUTPUT_BYTES = 32 * 1024 * 1024  # a screenshot of a 4K screen stays well below this
 MAX_ERROR_BYTES = 1024 * 1024  # adb's error text is a line or two
 READ_CHUNK = 64 * 1024
+REAP_SECONDS = 5.0  # how long a killed adb may take to close its pipes
 SCREEN_TEMP = "/sdcard/screen_temp.png"
 UI_DUMP_PREFIX = "/sdcard/starweave_ui_"  # + a fresh hex token + ".xml" per dump
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -96,15 +100,20 @@ async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:
     """Kill ``proc`` if it still runs and wait for it. Shielded: when the caller is being cancelled,
-    the wait still completes, so the child is reaped before the cancellation goes on."""
+    the wait still completes, so the child is reaped before the cancellation goes on. Bounded: the
+    wait also needs the output pipes closed, which a grandchild may hold; the killed child itself is
+    reaped by the event loop's child watcher either way."""
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
     waiting = asyncio.ensure_future(proc.wait())
     try:
-        await asyncio.shield(waiting)
+        await asyncio.wait_for(asyncio.shield(waiting), REAP_SECONDS)
+    except TimeoutError:
+        logger.warning("adb (pid %s) was killed but a process it started still holds its output", proc.pid)
     except asyncio.CancelledError:
-        await waiting  # cancelled again while reaping: finish the (immediate) wait, then go on
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waiting, REAP_SECONDS)  # cancelled again while reaping: finish it
         raise
 
 

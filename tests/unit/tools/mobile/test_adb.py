@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -231,7 +232,8 @@ async def test_output_is_read_with_a_cap(tmp_path: Path, monkeypatch: pytest.Mon
     # Past the cap the command is stopped at once; reading everything first would sit until the
     # 20 s timeout here (the stand-in keeps its pipe open).
     monkeypatch.setattr("starweave.tools.mobile.adb.MAX_OUTPUT_BYTES", 100_000)
-    adb, pid_file = slow_adb(tmp_path, "head -c 300000 /dev/zero\nexec sleep 60")
+    writer = "import sys, time; sys.stdout.buffer.write(bytes(300_000)); sys.stdout.flush(); time.sleep(60)"
+    adb, pid_file = slow_adb(tmp_path, f"exec {shlex.quote(sys.executable)} -c {shlex.quote(writer)}")
     started = time.monotonic()
     with pytest.raises(AdbError, match=r"`adb shell wm size` printed more than 100000 bytes"):
         await adb.wm_size()
