@@ -10,27 +10,38 @@ user-installed apps (``pm list packages -3``, short names) next to the kind's ca
 from __future__ import annotations
 
 from starweave.config import StarweaveConfig
-from starweave.config.models import ShellConfig, default_mcp
+from starweave.config.models import default_mcp
 from starweave.errors import ConfigError
-from starweave.session.mobile_runner import MobileOptions, apply_device_settings, check_device_options
+from starweave.session.mobile_runner import (
+    MobileOptions,
+    apply_device_settings,
+    check_device_options,
+    probe_phone,
+)
+from starweave.tools.mcp_manager import MCPRegistry
 from starweave.tools.mobile import AdbError
-from starweave.tools.servers.mobile.state import state_for_session
+from starweave.tools.servers.mobile import MobileRegistry, device_adb, mobile_registry, mobile_state
 
-__all__ = ["MAX_APPS", "app_names", "bind_phone", "phone_apps"]
+__all__ = ["MAX_APPS", "app_names", "bind_phone", "phone_apps", "phone_registry"]
 
 AGENT_NAME = "MobileAgent"
 #: Apps announced at most: every word goes into the ConstellationAgent's prompt.
 MAX_APPS = 12
-ADB_HINT = "enable USB debugging on the phone and check `adb devices`"
+WHAT = "--platform mobile"
 
 
 def bind_phone(config: StarweaveConfig, serial: str, adb_path: str) -> None:
-    """Give ``config`` the MobileAgent's servers (the shipped ones when mcp.yaml has none) and point
-    them at the phone of ``serial`` / ``adb_path``; ConfigError for a bad serial or a missing adb."""
-    mobile = MobileOptions(serial=serial, adb_path=adb_path)
-    check_device_options(mobile)
+    """Give ``config`` the MobileAgent's servers (the shipped ones when mcp.yaml has none), for the
+    phone of ``serial`` / ``adb_path``; ConfigError for a bad serial or a missing adb."""
+    check_device_options(MobileOptions(serial=serial, adb_path=adb_path))
     config.mcp.setdefault(AGENT_NAME, default_mcp()[AGENT_NAME])
-    apply_device_settings(config, mobile)
+
+
+def phone_registry(config: StarweaveConfig, serial: str, adb_path: str) -> MobileRegistry:
+    """The registry whose mobile servers drive the phone of ``serial`` / ``adb_path`` (give it to the
+    client's MCP manager); ConfigError for a stdio mobile server or the options with an http one."""
+    registry = apply_device_settings(config, MobileOptions(serial=serial, adb_path=adb_path))
+    return registry or mobile_registry(mobile_state(device_adb(serial, adb_path)))
 
 
 def app_names(packages: list[str]) -> list[str]:
@@ -43,25 +54,15 @@ def app_names(packages: list[str]) -> list[str]:
     return names[:MAX_APPS]
 
 
-async def phone_apps(shell: ShellConfig) -> list[str]:
-    """Check that adb sees the phone bound to ``shell`` and return its user apps' short names;
-    ConfigError (one line) when adb is missing, the phone is not attached or several are."""
-    adb = state_for_session(shell).adb
-    try:
-        attached = await adb.devices()
-    except AdbError as exc:
-        raise ConfigError(f"--platform mobile: {exc}") from None
-    ready = [serial for serial, state in attached if state == "device"]
-    listed = ", ".join(f"{serial} ({state})" for serial, state in attached) or "none"
-    if adb.serial and adb.serial not in ready:
-        raise ConfigError(
-            f"--platform mobile: adb does not see the phone {adb.serial} (attached: {listed}); {ADB_HINT}"
-        )
-    if not adb.serial and len(ready) != 1:
-        problem = "no phone is attached" if not ready else f"several phones are attached ({listed})"
-        raise ConfigError(f"--platform mobile: {problem}; pass --serial SERIAL ({ADB_HINT})")
+async def phone_apps(registry: MCPRegistry) -> list[str]:
+    """Check (:func:`probe_phone`) the phone ``registry``'s servers drive and return its user apps'
+    short names; ConfigError (one line) when adb is missing or the phone is not usable."""
+    if not isinstance(registry, MobileRegistry):
+        raise ConfigError(f"{WHAT}: the client's servers are not bound to a phone (see phone_registry)")
+    adb = registry.state.adb
+    await probe_phone(adb, WHAT)
     try:
         packages = await adb.list_packages(third_party_only=True)
     except AdbError as exc:
-        raise ConfigError(f"--platform mobile: could not list the phone's apps: {exc}") from None
+        raise ConfigError(f"{WHAT}: could not list the phone's apps: {exc}") from None
     return app_names(packages)

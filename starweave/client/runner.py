@@ -18,11 +18,12 @@ from starweave.client.device_client import DeviceClient
 from starweave.client.websocket import DeviceWebSocketClient
 from starweave.config import StarweaveConfig, load_config
 from starweave.config.loader import place_workspace
-from starweave.config.models import ShellConfig, default_mcp
+from starweave.config.models import default_mcp
 from starweave.device_kinds import DeviceKind, device_capabilities, device_kind
 from starweave.errors import ConfigError, ToolError
 from starweave.session.timeouts import tool_timeout
 from starweave.tools import ComputerManager, MCPServerManager
+from starweave.tools.mcp_manager import MCPRegistry
 from starweave.tools.servers import register_builtin_servers, resolve_workspace
 from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
@@ -112,8 +113,8 @@ def _desktop_device(kind: DeviceKind, config: StarweaveConfig, options: ClientOp
 
 
 def _mobile_device(kind: DeviceKind, config: StarweaveConfig, options: ClientOptions) -> list[Closer]:
-    """A phone: the MobileAgent's servers bound to ``--serial`` / ``--adb-path`` (the phone itself is
-    checked by :func:`probe_device`, before the client registers)."""
+    """A phone: the MobileAgent's servers (:func:`_device_registry` builds them on the phone of
+    ``--serial`` / ``--adb-path``; :func:`probe_device` checks the phone before registering)."""
     from starweave.client.mobile_device import bind_phone
 
     bind_phone(config, options.serial, options.adb_path)
@@ -131,14 +132,14 @@ CLIENT_PLATFORMS: dict[str, Callable[[DeviceKind, StarweaveConfig, ClientOptions
 a new kind of device is one entry here and one in ``starweave.device_kinds.DEVICE_KINDS``."""
 
 
-async def _phone_probe(shell: ShellConfig) -> list[str]:
+async def _phone_probe(servers: MCPServerManager) -> list[str]:
     """A phone: ``adb devices`` sees it; its user apps' short names."""
     from starweave.client.mobile_device import phone_apps
 
-    return await phone_apps(shell)
+    return await phone_apps(servers.registry)
 
 
-Probe = Callable[[ShellConfig], Awaitable[list[str]]]
+Probe = Callable[[MCPServerManager], Awaitable[list[str]]]
 
 CLIENT_PROBES: dict[str, Probe] = {"mobile": _phone_probe}
 """The kinds whose device is checked before the client registers (the device behind the tools must
@@ -151,7 +152,7 @@ async def probe_device(device: DeviceClient) -> None:
     probe = CLIENT_PROBES.get(device.platform)
     if probe is None or device.capabilities is None:
         return
-    found = await probe(device.mcp_server_manager.shell)
+    found = await probe(device.mcp_server_manager)
     device.capabilities += [item for item in found if item not in device.capabilities]
 
 
@@ -193,6 +194,15 @@ def prepare_platform(
     return kind, prepare(kind, config, options)
 
 
+def _device_registry(kind: DeviceKind, config: StarweaveConfig, options: ClientOptions) -> MCPRegistry | None:
+    """The in-process servers of the device: a phone's are built on that phone (passed, not looked up)."""
+    if kind.name != "mobile":
+        return None
+    from starweave.client.mobile_device import phone_registry
+
+    return phone_registry(config, options.serial, options.adb_path)
+
+
 def build_device_client(options: ClientOptions) -> DeviceClient:
     """The DeviceClient with the configured MCP servers, confined to the workspace; it registers
     as its device kind, with that kind's capabilities (``starweave.device_kinds``)."""
@@ -201,7 +211,7 @@ def build_device_client(options: ClientOptions) -> DeviceClient:
     workspace = resolve_workspace(options.workspace, config.system.shell.mode)
     place_workspace(config, options.config_dir, workspace)
     register_builtin_servers()
-    servers = MCPServerManager(config.system.shell)
+    servers = MCPServerManager(config.system.shell, registry=_device_registry(kind, config, options))
     computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
     log.info("Platform detected/specified: %s", kind.name)
     return DeviceClient(

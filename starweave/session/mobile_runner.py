@@ -2,9 +2,11 @@
 entry of ``mcp.yaml`` (the MobileDataCollector and MobileExecutor servers, spec C §13.9).
 
 ``--serial`` and ``--adb-path`` reach the servers through :func:`apply_device_settings`, the one place
-that knows how: the session's in-process (``local``) servers are bound to that device, a ``stdio``
-server gets them in its environment. An ``http`` server runs on its own and takes them on its own
-command line.
+that knows how: the session's in-process (``local``) servers are built on that device's state (a
+registry passed to the MCP manager). An ``http`` server runs on its own and drives the phone given on
+its own command line, so the two options are refused with one; ``stdio`` is refused for these servers
+(two processes could not share the control list ``click_control`` reads). Before the first step,
+:func:`probe_phone` checks that adb sees exactly the phone meant and that it is usable.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from starweave.agents.mobile import MobileAgent
 from starweave.agents.mobile.tools import AGENT_NAME
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config import StarweaveConfig
+from starweave.config.models import McpServerConfig
 from starweave.errors import ConfigError
 from starweave.llm.factory import create_llm
 from starweave.session.console import ConsoleView
@@ -39,9 +42,15 @@ from starweave.session.runner import (
 from starweave.session.session import LinuxSession
 from starweave.session.timeouts import tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
-from starweave.tools.mobile import Adb, AdbError, find_adb
+from starweave.tools.mobile import Adb, AdbError
 from starweave.tools.mobile.adb import check_serial
-from starweave.tools.servers.mobile.state import ENV_ADB_PATH, ENV_ADB_SERIAL, bind_device
+from starweave.tools.servers.mobile import (
+    MOBILE_NAMESPACES,
+    MobileRegistry,
+    device_adb,
+    mobile_registry,
+    mobile_state,
+)
 
 NO_SERVERS = (
     "no MCP servers for MobileAgent: add a 'MobileAgent' entry to mcp.yaml with the MobileDataCollector "
@@ -61,10 +70,32 @@ class MobileOptions:
     visual: bool = False
 
 
-def device_environment(mobile: MobileOptions) -> dict[str, str]:
-    """The environment keys that tell a mobile server process which device and adb to use."""
-    values = {ENV_ADB_SERIAL: mobile.serial, ENV_ADB_PATH: mobile.adb_path}
-    return {key: value for key, value in values.items() if value}
+ADB_HINT = "enable USB debugging on the phone and check `adb devices`"
+#: What to do about a phone ``adb devices`` lists in a state other than ``device``.
+STATE_HINTS = {
+    "unauthorized": "accept the USB-debugging prompt on the phone",
+    "offline": "reconnect the phone (or restart adb: adb kill-server)",
+}
+
+
+async def probe_phone(adb: Adb, what: str) -> None:
+    """Check that adb runs and sees the one usable phone meant (``adb.serial``, else the only one
+    attached); ConfigError (one line, starting with ``what``) naming the problem and its remedy."""
+    try:
+        attached = await adb.devices()
+    except AdbError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+    listed = ", ".join(f"{serial} ({state})" for serial, state in attached) or "none"
+    meant = [(serial, state) for serial, state in attached if serial == adb.serial or not adb.serial]
+    if adb.serial and not meant:
+        raise ConfigError(f"{what}: adb does not see the phone {adb.serial} (attached: {listed}); {ADB_HINT}")
+    if not adb.serial and len(meant) != 1:
+        problem = "no phone is attached" if not meant else f"several phones are attached ({listed})"
+        raise ConfigError(f"{what}: {problem}; pass --serial SERIAL ({ADB_HINT})")
+    serial, state = meant[0]
+    if state != "device":
+        hint = STATE_HINTS.get(state, ADB_HINT)
+        raise ConfigError(f"{what}: the phone {serial} is {state!r} in `adb devices`; {hint}")
 
 
 def check_device_options(mobile: MobileOptions) -> None:
@@ -77,19 +108,38 @@ def check_device_options(mobile: MobileOptions) -> None:
         raise ConfigError(f"--adb-path {mobile.adb_path}: no such file; give the path of the adb program")
 
 
-def apply_device_settings(config: StarweaveConfig, mobile: MobileOptions) -> None:
-    """Point the MobileAgent's servers at ``--serial`` / ``--adb-path``: in-process (``local``) servers
-    through :func:`bind_device` for this session, ``stdio`` servers through their ``env``. (An ``http``
-    server runs on its own: ``starweave mcp serve mobile`` takes the device on its command line.)"""
-    env = device_environment(mobile)
-    if not env:
-        return  # the servers' own choice: $STARWEAVE_ADB_PATH / $STARWEAVE_ADB_SERIAL, else auto-detected
-    adb_path = str(Path(mobile.adb_path).expanduser()) if mobile.adb_path else None
-    bind_device(config.system.shell, Adb(find_adb(adb_path), mobile.serial or None))
-    for server_set in config.mcp.get(AGENT_NAME, {}).values():
-        for server in [*server_set.data_collection, *server_set.action]:
-            if server.type == "stdio":
-                server.env.update(env)
+def _mobile_servers(config: StarweaveConfig) -> list[McpServerConfig]:
+    """The MobileAgent entry's MobileDataCollector / MobileExecutor servers."""
+    return [
+        server
+        for server_set in config.mcp.get(AGENT_NAME, {}).values()
+        for server in [*server_set.data_collection, *server_set.action]
+        if server.namespace in MOBILE_NAMESPACES
+    ]
+
+
+def apply_device_settings(config: StarweaveConfig, mobile: MobileOptions) -> MobileRegistry | None:
+    """The registry whose in-process mobile servers drive the phone of ``--serial`` / ``--adb-path``
+    (else $STARWEAVE_ADB_*, else the only attached one); None when the MobileAgent entry has no
+    ``local`` mobile server. ConfigError (one line) for a ``stdio`` mobile server, and for the two
+    options with an ``http`` one (that server drives the phone given on its own command line)."""
+    servers = _mobile_servers(config)
+    for server in servers:
+        if server.type == "stdio":
+            raise ConfigError(
+                f"mcp.yaml: the MobileAgent's {server.namespace} cannot be a stdio server (the two "
+                "mobile servers must share one control list); use type: local, or http with "
+                "`starweave mcp serve mobile`"
+            )
+        if server.type == "http" and (mobile.serial or mobile.adb_path):
+            raise ConfigError(
+                f"--serial/--adb-path cannot reach the http server {server.namespace} at "
+                f"{server.host}:{server.port}: it drives the phone given on its own command line "
+                "(starweave mcp serve mobile --serial ...); drop the options or use type: local"
+            )
+    if not any(server.type == "local" for server in servers):
+        return None
+    return mobile_registry(mobile_state(device_adb(mobile.serial, mobile.adb_path)))
 
 
 def _load_mobile_config(options: RunOptions, visual: bool) -> tuple[StarweaveConfig, Path]:
@@ -131,14 +181,16 @@ async def run_mobile_task(
     mobile = mobile or MobileOptions()
     check_device_options(mobile)
     config, workspace = _load_mobile_config(options, mobile.visual)
+    registry = apply_device_settings(config, mobile)
+    if registry is not None:  # an http server's phone is checked by that server's own process
+        await probe_phone(registry.state.adb, "--agent mobile")
     view = view or ConsoleView(quiet=options.quiet)
     agent_llm = config.agent_llm(AGENT_NAME)
 
     async def set_up(stack: AsyncExitStack, logs: SessionLogs) -> Wiring:
         llm = create_llm(agent_llm, config.system, prices=config.prices, on_call=logs.record_llm_call)
         stack.push_async_callback(llm.aclose)
-        apply_device_settings(config, mobile)
-        servers = MCPServerManager(config.system.shell)
+        servers = MCPServerManager(config.system.shell, registry=registry)
         stack.push_async_callback(servers.aclose)
         computers = ComputerManager(config.mcp, servers, tool_timeout=tool_timeout(config.system))
         stack.push_async_callback(computers.aclose)

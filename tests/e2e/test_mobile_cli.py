@@ -90,3 +90,47 @@ def test_a_run_outside_the_repository_uses_the_built_in_servers(
     assert json.loads(proc.stdout)["status"] == "FINISH"
     assert android_phone.state()["notes"] == ["call mom"]
     assert not (tmp_path / "config").exists()
+
+
+def two_phones_adb(folder: Path) -> Path:
+    """An adb that lists two usable phones (and runs nothing else)."""
+    adb = folder / "two-phones-adb"
+    adb.write_text(
+        "#!/bin/sh\nprintf 'List of devices attached\\nphone-a\\tdevice\\nphone-b\\tdevice\\n\\n'\n"
+    )
+    adb.chmod(0o755)
+    return adb
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("no adb", "is not executable; install the Debian 'adb' package or pass --adb-path"),
+        ("no phone", "--agent mobile: no phone is attached; pass --serial SERIAL"),
+        ("two phones", "several phones are attached (phone-a (device), phone-b (device)); pass --serial"),
+        ("unauthorized", "is 'unauthorized' in `adb devices`; accept the USB-debugging prompt on the phone"),
+        ("offline", "is 'offline' in `adb devices`; reconnect the phone"),
+    ],
+)
+def test_the_phone_is_checked_before_the_first_step(
+    tmp_path: Path, android_phone: SimulatedPhone, case: str, expected: str
+) -> None:
+    adb = android_phone.adb_path
+    if case == "no adb":
+        adb = tmp_path / "not-adb"
+        adb.write_text("not a program\n")
+    elif case == "two phones":
+        adb = two_phones_adb(tmp_path)
+    elif case == "no phone":
+        android_phone.set_online(False)
+    else:
+        android_phone.update(adb_state=case)
+    answers = replay_file(tmp_path, note_answers("call mom"))
+    proc = starweave(
+        "run", "--agent", "mobile", "write the note 'call mom'", "--adb-path", str(adb),
+        "--provider", "replay", "--replay-file", str(answers), "--workspace", "ws", "--log-dir", "logs",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert_one_line_usage_error(proc, expected)
+    assert not (tmp_path / "logs").exists()  # stopped before any step: no model call, no log folder

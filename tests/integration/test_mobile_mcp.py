@@ -24,9 +24,10 @@ from starweave.tools.mcp_manager import default_registry
 from starweave.tools.mobile import Adb
 from starweave.tools.servers.mobile import (
     MobileServerState,
-    bind_device,
     create_data_collector_server,
     create_executor_server,
+    mobile_registry,
+    mobile_state,
 )
 
 
@@ -181,9 +182,9 @@ async def test_failed_adb_gives_the_error_shapes(device: FakeDevice, monkeypatch
 
 async def test_local_registration_drives_the_bound_phone(device: FakeDevice) -> None:
     shell = ShellConfig.model_validate({})
-    bind_device(shell, device.adb)
-    collector = default_registry.get("MobileDataCollector")(shell)
-    executor = default_registry.get("MobileExecutor")(shell)
+    registry = mobile_registry(mobile_state(device.adb), default_registry)
+    collector = registry.get("MobileDataCollector")(shell)
+    executor = registry.get("MobileExecutor")(shell)
     async with Client(collector) as data, Client(executor) as action:
         await data.call_tool("get_app_window_controls_target_info", {})
         assert _data(await action.call_tool("click_control", {"control_id": "2", "control_name": "Save"}))[

@@ -10,7 +10,7 @@ from helpers.android_sim import SimulatedPhone
 from helpers.android_sim import android_phone as android_phone
 from mcp import Client
 
-from starweave.tools.mobile import Adb
+from starweave.tools.mobile import Adb, AdbError
 from starweave.tools.servers.mobile import (
     MobileServerState,
     create_data_collector_server,
@@ -80,3 +80,16 @@ async def test_keys_and_refusals_on_the_simulated_phone(android_phone: Simulated
     async with Client(create_executor_server(offline)) as action:
         result = _data(await action.call_tool("tap", {"x": 10, "y": 10}))
         assert result["success"] is False and "emulator-5554" in result["error"]
+
+
+async def test_a_failed_ui_dump_never_gives_the_previous_screen(android_phone: SimulatedPhone) -> None:
+    adb = Adb(str(android_phone.adb_path), android_phone.serial)
+    android_phone.dump()  # an earlier dump left its file on the phone (the launcher's)
+    assert 'text="Notes"' in await adb.dump_ui_xml()
+    android_phone.update(ui_dump_fails=True, screen="notes")  # the dump now fails without a word
+    with pytest.raises(
+        AdbError, match=r"`adb -s emulator-5554 shell cat /sdcard/starweave_ui_\w+\.xml` failed"
+    ):
+        await adb.dump_ui_xml()
+    # Every dump's file is removed: nothing is left for a later failure to read.
+    assert not [f for f in (android_phone.folder / "sdcard").rglob("starweave_ui_*")]

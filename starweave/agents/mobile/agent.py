@@ -16,6 +16,7 @@ from starweave.agents.mobile.prompter import MobileAgentPrompter
 from starweave.agents.mobile.response import MobileAgentStatus
 from starweave.agents.mobile.states import MobileAgentStateManager
 from starweave.agents.mobile.strategies import PendingMobileAction
+from starweave.errors import SessionError
 from starweave.session.annotation import SetOfMarkAnnotator
 
 #: Earlier steps shown as chat turns.
@@ -69,10 +70,18 @@ class MobileAgent(BasicAgent):
         return MobileAgentPrompter(self.is_visual, main_prompt, example_prompt)
 
     async def action_tools(self, context: Context) -> list[dict[str, Any]]:
-        """The MobileExecutor's tools the model may call, as it sees them (read once)."""
+        """The MobileExecutor's tools the model may call, as it sees them (read once); SessionError
+        when the device offers none of them (never every tool it lists: that could be a shell)."""
         if self._tools is None:
             listed = await list_action_tools(context.command_dispatcher)
-            offered = [t for t in listed if t["name"] in tools.ACTION_TOOLS] or listed
+            offered = [t for t in listed if t["name"] in tools.ACTION_TOOLS]
+            if not offered:
+                names = ", ".join(sorted(str(t["name"]) for t in listed)) or "none"
+                raise SessionError(
+                    f"the MobileAgent's action servers offer none of the MobileExecutor tools "
+                    f"({', '.join(tools.ACTION_TOOLS)}); they list: {names}. Check the MobileAgent "
+                    "entry of mcp.yaml"
+                )
             self._tools = [tools.model_tool(t) for t in offered]
         return self._tools
 

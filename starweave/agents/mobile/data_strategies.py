@@ -4,15 +4,21 @@ screen's controls, composed in one ``MobileDataCollectionStrategy``.
 The screenshot is saved as ``action_step{N}.png`` and, with the controls' ids drawn on it, as
 ``action_step{N}_annotated.png``. A text-only model never sees them (the controls come as text), so a
 failed capture is a warning; a failed app or control list is an empty list with a warning, and the
-model is told the screen showed no controls.
+model is told the screen showed no controls. When adb no longer reaches the phone (no screenshot, and
+the control list failed with "device not found/offline/unauthorized"), the step FAILs the task with
+that reason instead of letting the model act blind until the step limit.
+
+The controls are read with ``force_refresh`` each step: the server's 5 s cache is for repeated reads
+within a step, and the screen may have changed since the last one (a ``wait``, an app still loading).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starweave.agent import (
     BaseProcessingStrategy,
@@ -36,9 +42,22 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-async def collect_logged(context: ProcessingContext, tool_name: str) -> Result:
+#: adb's words for a phone it cannot reach (the simulator and real adb say the same).
+PHONE_GONE = re.compile(
+    r"device '[^']*' not found|no devices/emulators found|device (offline|unauthorized)|adb not found at"
+)
+
+
+def phone_gone(error: str) -> bool:
+    """Whether a tool's ``error`` says adb cannot reach the phone at all."""
+    return bool(PHONE_GONE.search(error))
+
+
+async def collect_logged(
+    context: ProcessingContext, tool_name: str, parameters: dict[str, Any] | None = None
+) -> Result:
     """Call a data-collection tool; a failure is logged (the step goes on with an empty list)."""
-    result = await tools.collect(context.global_context.command_dispatcher, tool_name)
+    result = await tools.collect(context.global_context.command_dispatcher, tool_name, parameters)
     if not result.ok:
         logger.warning("%s failed: %s", tool_name, result.error)
     return result
@@ -104,14 +123,21 @@ class MobileControlsCollectionStrategy(BaseProcessingStrategy):
     """``get_app_window_controls_target_info``, and the screenshot with their ids drawn on it."""
 
     strategy_name = "mobile_controls_collection"
-    default_fail_fast = False
+    default_fail_fast = True  # only a phone adb cannot reach fails it; a failed list is a warning
 
     async def execute(self, agent: MobileAgent, context: ProcessingContext) -> ProcessingResult:
-        """List the controls and annotate the screenshot."""
+        """List the controls and annotate the screenshot (FAIL when the phone is gone)."""
         started = time.perf_counter()
-        result = await collect_logged(context, tools.SCREEN_CONTROLS)
+        result = await collect_logged(context, tools.SCREEN_CONTROLS, {"force_refresh": True})
+        local = context.local(MobileProcessorContext)
+        if not result.ok and not local.clean_screenshot_url and phone_gone(result.error or ""):
+            return ProcessingResult(
+                success=False,
+                phase=ProcessingPhase.DATA_COLLECTION,
+                error=f"the phone is no longer reachable (no screenshot, no controls): {result.error}",
+            )
         controls = tools.controls_of(result)
-        clean = context.local(MobileProcessorContext).clean_screenshot_path or ""
+        clean = local.clean_screenshot_path or ""
         annotated_path = annotated_url = ""
         out = step_file(context, "_annotated.png")
         if agent.annotator is not None and clean and out is not None:

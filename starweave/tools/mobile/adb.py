@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import shlex
 import shutil
 import tempfile
 import unicodedata
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from starweave.errors import ToolError
+
+logger = logging.getLogger(__name__)
 
 ALLOWED_KEYCODES = (
     "KEYCODE_HOME",
@@ -44,8 +48,11 @@ MAX_COORDINATE = 100_000  # pixels; larger values are a mistake, not a screen
 MAX_SWIPE_MS = 60_000
 MAX_TEXT_LENGTH = 2_000
 MAX_OUTPUT_BYTES = 32 * 1024 * 1024  # a screenshot of a 4K screen stays well below this
+MAX_ERROR_BYTES = 1024 * 1024  # adb's error text is a line or two
+READ_CHUNK = 64 * 1024
+REAP_SECONDS = 5.0  # how long a killed adb may take to close its pipes
 SCREEN_TEMP = "/sdcard/screen_temp.png"
-UI_DUMP_PATH = "/sdcard/window_dump.xml"
+UI_DUMP_PREFIX = "/sdcard/starweave_ui_"  # + a fresh hex token + ".xml" per dump
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Categories refused in typed text: controls (newline, ESC, NUL...), surrogates, private use,
 # unassigned, and line/paragraph separators. They could end the remote command line or type garbage.
@@ -55,6 +62,59 @@ ADB_MISSING_HINT = "install the Debian 'adb' package or pass --adb-path"
 
 class AdbError(ToolError):
     """An adb command that failed (non-zero exit), was not found, timed out or got bad arguments."""
+
+
+class _TooMuchOutput(Exception):
+    """A stream went past its cap (turned into an AdbError naming the command)."""
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> bytes:
+    """Everything ``stream`` gives until EOF; _TooMuchOutput as soon as it passes ``cap`` bytes
+    (read in chunks, so a runaway command never fills memory before the check)."""
+    chunks: list[bytes] = []
+    size = 0
+    while stream is not None and (chunk := await stream.read(READ_CHUNK)):
+        size += len(chunk)
+        if size > cap:
+            raise _TooMuchOutput
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+    """stdout and stderr of ``proc`` (both capped, read together so neither pipe fills), then its exit."""
+    readers = [
+        asyncio.ensure_future(_read_capped(proc.stdout, MAX_OUTPUT_BYTES)),
+        asyncio.ensure_future(_read_capped(proc.stderr, MAX_ERROR_BYTES)),
+    ]
+    try:
+        done, _pending = await asyncio.wait(readers, return_when=asyncio.FIRST_EXCEPTION)
+        for reader in done:
+            reader.result()  # the first failure (too much output) goes up at once
+        await proc.wait()
+        return readers[0].result(), readers[1].result()
+    finally:
+        for reader in readers:
+            reader.cancel()
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Kill ``proc`` if it still runs and wait for it. Shielded: when the caller is being cancelled,
+    the wait still completes, so the child is reaped before the cancellation goes on. Bounded: the
+    wait also needs the output pipes closed, which a grandchild may hold; the killed child itself is
+    reaped by the event loop's child watcher either way."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    waiting = asyncio.ensure_future(proc.wait())
+    try:
+        await asyncio.wait_for(asyncio.shield(waiting), REAP_SECONDS)
+    except TimeoutError:
+        logger.warning("adb (pid %s) was killed but a process it started still holds its output", proc.pid)
+    except asyncio.CancelledError:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waiting, REAP_SECONDS)  # cancelled again while reaping: finish it
+        raise
 
 
 def _candidates() -> list[str]:
@@ -149,7 +209,9 @@ class Adb:
         return prefix + list(args)
 
     async def run(self, *args: str, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
-        """Run ``adb args...``; its stdout. AdbError naming the command on failure or timeout."""
+        """Run ``adb args...``; its stdout (at most :data:`MAX_OUTPUT_BYTES`). AdbError naming the
+        command on failure, timeout or too much output. The child is killed and reaped on every way
+        out (a timeout, a cancelled caller, Ctrl+C), so no adb process outlives the call."""
         argv = self.argv(*args)
         shown = " ".join(shlex.quote(a) for a in ["adb", *argv[1:]])
         limit = self.timeout if timeout is None else timeout
@@ -165,14 +227,13 @@ class Adb:
         except PermissionError:
             raise AdbError(f"`{shown}`: {self.path!r} is not executable; {ADB_MISSING_HINT}") from None
         try:
-            out, errs = await asyncio.wait_for(proc.communicate(), limit)
+            out, errs = await asyncio.wait_for(_collect(proc), limit)
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
             raise AdbError(f"`{shown}` timed out after {limit:g} s (is the device connected?)") from None
-        if len(out) > MAX_OUTPUT_BYTES:
-            raise AdbError(f"`{shown}` printed more than {MAX_OUTPUT_BYTES} bytes")
+        except _TooMuchOutput:
+            raise AdbError(f"`{shown}` printed more than {MAX_OUTPUT_BYTES} bytes") from None
+        finally:
+            await _reap(proc)
         if proc.returncode != 0:
             detail = (errs or out).decode("utf-8", "replace").strip().splitlines()
             reason = detail[-1] if detail else "no output"
@@ -203,28 +264,39 @@ class Adb:
             if data.startswith(PNG_MAGIC):
                 return data
         await self.shell("screencap", "-p", SCREEN_TEMP)
-        with tempfile.TemporaryDirectory(prefix="starweave-adb-") as folder:
+        # mkdtemp / rmtree touch the disk: off the event loop (a device client also serves heartbeats).
+        folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="starweave-adb-")
+        try:
             local = Path(folder) / "screen.png"
-            try:
-                await self.run("pull", SCREEN_TEMP, str(local))
-                data = await asyncio.to_thread(local.read_bytes)
-            finally:
-                with contextlib.suppress(AdbError):
-                    await self.shell("rm", "-f", SCREEN_TEMP)
+            await self.run("pull", SCREEN_TEMP, str(local))
+            data = await asyncio.to_thread(local.read_bytes)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+            with contextlib.suppress(AdbError):
+                await self.shell("rm", "-f", SCREEN_TEMP)
         if not data.startswith(PNG_MAGIC):
             raise AdbError("`adb shell screencap -p` did not produce a PNG image")
         return data
 
     async def dump_ui_xml(self) -> str:
-        """``uiautomator dump /sdcard/window_dump.xml`` then ``cat`` it: the screen's UI hierarchy."""
-        said = await self.shell("uiautomator", "dump", UI_DUMP_PATH)
-        if "ERROR" in said.upper() and "dumped" not in said.lower():
-            raise AdbError(f"`adb shell uiautomator dump` failed: {said.strip()}")
-        xml = await self.shell("cat", UI_DUMP_PATH)
+        """``uiautomator dump`` to a file of its own, ``cat`` it, remove it: the screen's UI hierarchy.
+
+        The file name is new for each call, so a dump that fails without saying so finds no file (an
+        AdbError) instead of the previous screen's, and two programs driving one phone never read
+        each other's dumps."""
+        remote = f"{UI_DUMP_PREFIX}{uuid.uuid4().hex}.xml"
+        try:
+            said = await self.shell("uiautomator", "dump", remote)
+            if "ERROR" in said.upper() and "dumped" not in said.lower():
+                raise AdbError(f"`adb shell uiautomator dump` failed: {said.strip()}")
+            xml = await self.shell("cat", remote)
+        finally:
+            with contextlib.suppress(AdbError):
+                await self.shell("rm", "-f", remote)
         start = xml.find("<?xml")
         start = xml.find("<hierarchy") if start < 0 else start
         if start < 0:
-            raise AdbError(f"`adb shell cat {UI_DUMP_PATH}` returned no UI hierarchy: {xml.strip()[:200]}")
+            raise AdbError(f"`adb shell cat {remote}` returned no UI hierarchy: {xml.strip()[:200]}")
         return xml[start:].strip()
 
     async def getprop(self, name: str) -> str:

@@ -53,12 +53,13 @@ def _desktop(namespace: str) -> Callable[[ShellConfig], MCPServer]:
 
 
 def _mobile(namespace: str) -> Callable[[ShellConfig], MCPServer]:
-    """Factory of a mobile server; both of a session share the state of the session's phone."""
+    """Factory of a mobile server on this process's phone ($STARWEAVE_ADB_*); a session bound to another
+    phone builds its servers through ``mobile.mobile_registry(state)`` instead."""
 
     def factory(shell: ShellConfig) -> MCPServer:
         from starweave.tools.servers import mobile
 
-        state = mobile.state_for_session(shell)
+        state = mobile.mobile_state()
         if namespace == "MobileDataCollector":
             return mobile.create_data_collector_server(state)
         return mobile.create_executor_server(state)

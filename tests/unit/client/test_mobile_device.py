@@ -15,7 +15,7 @@ from starweave.client.device_info import DeviceInfoProvider, SystemProbe
 from starweave.client.mobile_device import MAX_APPS, app_names
 from starweave.client.runner import ClientOptions, build_device_client, probe_device, run_device_client
 from starweave.errors import ConfigError
-from starweave.tools.servers.mobile.state import state_for_session
+from starweave.tools.servers.mobile import MobileRegistry
 
 
 def phone_options(tmp_path: Path, phone: SimulatedPhone, **fields: str) -> ClientOptions:
@@ -42,8 +42,8 @@ def test_app_names_are_short_unique_and_few() -> None:
 async def test_a_phone_registers_as_mobile_with_its_apps(
     phone_device: DeviceClient, android_phone: SimulatedPhone
 ) -> None:
-    shell = phone_device.mcp_server_manager.shell
-    assert state_for_session(shell).adb.serial == android_phone.serial
+    registry = phone_device.mcp_server_manager.registry
+    assert isinstance(registry, MobileRegistry) and registry.state.adb.serial == android_phone.serial
     assert phone_device.computer_manager.mcp_config["MobileAgent"]["default"].action[0].namespace == (
         "MobileExecutor"
     )
@@ -108,3 +108,19 @@ async def test_a_missing_adb_is_a_one_line_start_up_error(
         == 2
     )
     assert len(said) == 1 and "is not executable; install the Debian 'adb' package" in said[0]
+
+
+@pytest.mark.parametrize(
+    ("adb_state", "hint"),
+    [("unauthorized", "accept the USB-debugging prompt on the phone"), ("offline", "reconnect the phone")],
+)
+async def test_a_phone_adb_cannot_use_is_named_by_its_state(
+    tmp_path: Path, android_phone: SimulatedPhone, adb_state: str, hint: str
+) -> None:
+    android_phone.update(adb_state=adb_state)
+    said: list[str] = []
+    assert await run_device_client(phone_options(tmp_path, android_phone, serial=""), said.append) == 2
+    assert said == [
+        f"starweave client: --platform mobile: the phone {android_phone.serial} is '{adb_state}' in "
+        f"`adb devices`; {hint}" + (" (or restart adb: adb kill-server)" if adb_state == "offline" else "")
+    ]

@@ -1,5 +1,5 @@
-"""Where --serial and --adb-path go: the session's local mobile servers are bound to the device, a
-stdio server gets the environment keys the mobile servers read."""
+"""Where --serial and --adb-path go: the session's local mobile servers are built on that device's
+state (a registry passed to the MCP manager); stdio is refused, and the options with an http server."""
 
 from __future__ import annotations
 
@@ -8,15 +8,10 @@ from pathlib import Path
 import pytest
 
 from starweave.config import load_config
-from starweave.config.models import McpServerConfig, McpServerSet, StarweaveConfig, default_mcp
+from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig, StarweaveConfig, default_mcp
 from starweave.errors import ConfigError
-from starweave.session.mobile_runner import (
-    MobileOptions,
-    apply_device_settings,
-    check_device_options,
-    device_environment,
-)
-from starweave.tools.servers.mobile.state import ENV_ADB_PATH, ENV_ADB_SERIAL, state_for_session
+from starweave.session.mobile_runner import MobileOptions, apply_device_settings, check_device_options
+from starweave.tools.servers.mobile.state import ENV_ADB_SERIAL
 
 
 def config_with(*servers: McpServerConfig) -> StarweaveConfig:
@@ -27,25 +22,49 @@ def config_with(*servers: McpServerConfig) -> StarweaveConfig:
     return config
 
 
-def test_local_servers_are_bound_and_stdio_servers_get_the_environment(tmp_path: Path) -> None:
+LOCAL = (
+    McpServerConfig(namespace="MobileDataCollector", type="local"),
+    McpServerConfig(namespace="MobileExecutor", type="local"),
+)
+HTTP = McpServerConfig(namespace="MobileExecutor", type="http", host="127.0.0.1", port=8021)
+
+
+def test_local_servers_are_built_on_the_given_phone(tmp_path: Path) -> None:
     adb = tmp_path / "adb"
     adb.write_text("#!/bin/sh\n")
-    stdio = McpServerConfig(namespace="MobileExecutor", type="stdio", command="mobile-server")
-    config = config_with(McpServerConfig(namespace="MobileDataCollector", type="local"), stdio)
+    config = config_with(*LOCAL)
     mobile = MobileOptions(serial="emulator-5554", adb_path=str(adb))
     check_device_options(mobile)
-    apply_device_settings(config, mobile)
-    state = state_for_session(config.system.shell)
-    assert (state.adb.path, state.adb.serial) == (str(adb), "emulator-5554")
-    assert stdio.env == {ENV_ADB_SERIAL: "emulator-5554", ENV_ADB_PATH: str(adb)}
+    registry = apply_device_settings(config, mobile)
+    assert registry is not None
+    assert (registry.state.adb.path, registry.state.adb.serial) == (str(adb), "emulator-5554")
+    # The servers the registry builds drive that phone's state, whatever the session's ShellConfig.
+    server = registry.get("MobileDataCollector")(ShellConfig.model_validate({}))
+    assert server.name == "Mobile Data Collector MCP Server"
 
 
-def test_nothing_given_leaves_the_servers_their_own_choice() -> None:
-    assert device_environment(MobileOptions()) == {}
+def test_nothing_given_uses_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_ADB_SERIAL, "from-env")
+    registry = apply_device_settings(config_with(*LOCAL), MobileOptions())
+    assert registry is not None and registry.state.adb.serial == "from-env"
+
+
+def test_a_stdio_mobile_server_is_refused() -> None:
     stdio = McpServerConfig(namespace="MobileExecutor", type="stdio", command="mobile-server")
-    config = config_with(McpServerConfig(namespace="MobileDataCollector", type="local"), stdio)
-    apply_device_settings(config, MobileOptions())
-    assert stdio.env == {}
+    with pytest.raises(ConfigError, match=r"^mcp.yaml: the MobileAgent's MobileExecutor cannot be a stdio"):
+        apply_device_settings(config_with(LOCAL[0], stdio), MobileOptions())
+
+
+def test_device_options_with_an_http_server_are_refused() -> None:
+    config = config_with(LOCAL[0], HTTP)
+    with pytest.raises(
+        ConfigError,
+        match=r"^--serial/--adb-path cannot reach the http server MobileExecutor at 127.0.0.1:8021",
+    ):
+        apply_device_settings(config, MobileOptions(serial="emulator-5554"))
+    # Without the options an http server is used as it is (its own process drives its phone).
+    only_http = config_with(HTTP.model_copy(update={"namespace": "MobileDataCollector"}), HTTP)
+    assert apply_device_settings(only_http, MobileOptions()) is None
 
 
 @pytest.mark.parametrize(

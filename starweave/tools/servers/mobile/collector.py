@@ -5,6 +5,7 @@ The framework calls these tools each step; the model never sees them (spec C §1
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from typing import Annotated, Any
 
@@ -17,6 +18,11 @@ from starweave.tools.servers.mobile.state import MobileServerState
 
 DATA_COLLECTOR_NAME = "Mobile Data Collector MCP Server"
 APP_KIND = "third_party_agent"  # TargetKind.THIRD_PARTY_AGENT, the reference's kind for apps
+
+
+def png_data_url(png: bytes) -> str:
+    """``png`` as a ``data:image/png;base64,...`` URL."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def _battery(fields: dict[str, str]) -> tuple[str, str]:
@@ -71,7 +77,8 @@ def create_data_collector_server(state: MobileServerState) -> MCPServer:
             png = await state.adb.screencap_png()
         except AdbError as exc:
             raise McpToolError(f"Failed to capture screenshot: {exc}") from None
-        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        # A multi-MB PNG: encoded off the event loop.
+        return await asyncio.to_thread(png_data_url, png)
 
     @srv.tool()
     async def get_ui_tree() -> dict[str, Any]:

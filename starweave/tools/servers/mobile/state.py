@@ -12,19 +12,20 @@ up in the LAST list read, whatever its age (a model step takes longer than 5 s);
 list is gone, so a stale id can never be clicked.
 
 One state per device (adb path + serial) per process, as the reference's singleton: the two servers
-of a device meet on it whether they run in-process (``type: local``) or in one ``mcp serve mobile``.
+of a device meet on it whether they run in-process (``type: local``, see ``binding.py``: a session
+passes its device's state to the servers it builds) or in one ``mcp serve mobile``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from starweave.config.models import ShellConfig
 from starweave.tools.mobile.adb import Adb, find_adb
 from starweave.tools.servers.mobile.uitree import MobileControl, parse_controls
 
@@ -89,7 +90,9 @@ class MobileServerState:
         cached = None if force else self.controls.fresh(now)
         if cached is not None:
             return cached
-        return self.controls.put(parse_controls(await self.read_ui_tree(force)), now)
+        xml = await self.read_ui_tree(force)
+        # A long list's dump is megabytes of XML: parsed off the event loop (heartbeats, other calls).
+        return self.controls.put(await asyncio.to_thread(parse_controls, xml), now)
 
     def find_control(self, control_id: str) -> MobileControl | None:
         """The control ``control_id`` of the last list read (any age), or None."""
@@ -114,12 +117,19 @@ class MobileServerState:
 
 
 _STATES: dict[Adb, MobileServerState] = {}
-_BOUND: dict[int, Adb] = {}
+
+
+def device_adb(serial: str = "", adb_path: str = "") -> Adb:
+    """The device given by ``serial`` / ``adb_path`` (the ``--serial`` / ``--adb-path`` options), each
+    falling back to $STARWEAVE_ADB_SERIAL / $STARWEAVE_ADB_PATH, then to the auto-detected adb and
+    the only attached phone."""
+    path = str(Path(adb_path).expanduser()) if adb_path else os.environ.get(ENV_ADB_PATH) or None
+    return Adb(find_adb(path), serial or os.environ.get(ENV_ADB_SERIAL) or None)
 
 
 def default_adb() -> Adb:
     """The device of this process: $STARWEAVE_ADB_PATH (else auto-detected) and $STARWEAVE_ADB_SERIAL."""
-    return Adb(find_adb(os.environ.get(ENV_ADB_PATH) or None), os.environ.get(ENV_ADB_SERIAL) or None)
+    return device_adb()
 
 
 def mobile_state(adb: Adb | None = None) -> MobileServerState:
@@ -129,17 +139,3 @@ def mobile_state(adb: Adb | None = None) -> MobileServerState:
     if state is None:
         state = _STATES[device] = MobileServerState(device)
     return state
-
-
-def bind_device(shell: ShellConfig, adb: Adb) -> None:
-    """Make the local mobile servers built for ``shell``'s session drive ``adb`` (a session runner
-    calls this before its MCP manager builds the servers; unbound sessions use :func:`default_adb`)."""
-    key = id(shell)
-    if key not in _BOUND:
-        weakref.finalize(shell, _BOUND.pop, key, None)
-    _BOUND[key] = adb
-
-
-def state_for_session(shell: ShellConfig) -> MobileServerState:
-    """The state of the device bound to ``shell`` (see :func:`bind_device`), else the default device."""
-    return mobile_state(_BOUND.get(id(shell)))

@@ -38,7 +38,7 @@ def _devices(state: dict[str, Any], args: list[str], online: bool) -> tuple[str,
             if "-l" in args
             else ""
         )
-        lines += f"{state['serial']}\tdevice{detail}\n"
+        lines += f"{state['serial']}\t{state['adb_state']}{detail}\n"
     return lines + "\n", "", 0
 
 
@@ -102,6 +102,8 @@ def execute(argv: list[str]) -> tuple[bytes, str, int]:
         if not online or (serial is not None and serial != state["serial"]):
             message = f"adb: device '{serial}' not found" if serial else "adb: no devices/emulators found"
             return b"", message + "\n", 1
+        if state["adb_state"] != "device":  # real adb's words for a phone it lists but cannot use
+            return b"", f"adb: device {state['adb_state']}.\n", 1
         state["history"].append(" ".join(args))
         return _device_command(folder, state, args)
 

@@ -99,6 +99,8 @@ def _uiautomator(ctx: Context, args: list[str]) -> ShellResult:
         return fail("Usage: uiautomator dump [--compressed] [file]")
     files = [a for a in args[1:] if not a.startswith("-")]
     target = files[0] if files else "/sdcard/window_dump.xml"
+    if ctx.state["ui_dump_fails"]:
+        return ShellResult()
     xml = dump_xml(ctx.state)
     if target == "/dev/tty":
         return ShellResult(xml + "UI hierchary dumped to: /dev/tty\n")

@@ -27,6 +27,8 @@ HISTORY_LIMIT = 200
 DEFAULT_STATE: dict[str, Any] = {
     "serial": DEFAULT_SERIAL,
     "online": True,
+    "adb_state": "device",  # what `adb devices` lists: device | unauthorized | offline
+    "ui_dump_fails": False,  # uiautomator dump writes nothing and says nothing (as a busy phone can)
     "screen": "launcher",
     "back_stack": [],
     "focused": None,

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
 import shlex
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -126,10 +131,13 @@ async def test_screencap_and_ui_dump(tmp_path: Path, monkeypatch: pytest.MonkeyP
     xml = await device.adb.dump_ui_xml()
     assert xml.startswith("<?xml") and "<hierarchy" in xml
     argvs = [c["argv"] for c in device.calls()]
+    dump_file = argvs[1][-1]
+    assert re.fullmatch(r"/sdcard/starweave_ui_[0-9a-f]{32}\.xml", dump_file)
     assert argvs == [
         ["exec-out", "screencap", "-p"],
-        ["shell", "uiautomator", "dump", "/sdcard/window_dump.xml"],
-        ["shell", "cat", "/sdcard/window_dump.xml"],
+        ["shell", "uiautomator", "dump", dump_file],
+        ["shell", "cat", dump_file],
+        ["shell", "rm", "-f", dump_file],
     ]
     assert await device.adb.devices() == [("emulator-5554", "device")]
 
@@ -176,3 +184,58 @@ async def test_invalid_arguments_never_start_adb(tmp_path: Path, monkeypatch: py
         with pytest.raises(AdbError):
             await call
     assert device.calls() == []
+
+
+def slow_adb(tmp_path: Path, body: str) -> tuple[Adb, Path]:
+    """An adb stand-in that writes its pid to a file, then runs ``body`` in its own place (exec)."""
+    pid_file = tmp_path / "adb.pid"
+    script = tmp_path / "slow-adb"
+    script.write_text(f'#!/bin/sh\necho $$ > "{pid_file}"\n{body}\n')
+    script.chmod(0o755)
+    return Adb(str(script), None, timeout=20.0), pid_file
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` no longer exists (killed AND reaped: a zombie still answers signal 0)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def poll_pid(pid_file: Path, limit: float = 30) -> int:
+    """The pid the stand-in wrote, once it is there (polled, with a generous deadline)."""
+    deadline = time.monotonic() + limit
+    while not (pid_file.is_file() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline, "the stand-in never started"
+        time.sleep(0.02)
+    return int(pid_file.read_text())
+
+
+async def wait_for_pid(pid_file: Path) -> int:
+    return await asyncio.to_thread(poll_pid, pid_file)
+
+
+async def test_a_cancelled_call_kills_and_reaps_adb(tmp_path: Path) -> None:
+    adb, pid_file = slow_adb(tmp_path, "exec sleep 60")
+    call = asyncio.ensure_future(adb.wm_size())
+    pid = await wait_for_pid(pid_file)
+    assert not gone(pid)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert gone(pid)  # reaped before the cancellation reached the caller
+
+
+async def test_output_is_read_with_a_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past the cap the command is stopped at once; reading everything first would sit until the
+    # 20 s timeout here (the stand-in keeps its pipe open).
+    monkeypatch.setattr("starweave.tools.mobile.adb.MAX_OUTPUT_BYTES", 100_000)
+    writer = "import sys, time; sys.stdout.buffer.write(bytes(300_000)); sys.stdout.flush(); time.sleep(60)"
+    adb, pid_file = slow_adb(tmp_path, f"exec {shlex.quote(sys.executable)} -c {shlex.quote(writer)}")
+    started = time.monotonic()
+    with pytest.raises(AdbError, match=r"`adb shell wm size` printed more than 100000 bytes"):
+        await adb.wm_size()
+    assert time.monotonic() - started < 15
+    assert gone(poll_pid(pid_file))

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.mobile_kit import fake_device
+from mcp import Client
 
-from starweave.config.models import ShellConfig
 from starweave.tools.mobile import Adb
-from starweave.tools.servers.mobile import MobileServerState, bind_device, mobile_state, state_for_session
+from starweave.tools.servers.mobile import (
+    MobileServerState,
+    create_data_collector_server,
+    device_adb,
+    mobile_registry,
+    mobile_state,
+)
+from starweave.tools.servers.mobile import collector as collector_module
+from starweave.tools.servers.mobile import state as state_module
+from starweave.tools.servers.mobile.state import ENV_ADB_PATH, ENV_ADB_SERIAL
 
 
 class Clock:
@@ -29,12 +43,12 @@ async def test_controls_and_tree_live_five_seconds(tmp_path: Path, monkeypatch: 
     first = await state.read_controls()
     clock.now += 4.9
     assert await state.read_controls() is first
-    assert len(device.remote()) == 2  # one dump + one cat
+    assert len(device.remote()) == 3  # one dump + one cat + one rm of the dump's file
     clock.now += 0.2
     await state.read_controls()
-    assert len(device.remote()) == 4
-    await state.read_controls(force=True)
     assert len(device.remote()) == 6
+    await state.read_controls(force=True)
+    assert len(device.remote()) == 9
 
 
 async def test_an_action_forgets_the_controls_whatever_their_age(
@@ -74,10 +88,62 @@ def test_ttls_of_apps_and_device_info() -> None:
     assert state.apps.fresh(clock.now) is None
 
 
-def test_one_state_per_device_and_sessions_bind_their_phone() -> None:
+def test_one_state_per_device_and_sessions_pass_their_phone_to_the_servers() -> None:
     phone = Adb("/opt/adb", "phone-1")
     assert mobile_state(phone) is mobile_state(Adb("/opt/adb", "phone-1"))
     assert mobile_state(phone) is not mobile_state(Adb("/opt/adb", "phone-2"))
-    shell = ShellConfig.model_validate({})
-    bind_device(shell, phone)
-    assert state_for_session(shell) is mobile_state(phone)
+    registry = mobile_registry(mobile_state(phone))
+    assert registry.state is mobile_state(phone)
+    # The other in-process servers are still there; nothing global knows about this session.
+    assert {"BashExecutor", "MobileDataCollector", "MobileExecutor"} <= set(registry.names())
+    assert not hasattr(state_module, "_BOUND")
+
+
+def test_the_options_device_falls_back_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_ADB_SERIAL, "env-serial")
+    monkeypatch.setenv(ENV_ADB_PATH, "/env/adb")
+    assert device_adb() == Adb("/env/adb", "env-serial")
+    assert device_adb("given", "/given/adb") == Adb("/given/adb", "given")
+
+
+class Spy:
+    """Wraps a function and records the thread each call ran in."""
+
+    def __init__(self, real: Callable[..., Any]) -> None:
+        self.real = real
+        self.threads: list[int] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.threads.append(threading.get_ident())
+        return self.real(*args, **kwargs)
+
+
+class PullingAdb(Adb):
+    """A phone whose ``exec-out screencap`` gives no PNG (old adb): screencap falls back to pull."""
+
+    async def run(self, *args: str, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        if args[0] == "pull":
+            await asyncio.to_thread(Path(args[2]).write_bytes, b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+        return b"not a png"
+
+
+async def test_parsing_encoding_and_temp_folders_stay_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_thread = threading.get_ident()
+    parse, encode, mkdtemp = (
+        Spy(state_module.parse_controls),
+        Spy(collector_module.png_data_url),
+        Spy(tempfile.mkdtemp),
+    )
+    monkeypatch.setattr(state_module, "parse_controls", parse)
+    monkeypatch.setattr(collector_module, "png_data_url", encode)
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    state = MobileServerState(fake_device(tmp_path, monkeypatch).adb)
+    async with Client(create_data_collector_server(state)) as data:
+        shot = await data.call_tool("capture_screenshot", {})
+        assert not shot.is_error
+        await data.call_tool("get_app_window_controls_target_info", {})
+    assert (await PullingAdb("adb").screencap_png()).startswith(b"\x89PNG")
+    assert parse.threads and encode.threads and mkdtemp.threads
+    assert loop_thread not in parse.threads + encode.threads + mkdtemp.threads
