@@ -28,10 +28,11 @@ install-dev: venv system-deps
 
 # bubblewrap sandboxes shell commands; the desktop packages run the GUI agents' tests (Xvfb, AT-SPI,
 # xdotool, gnome-calculator, mousepad; the -dev packages build PyGObject); chromium and chromium-driver
-# run the Galaxy WebUI's browser tests (tests/browser, through selenium). Installed when we are root
-# and something is missing.
+# run the Galaxy WebUI's browser tests (tests/browser, through selenium); adb runs the real-phone tests
+# (tests/integration/test_mobile_real_device.py: skipped when `adb devices` lists no phone). Installed
+# when we are root and something is missing.
 DESKTOP_DEBS := xvfb xauth dbus dbus-x11 at-spi2-core gir1.2-atspi-2.0 xdotool gnome-calculator mousepad \
-	gcc pkg-config libgirepository1.0-dev libcairo2-dev chromium chromium-driver
+	gcc pkg-config libgirepository1.0-dev libcairo2-dev chromium chromium-driver adb
 system-deps:
 	@if ! command -v bwrap >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \

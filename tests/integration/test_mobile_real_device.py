@@ -18,6 +18,7 @@ real phone".
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -40,13 +41,28 @@ ADB = find_adb(os.environ.get(ENV_ADB_PATH) or None)
 TYPE_TEST_ENV = "STARWEAVE_ADB_TYPE_TEST"
 
 
+def _adb_server_running() -> bool:
+    """True when an adb server already listens on its default port (5037)."""
+    try:
+        with socket.create_connection(("127.0.0.1", 5037), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
 def pick_phone(adb: str, wanted: str) -> tuple[str, str]:
     """``(serial, "")`` of the phone to test (``wanted``, else the first usable one ``adb devices``
-    lists), or ``("", why not)``."""
+    lists), or ``("", why not)``. An adb server this started for nothing is stopped again, so a
+    machine without a phone is left with no adb daemon running."""
+    was_running = _adb_server_running()
     try:
         listed = subprocess.run([adb, "devices"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return "", f"no adb program ({adb}: {exc}); install platform-tools or set {ENV_ADB_PATH}"
+    if not was_running and "device" not in [
+        line.split()[-1] for line in listed.stdout.splitlines()[1:] if line.split()
+    ]:
+        subprocess.run([adb, "kill-server"], capture_output=True, timeout=30, check=False)
     usable = [p[0] for p in (line.split() for line in listed.stdout.splitlines()[1:]) if p[1:2] == ["device"]]
     if wanted:
         return (wanted, "") if wanted in usable else ("", f"{ENV_ADB_SERIAL}={wanted} is not attached")
