@@ -5,7 +5,7 @@ An :class:`MCPServerHandle` is one open MCP client session to one server of ``mc
 - ``local``: a factory from the :class:`MCPRegistry` builds an ``MCPServer`` in this process and the
   client talks to it directly (no JSON-RPC framing, well under a millisecond per call);
 - ``http``: streamable HTTP at ``http://host:port/path``, sending the server's key (the variable
-  ``api_key_env`` names, else ``$STARWEAVE_MCP_KEY``) as ``Authorization: Bearer KEY``;
+  the entry's ``api_key_env`` names) as ``Authorization: Bearer KEY``;
 - ``stdio``: a child process (``command`` + ``start_args``, ``env`` merged onto the SDK's minimal
   environment, ``cwd``) spoken to over its stdin/stdout.
 
@@ -151,10 +151,6 @@ async def _transport(call: Awaitable[_T]) -> _T:
         raise ToolError(describe_exception(exc)) from exc
 
 
-#: The variable an ``http`` entry's key is read from when it names none (``api_key_env``).
-DEFAULT_KEY_ENV = "STARWEAVE_MCP_KEY"
-
-
 @dataclass(frozen=True)
 class HttpTarget:
     """A streamable-HTTP server and the key sent to it (kept out of ``repr``: no log shows it)."""
@@ -164,10 +160,13 @@ class HttpTarget:
 
 
 def http_target(config: McpServerConfig) -> HttpTarget:
-    """The URL of an ``http`` entry and its key; ToolError when the variable it names is unset."""
+    """The URL of an ``http`` entry and its key; ToolError when the variable it names is unset.
+
+    Only an entry naming ``api_key_env`` gets a key: a key read from a default variable would be
+    sent to every http server in mcp.yaml, third parties' included."""
     path = config.path if config.path.startswith("/") else f"/{config.path}"
     url = f"http://{config.host}:{config.port}{path}"
-    key = os.environ.get(config.api_key_env or DEFAULT_KEY_ENV, "")
+    key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
     if config.api_key_env and not key:
         raise ToolError(
             f"http server {config.namespace!r} ({url}): its key variable {config.api_key_env} "

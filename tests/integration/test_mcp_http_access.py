@@ -96,8 +96,12 @@ async def test_remote_mode_needs_the_key_and_this_machines_host(
         with pytest.raises(ToolError, match="failed to start") as caught:
             await tool_names(entry(port))
         assert KEY not in str(caught.value)
+        # The serving side's variable is not sent to an entry that does not name it (it would
+        # reach every http server in mcp.yaml, third parties' included).
         monkeypatch.setenv("STARWEAVE_MCP_KEY", KEY)
-        assert "read_file" in await tool_names(entry(port))
+        with pytest.raises(ToolError, match="failed to start"):
+            await tool_names(entry(port))
+        assert "read_file" in await tool_names(entry(port, api_key_env="STARWEAVE_MCP_KEY"))
         monkeypatch.delenv("STARWEAVE_MCP_KEY")
         monkeypatch.setenv("FILES_KEY", KEY)
         assert "read_file" in await tool_names(entry(port, api_key_env="FILES_KEY"))
