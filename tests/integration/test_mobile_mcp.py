@@ -9,18 +9,15 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from helpers.android_sim import SimulatedPhone
 from helpers.android_sim import android_phone as android_phone
 from mcp import Client
 
 from starweave.config.models import ShellConfig
 from starweave.tools.mcp_manager import default_registry
-from starweave.tools.mobile import Adb
 from starweave.tools.servers.mobile import (
     MobileServerState,
     create_data_collector_server,

@@ -6,7 +6,6 @@ import asyncio
 import os
 import re
 import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -151,7 +150,8 @@ async def test_screencap_and_ui_dump(android_phone: SimulatedPhone) -> None:
 async def test_a_failed_command_is_named_in_the_error(android_phone: SimulatedPhone) -> None:
     android_phone.update(adb_state="offline")
     with pytest.raises(
-        AdbError, match=r"`adb -s emulator-5554 shell input tap 1 2` failed \(exit 1\): adb: device offline\.$"
+        AdbError,
+        match=r"`adb -s emulator-5554 shell input tap 1 2` failed \(exit 1\): adb: device offline\.$",
     ):
         await android_phone.adb_client().tap(1, 2)
     with pytest.raises(AdbError, match=r"failed \(exit 1\): adb: device 'emulator-9999' not found$"):
@@ -159,10 +159,12 @@ async def test_a_failed_command_is_named_in_the_error(android_phone: SimulatedPh
 
 
 async def test_monkey_abort_is_an_error(android_phone: SimulatedPhone) -> None:
-    with pytest.raises(AdbError, match=r"failed \(exit 252\): \*\* No activities found to run, monkey aborted"):
+    with pytest.raises(
+        AdbError, match=r"failed \(exit 252\): \*\* No activities found to run, monkey aborted"
+    ):
         await android_phone.adb_client().launch("com.not.installed")
     android_phone.update(shell_v1=True)  # an old adb: exit status 0, the abort only in the output
-    with pytest.raises(AdbError, match="(?s)could not launch it: .*monkey aborted"):
+    with pytest.raises(AdbError, match=r"(?s)could not launch it: .*monkey aborted"):
         await android_phone.adb_client().launch("com.not.installed")
 
 
@@ -224,7 +226,9 @@ async def test_a_cancelled_call_kills_and_reaps_adb(android_phone: SimulatedPhon
     assert gone(pid)  # reaped before the cancellation reached the caller
 
 
-async def test_output_is_read_with_a_cap(android_phone: SimulatedPhone, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_output_is_read_with_a_cap(
+    android_phone: SimulatedPhone, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Past the cap the command is stopped at once; reading everything first would sit until the
     # 20 s timeout here (the simulated adb keeps its pipe open, hanging after its flood).
     monkeypatch.setattr("starweave.tools.mobile.adb.MAX_OUTPUT_BYTES", 100_000)
