@@ -1,5 +1,5 @@
 """`starweave run --agent mobile` as a user runs it: the real command line, on recorded answers, with
-the fake phone's MCP servers (tests/helpers/mobile_fake.py) in place of the adb ones."""
+the real mobile MCP servers driving the simulated phone (tests/helpers/android_sim)."""
 
 from __future__ import annotations
 
@@ -10,36 +10,27 @@ import pytest
 from helpers.android_sim import SimulatedPhone
 from helpers.android_sim import android_phone as android_phone
 from helpers.linux_replay import replay_file
-from helpers.mobile_fake import NOTES, FakePhone, registered, write_mcp_config
-from helpers.mobile_replay import mobile_answer, note_answers
+from helpers.mobile_replay import note_answers, write_mcp_config
 
 from starweave.cli import app
 from tests.e2e.test_cli_errors import assert_one_line_usage_error, starweave
 
 
 def test_a_note_is_written_through_the_command_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], android_phone: SimulatedPhone
 ) -> None:
-    answers = [
-        mobile_answer("launch_app", {"package_name": NOTES}),
-        mobile_answer("type_text", {"text": "call mom", "control_id": "2"}),
-        mobile_answer("click_control", {"control_id": "3"}),
-        mobile_answer("", status="FINISH", comment="Saved."),
-    ]
     args = [
         "run", "--agent", "mobile", "write the note 'call mom'",
-        "--serial", "emulator-5554",
-        "--provider", "replay", "--replay-file", str(replay_file(tmp_path, answers)),
+        "--serial", android_phone.serial, "--adb-path", str(android_phone.adb_path),
+        "--provider", "replay", "--replay-file", str(replay_file(tmp_path, note_answers("call mom"))),
         "--config-dir", str(write_mcp_config(tmp_path / "config")),
         "--workspace", str(tmp_path / "ws"), "--log-dir", str(tmp_path / "logs"), "--task", "t1", "--json",
     ]  # fmt: skip
-    phone = FakePhone()
-    with registered(phone):
-        code = app(args, prog_name="starweave", standalone_mode=False)
+    code = app(args, prog_name="starweave", standalone_mode=False)
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result["status"] == "FINISH" and result["agent"] == "MobileAgent"
-    assert phone.saved == ["call mom"]
+    assert android_phone.state()["notes"] == ["call mom"]
     assert (tmp_path / "logs" / "t1" / "action_step3_annotated.png").is_file()
 
 

@@ -1,16 +1,20 @@
-"""Running the MobileAgent on recorded answers against the fake phone (``mobile_fake``)."""
+"""Running the MobileAgent on recorded answers against the simulated phone (``android_sim``), through
+the real MobileDataCollector / MobileExecutor servers of the shipped ``mcp.yaml``."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from helpers.android_sim import SimulatedPhone
 from helpers.linux_replay import AnsweringView, replay_file
-from helpers.mobile_fake import FakePhone, registered, write_mcp_config
 from starweave.session.mobile_runner import MobileOptions, run_mobile_task
 from starweave.session.runner import RunOptions
+
+SHIPPED_MCP = Path(__file__).resolve().parents[2] / "config" / "ufo" / "mcp.yaml"
 
 
 def mobile_answer(
@@ -22,8 +26,7 @@ def mobile_answer(
 
 
 def note_answers(note: str) -> list[dict[str, Any]]:
-    """The MobileAgent opens Notes, types ``note`` into the Note field (2), saves (3) and finishes
-    (the simulated phone's and the fake phone's Notes screens number their controls alike)."""
+    """The MobileAgent opens Notes, types ``note`` into the Note field (2), saves (3) and finishes."""
     return [
         mobile_answer("launch_app", {"package_name": "com.example.notes"}),
         mobile_answer("type_text", {"text": note, "control_id": "2"}),
@@ -32,29 +35,42 @@ def note_answers(note: str) -> list[dict[str, Any]]:
     ]
 
 
+def write_mcp_config(config_dir: Path) -> Path:
+    """A config folder whose mcp.yaml is the shipped one (the MobileAgent's real servers)."""
+    (config_dir / "ufo").mkdir(parents=True, exist_ok=True)
+    shutil.copy(SHIPPED_MCP, config_dir / "ufo" / "mcp.yaml")
+    return config_dir
+
+
+def phone_options(phone: SimulatedPhone) -> MobileOptions:
+    """The --serial / --adb-path of the simulated phone."""
+    return MobileOptions(serial=phone.serial, adb_path=str(phone.adb_path))
+
+
 async def run_mobile(
     tmp_path: Path,
-    answers: list[Any],
-    phone: FakePhone,
+    answers: list[Any] | None,
+    mobile: MobileOptions,
     request: str = "do it",
     confirm: bool = False,
-    mobile: MobileOptions | None = None,
+    view: AnsweringView | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """Run ``request`` on ``answers`` with the fake phone; logs go to ``tmp_path/logs/run1``.
-    Returns the result plus ``asked``: the actions the user was asked to confirm."""
+    """Run ``request`` on ``answers`` (None: on the embedded model) with the shipped mcp.yaml on the
+    phone ``mobile`` names; logs go to ``tmp_path/logs/run1``. The user answers every confirmation with
+    ``confirm`` (unless ``view`` is given). Returns the result plus ``asked``: the actions asked about."""
     options = RunOptions(
         request=request,
         workspace=tmp_path / "ws",
-        provider="replay",
-        replay_file=replay_file(tmp_path, answers),
+        provider="replay" if answers is not None else None,
+        replay_file=replay_file(tmp_path, answers) if answers is not None else None,
         log_dir=tmp_path / "logs",
         task="run1",
         config_dir=write_mcp_config(tmp_path / "config"),
         **kwargs,
     )
-    with registered(phone), (tmp_path / "console.txt").open("w") as console_file:
-        view = AnsweringView(Console(file=console_file, width=120), confirm)
+    with (tmp_path / "console.txt").open("w") as console_file:
+        view = view or AnsweringView(Console(file=console_file, width=120), confirm)
         result = await run_mobile_task(options, view=view, mobile=mobile)
     result["asked"] = view.asked
     return result

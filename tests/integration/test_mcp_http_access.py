@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers.mobile_kit import fake_device
+from helpers.android_sim import SimulatedPhone
+from helpers.android_sim import android_phone as android_phone
 
 from starweave.config.models import McpServerConfig, ShellConfig
 from starweave.errors import ToolError
@@ -128,10 +129,8 @@ def test_an_entry_naming_an_unset_key_variable_is_one_line() -> None:
     )
 
 
-async def test_mobile_servers_guard_health_and_it_names_no_device(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    device = fake_device(tmp_path, monkeypatch)
+async def test_mobile_servers_guard_health_and_it_names_no_device(android_phone: SimulatedPhone) -> None:
+    adb = android_phone.adb_client()
     urls: dict[str, str] = {}
     listening = asyncio.Event()
 
@@ -141,7 +140,7 @@ async def test_mobile_servers_guard_health_and_it_names_no_device(
             listening.set()
 
     access = HttpAccess(key=KEY, remote=True)
-    task = asyncio.create_task(serve_mobile(device.adb, "127.0.0.1", 0, 0, announce=announce, access=access))
+    task = asyncio.create_task(serve_mobile(adb, "127.0.0.1", 0, 0, announce=announce, access=access))
     try:
         await asyncio.wait_for(listening.wait(), 30)
         health_url = urls["MobileExecutor"].replace("/mcp", "/health")
@@ -155,7 +154,7 @@ async def test_mobile_servers_guard_health_and_it_names_no_device(
             assert unkeyed.status_code == 401
             health = await http.get(health_url, headers={"Authorization": f"Bearer {KEY}"})
         assert health.json() == {"status": "healthy", "server": "MobileExecutor"}
-        assert device.adb.path not in health.text and "emulator-5554" not in health.text
+        assert adb.path not in health.text and "emulator-5554" not in health.text
     finally:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -1,40 +1,45 @@
-"""MobileAgent end to end on recorded answers, against a fake phone behind local MCP servers with the
-MobileDataCollector / MobileExecutor tool names and result shapes (real MCP, real logs, real files)."""
+"""MobileAgent end to end on recorded answers, on the simulated phone through the real
+MobileDataCollector / MobileExecutor servers (real MCP, real adb layer, real logs, real files)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from helpers.android_sim import NOTES, SimulatedPhone
+from helpers.android_sim import android_phone as android_phone
 from helpers.evaluation import verdict
 from helpers.linux_replay import read_jsonl
-from helpers.mobile_fake import NOTES, SHOP, FakePhone
-from helpers.mobile_replay import mobile_answer, run_mobile
+from helpers.mobile_replay import mobile_answer, note_answers, phone_options, run_mobile
 
-NOTE_ANSWERS = [
-    mobile_answer("launch_app", {"package_name": NOTES}),
-    mobile_answer("type_text", {"text": "call mom", "control_id": "2"}),
-    mobile_answer("click_control", {"control_id": "3", "control_name": "Save"}),
-    mobile_answer("", status="FINISH", comment="Saved the note 'call mom'."),
-]
+NOTE = "call mom & dad"
+#: What each step reads before the model is asked: the screen, the apps (cached after step 1), the controls.
+LOOK = ("exec-out screencap -p", "shell pm list packages -3", "shell uiautomator dump")
 
 
-async def test_the_agent_writes_and_saves_a_note(tmp_path: Path) -> None:
-    phone = FakePhone()
-    result = await run_mobile(tmp_path, NOTE_ANSWERS, phone, request="write a note 'call mom' and save it")
+def actions(phone: SimulatedPhone) -> list[str]:
+    """The commands that acted on the phone (not the looks at it)."""
+    looks = ("exec-out screencap", "shell pm list", "shell uiautomator", "shell cat", "shell rm")
+    return [h for h in phone.state()["history"] if not h.startswith(looks)]
+
+
+async def test_the_agent_writes_and_saves_a_note(tmp_path: Path, android_phone: SimulatedPhone) -> None:
+    request = f"write the note '{NOTE}' in the notes app and save it"
+    result = await run_mobile(tmp_path, note_answers(NOTE), phone_options(android_phone), request)
     assert result["status"] == "FINISH", result
-    assert result["result"] == "Saved the note 'call mom'."
+    assert result["result"] == f"Saved the note '{NOTE}'."
     assert result["agent"] == "MobileAgent"
-    assert phone.saved == ["call mom"]
-    actions = [(name, args) for name, args in phone.calls if name not in _DATA_TOOLS]
-    assert actions == [
-        ("launch_app", {"package_name": NOTES}),
-        # control_name filled in from the screen's list
-        ("type_text", {"text": "call mom", "control_id": "2", "control_name": "Note"}),
-        ("click_control", {"control_id": "3", "control_name": "Save"}),
+    phone = android_phone.state()
+    assert phone["notes"] == [NOTE] and phone["screen"] == "notes"
+    assert actions(android_phone) == [
+        f"shell monkey -p {NOTES} -c android.intent.category.LAUNCHER 1",
+        "shell input tap 540 380",  # the Note field, focused
+        "shell input keyevent KEYCODE_MOVE_END",
+        "shell input text 'call%smom%s&%sdad'",  # one literal argument: the & ran nothing
+        "shell input tap 290 570",  # Save
     ]
     # every step looked at the screen first: screenshot, apps, controls
-    assert [name for name, _ in phone.calls[:3]] == list(_DATA_TOOLS)
+    assert tuple(h.rsplit(" ", 1)[0] if "uiautomator" in h else h for h in phone["history"][:3]) == LOOK
 
     logs = tmp_path / "logs" / "run1"
     steps = read_jsonl(logs / "response.log")
@@ -46,6 +51,8 @@ async def test_the_agent_writes_and_saves_a_note(tmp_path: Path) -> None:
         "ACTION_EXECUTION",
         "MEMORY_UPDATE",
     }
+    # the control's name came from the screen's list (the model gave only the id)
+    assert steps[1]["output"] == f"Clicked control 'Note' at (540, 380) | Typed text: {NOTE}"
     for step in (1, 2, 3, 4):
         assert (logs / f"action_step{step}.png").is_file()
         assert (logs / f"action_step{step}_annotated.png").is_file()
@@ -55,74 +62,72 @@ async def test_the_agent_writes_and_saves_a_note(tmp_path: Path) -> None:
     # text only (no --visual): the notes screen's controls, the apps, the last success action
     assert isinstance(second, str)
     assert "[2] EditText 'Note'" in second and "[3] Button 'Save'" in second
+    assert "[4] Button 'Delete'" in second
     assert NOTES in second.split("[Installed Apps]")[1]
-    assert "launch_app(package_name='com.example.notes')" in second.split("[Last Success Actions]")[1]
+    assert f"launch_app(package_name='{NOTES}')" in second.split("[Last Success Actions]")[1]
     assert "Saved the note" in json.loads((logs / "result.json").read_text())["result"]
 
 
-_DATA_TOOLS = ("capture_screenshot", "get_mobile_app_target_info", "get_app_window_controls_target_info")
+DELETE = mobile_answer("click_control", {"control_id": "4", "control_name": "Delete"}, "FINISH", "Deleted.")
 
 
-BUY_ANSWERS = [
-    mobile_answer("launch_app", {"package_name": SHOP}),
-    mobile_answer("click_control", {"control_id": "2", "control_name": "Buy now"}, "FINISH", "Bought."),
-]
-
-
-async def test_a_sensitive_action_asks_and_a_refusal_is_not_executed(tmp_path: Path) -> None:
-    phone = FakePhone()
+async def test_a_sensitive_action_asks_and_a_refusal_is_not_executed(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
+    android_phone.update(notes=["keep me"])
     answers = [
-        mobile_answer("launch_app", {"package_name": SHOP}),
-        mobile_answer("click_control", {"control_id": "2", "control_name": "Buy now"}),
+        mobile_answer("launch_app", {"package_name": NOTES}),
+        mobile_answer("click_control", {"control_id": "4", "control_name": "Delete"}),
     ]
-    result = await run_mobile(tmp_path, answers, phone, request="buy it", confirm=False)
-    assert result["asked"] == ["click_control(control_id='2', control_name='Buy now')"]
-    assert phone.bought == 0
-    assert not any(name == "click_control" for name, _ in phone.calls)
+    result = await run_mobile(tmp_path, answers, phone_options(android_phone), "delete my notes")
+    assert result["asked"] == ["click_control(control_id='4', control_name='Delete')"]  # not the launch
+    assert android_phone.state()["notes"] == ["keep me"]
+    assert not any("input tap" in h for h in actions(android_phone))
     assert result["status"] == "FAIL"
     assert "did not allow" in result["result"]
 
 
-async def test_an_approved_sensitive_action_runs(tmp_path: Path) -> None:
-    phone = FakePhone()
-    answers = BUY_ANSWERS
-    result = await run_mobile(tmp_path, answers, phone, confirm=True)
+async def test_an_approved_sensitive_action_runs(tmp_path: Path, android_phone: SimulatedPhone) -> None:
+    android_phone.update(screen="notes", notes=["old"])
+    result = await run_mobile(tmp_path, [DELETE], phone_options(android_phone), confirm=True)
     assert len(result["asked"]) == 1
-    assert phone.bought == 1
-    assert result["status"] == "FINISH" and result["result"] == "Bought."
+    assert android_phone.state()["notes"] == []
+    assert result["status"] == "FINISH" and result["result"] == "Deleted."
 
 
-async def test_yes_approves_without_asking(tmp_path: Path) -> None:
-    phone = FakePhone()
-    answers = BUY_ANSWERS
-    result = await run_mobile(tmp_path, answers, phone, auto_approve=True)
+async def test_yes_approves_without_asking(tmp_path: Path, android_phone: SimulatedPhone) -> None:
+    android_phone.update(screen="notes", notes=["old"])
+    result = await run_mobile(tmp_path, [DELETE], phone_options(android_phone), auto_approve=True)
     assert result["asked"] == []
-    assert phone.bought == 1
+    assert android_phone.state()["notes"] == []
 
 
-async def test_a_failed_action_is_reported_and_an_unknown_control_is_not_sent(tmp_path: Path) -> None:
-    phone = FakePhone()
+async def test_a_failed_action_is_reported_and_an_unknown_control_is_not_sent(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
     answers = [
         mobile_answer("launch_app", {"package_name": "com.nowhere"}, "FINISH", "opened"),
         mobile_answer("click_control", {"control_id": "99", "control_name": "Ghost"}),
         mobile_answer("", status="FAIL", comment="cannot"),
     ]
-    result = await run_mobile(tmp_path, answers, phone)
+    result = await run_mobile(tmp_path, answers, phone_options(android_phone))
     steps = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
     # the failed launch turns the FINISH into CONTINUE, with the error as the note
-    assert steps[0]["status"] == "CONTINUE" and "no app com.nowhere" in steps[0]["note"]
+    failure = "No activities found to run, monkey aborted"
+    assert steps[0]["status"] == "CONTINUE" and failure in steps[0]["note"], steps[0]
     assert "No control has id '99'" in steps[1]["note"]
-    assert not any(name == "click_control" for name, _ in phone.calls)
+    assert not any("input" in h for h in actions(android_phone))
+    assert android_phone.state()["screen"] == "launcher"
     assert result["status"] == "FAIL"
     prompt = read_jsonl(tmp_path / "logs" / "run1" / "request.log")[1]["prompt"]
-    assert "no app com.nowhere" in prompt[-1]["content"]
+    assert failure in prompt[-1]["content"]
 
 
-async def test_evaluate_judges_the_mobile_run(tmp_path: Path) -> None:
-    phone = FakePhone()
-    answers = [*NOTE_ANSWERS, verdict("yes", "the note was saved")]
-    result = await run_mobile(tmp_path, answers, phone, request="save a note", evaluate=True)
+async def test_evaluate_judges_the_mobile_run(tmp_path: Path, android_phone: SimulatedPhone) -> None:
+    answers = [*note_answers("call mom"), verdict("yes", "the note was saved")]
+    result = await run_mobile(tmp_path, answers, phone_options(android_phone), "save a note", evaluate=True)
     assert result["status"] == "FINISH"
+    assert android_phone.state()["notes"] == ["call mom"]
     records = read_jsonl(tmp_path / "logs" / "run1" / "evaluation.log")
     assert [r["complete"] for r in records] == ["yes"]
     # four agent steps, then the evaluator's call on the same replayed model
@@ -131,14 +136,15 @@ async def test_evaluate_judges_the_mobile_run(tmp_path: Path) -> None:
     assert "evaluation" in (tmp_path / "console.txt").read_text()
 
 
-async def test_a_repeated_launch_is_redrawn_then_refused_then_fails(tmp_path: Path) -> None:
-    phone = FakePhone()
+async def test_a_repeated_launch_is_redrawn_then_refused_then_fails(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
     launch = mobile_answer("launch_app", {"package_name": NOTES})
     # step 2 repeats (and its redraw too), refused with a note; step 3 the same: the task fails
-    result = await run_mobile(tmp_path, [launch] * 5, phone)
-    assert [name for name, _ in phone.calls].count("launch_app") == 1
+    result = await run_mobile(tmp_path, [launch] * 5, phone_options(android_phone))
+    assert actions(android_phone) == [f"shell monkey -p {NOTES} -c android.intent.category.LAUNCHER 1"]
     steps = read_jsonl(tmp_path / "logs" / "run1" / "response.log")
-    assert "Not run again: launch_app(package_name='com.example.notes') already succeeded" in steps[1]["note"]
+    assert f"Not run again: launch_app(package_name='{NOTES}') already succeeded" in steps[1]["note"]
     assert result["status"] == "FAIL" and "kept repeating" in result["result"]
     prompts = [r["prompt"] for r in read_jsonl(tmp_path / "logs" / "run1" / "request.log")]
     # the earlier steps come back as chat turns: what the model saw, what it answered

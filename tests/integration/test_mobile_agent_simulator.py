@@ -5,7 +5,6 @@ device picked by --serial and --adb-path; only the model is replayed."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 from helpers.android_sim import SimulatedPhone
 from helpers.android_sim import android_phone as android_phone
 from helpers.linux_replay import AnsweringView, read_jsonl, replay_file
-from helpers.mobile_replay import mobile_answer, note_answers
+from helpers.mobile_replay import mobile_answer, note_answers, run_mobile
 from rich.console import Console
 
 from starweave.errors import ConfigError
@@ -23,8 +22,6 @@ from starweave.session.mobile_runner import MobileOptions, run_mobile_task
 from starweave.session.runner import RunOptions
 
 pytestmark = pytest.mark.slow
-
-SHIPPED_MCP = Path(__file__).resolve().parents[2] / "config" / "ufo" / "mcp.yaml"
 
 
 async def run_on_phone(
@@ -35,42 +32,8 @@ async def run_on_phone(
     view: AnsweringView | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """Run ``request`` on ``answers`` (None: on the embedded model) with the shipped mcp.yaml; logs in
-    ``tmp_path/logs/run1``."""
-    config = tmp_path / "config" / "ufo"
-    config.mkdir(parents=True)
-    shutil.copy(SHIPPED_MCP, config / "mcp.yaml")
-    options = RunOptions(
-        request=request,
-        workspace=tmp_path / "ws",
-        provider="replay" if answers is not None else None,
-        replay_file=replay_file(tmp_path, answers) if answers is not None else None,
-        log_dir=tmp_path / "logs",
-        task="run1",
-        config_dir=tmp_path / "config",
-        **kwargs,
-    )
-    with (tmp_path / "console.txt").open("w") as console_file:
-        view = view or AnsweringView(Console(file=console_file, width=120), answer=False)
-        return await run_mobile_task(options, view=view, mobile=mobile)
-
-
-async def test_the_agent_writes_and_saves_a_note_on_the_simulated_phone(
-    tmp_path: Path, android_phone: SimulatedPhone
-) -> None:
-    answers = note_answers("call mom & dad")
-    mobile = MobileOptions(serial=android_phone.serial, adb_path=str(android_phone.adb_path))
-    request = "write the note 'call mom & dad' in the notes app and save it"
-    result = await run_on_phone(tmp_path, request, answers, mobile)
-    assert result["status"] == "FINISH", result
-    phone = android_phone.state()
-    assert phone["notes"] == ["call mom & dad"] and phone["screen"] == "notes"
-    logs = tmp_path / "logs" / "run1"
-    steps = read_jsonl(logs / "response.log")
-    assert [s["status"] for s in steps] == ["CONTINUE", "CONTINUE", "CONTINUE", "FINISH"]
-    assert (logs / "action_step3.png").is_file() and (logs / "action_step3_annotated.png").is_file()
-    second = read_jsonl(logs / "request.log")[1]["prompt"][-1]["content"]
-    assert "[2] EditText 'Note'" in second and "[4] Button 'Delete'" in second
+    """Run ``request`` on ``answers`` (None: on the embedded model); logs in ``tmp_path/logs/run1``."""
+    return await run_mobile(tmp_path, answers, mobile, request, view=view, **kwargs)
 
 
 async def test_a_wrong_serial_stops_the_run_before_the_first_step(
@@ -218,18 +181,6 @@ async def test_a_benign_note_with_danger_words_runs_without_yes(
     result = await run_on_phone(tmp_path, f"save the note '{note}'", note_answers(note), mobile, view)
     assert result["status"] == "FINISH", result
     assert view.asked == [] and android_phone.state()["notes"] == [note]
-
-
-async def test_deleting_asks_and_is_refused_without_yes(
-    tmp_path: Path, android_phone: SimulatedPhone
-) -> None:
-    android_phone.update(screen="notes", notes=["keep me"])
-    mobile = MobileOptions(adb_path=str(android_phone.adb_path))
-    view = AnsweringView(Console(file=None, width=120, quiet=True), answer=False)
-    answers = [mobile_answer("click_control", {"control_id": "4"})]
-    result = await run_on_phone(tmp_path, "delete my notes", answers, mobile, view)
-    assert result["status"] == "FAIL" and len(view.asked) == 1
-    assert android_phone.state()["notes"] == ["keep me"]
 
 
 async def test_launching_an_installer_by_a_harmless_name_asks(

@@ -1,4 +1,4 @@
-"""The mobile MCP servers against a stand-in adb: tool result shapes, the exact commands sent, the
+"""The mobile MCP servers on the simulated phone: tool result shapes, the exact commands sent, the
 local registration of mcp.yaml's MobileAgent.default, and `starweave mcp serve mobile` over HTTP."""
 
 from __future__ import annotations
@@ -9,19 +9,15 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from helpers.android_sim import SimulatedPhone
 from helpers.android_sim import android_phone as android_phone
-from helpers.mobile_kit import FakeDevice, fake_device
 from mcp import Client
 
 from starweave.config.models import ShellConfig
 from starweave.tools.mcp_manager import default_registry
-from starweave.tools.mobile import Adb
 from starweave.tools.servers.mobile import (
     MobileServerState,
     create_data_collector_server,
@@ -37,13 +33,9 @@ def _data(result: Any) -> Any:
     return content.get("result", content) if isinstance(content, dict) else content
 
 
-@pytest.fixture
-def device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeDevice:
-    return fake_device(tmp_path, monkeypatch)
-
-
-async def test_collect_then_act_on_the_shared_state(device: FakeDevice) -> None:
-    state = MobileServerState(device.adb)
+async def test_collect_then_act_on_the_shared_state(android_phone: SimulatedPhone) -> None:
+    android_phone.update(screen="notes", note_text="old")
+    state = MobileServerState(android_phone.adb_client())
     async with (
         Client(create_data_collector_server(state)) as data,
         Client(create_executor_server(state)) as action,
@@ -55,12 +47,12 @@ async def test_collect_then_act_on_the_shared_state(device: FakeDevice) -> None:
         info = _data(await data.call_tool("get_device_info", {}))
         assert info["from_cache"] is False
         assert info["device_info"] == {
-            "model": "Pixel Sim",
+            "model": "Starweave SimPhone",
             "android_version": "14",
             "sdk_version": "34",
-            "screen_size": "Physical size: 1080x2340",
+            "screen_size": "Physical size: 1080x2400",
             "screen_density": "Physical density: 420",
-            "battery_level": "87",
+            "battery_level": "85",
             "battery_status": "2",
         }
         assert _data(await data.call_tool("get_device_info", {}))["from_cache"] is True
@@ -70,48 +62,57 @@ async def test_collect_then_act_on_the_shared_state(device: FakeDevice) -> None:
         ]
         controls = _data(await data.call_tool("get_app_window_controls_target_info", {}))
         assert [(c["id"], c["name"], c["type"]) for c in controls] == [
-            ("1", "Note", "EditText"),
-            ("2", "Save", "Button"),
-            ("3", "Delete", "Button"),
+            ("1", "Notes", "TextView"),
+            ("2", "old", "EditText"),
+            ("3", "Save", "Button"),
+            ("4", "Delete", "Button"),
+            ("5", "No notes yet", "TextView"),
         ]
-        assert controls[2]["dangerous"] == "delete"
+        assert controls[3]["dangerous"] == "delete"
 
         typed = _data(
             await action.call_tool(
                 "type_text",
                 {
                     "text": "milk; $(reboot)",
-                    "control_id": "1",
-                    "control_name": "Note",
+                    "control_id": "2",
+                    "control_name": "old",
                     "clear_current_text": True,
                 },
             )
         )
         assert typed["success"] is True
-        assert typed["message"] == "Clicked control 'Note' at (540, 400) | Typed text: milk; $(reboot)"
-        assert typed["control_info"] == {"id": "1", "name": "Note", "type": "EditText"}
+        assert typed["message"] == "Clicked control 'old' at (540, 380) | Typed text: milk; $(reboot)"
+        assert typed["control_info"] == {"id": "2", "name": "old", "type": "EditText"}
+        assert android_phone.state()["note_text"] == "milk; $(reboot)"  # cleared, then typed literally
         # The controls were read before the typing: after it, the ids are gone until collected again.
-        stale = _data(await action.call_tool("click_control", {"control_id": "2", "control_name": "Save"}))
+        stale = _data(await action.call_tool("click_control", {"control_id": "3", "control_name": "Save"}))
         assert stale["success"] is False and "get_app_window_controls_target_info" in stale["error"]
         await data.call_tool("get_app_window_controls_target_info", {})
-        clicked = _data(await action.call_tool("click_control", {"control_id": "2", "control_name": "Saved"}))
+        clicked = _data(await action.call_tool("click_control", {"control_id": "3", "control_name": "Saved"}))
         assert clicked["success"] is True
         assert clicked["control_info"] == {
-            "id": "2",
+            "id": "3",
             "name": "Save",
             "type": "Button",
-            "rect": [40, 700, 540, 820],
+            "rect": [60, 500, 520, 640],
         }
         assert "mismatch" in clicked["warning"]
-    remote = device.remote()
-    assert ["input", "tap", "540", "400"] in remote
-    assert ["input", "keyevent", *["KEYCODE_DEL"] * 50] in remote
-    assert ["input", "text", "milk;%s$(reboot)"] in remote
-    assert remote[-1] == ["input", "tap", "290", "760"]
+    assert android_phone.state()["notes"] == ["milk; $(reboot)"]
+    remote = android_phone.shell_commands()
+    assert ["input", "tap", "540", "380"] in remote
+    inputs = [r for r in remote if r[0] == "input"]
+    assert inputs[:4] == [
+        ["input", "tap", "540", "380"],
+        ["input", "keyevent", "KEYCODE_MOVE_END"],
+        ["input", "keyevent", *["KEYCODE_DEL"] * 50],
+        ["input", "text", "milk;%s$(reboot)"],
+    ]
+    assert remote[-1] == ["input", "tap", "290", "570"]
 
 
-async def test_action_results_and_errors(device: FakeDevice) -> None:
-    state = MobileServerState(device.adb)
+async def test_action_results_and_errors(android_phone: SimulatedPhone) -> None:
+    state = MobileServerState(android_phone.adb_client())
     async with Client(create_executor_server(state)) as action:
 
         async def call(tool: str, **args: Any) -> dict[str, Any]:
@@ -123,8 +124,9 @@ async def test_action_results_and_errors(device: FakeDevice) -> None:
             "swipe(500, 1500, 500, 500, 300ms)"
         )
         launched = await call("launch_app", package_name="Calculator")
-        assert launched["success"] is True and launched["package_name"] == "org.demo.calculator"
-        assert launched["warning"] == "Resolved app name 'Calculator' to package 'org.demo.calculator'"
+        assert launched["success"] is True and launched["package_name"] == "com.example.calculator"
+        assert launched["warning"] == "Resolved app name 'Calculator' to package 'com.example.calculator'"
+        assert android_phone.state()["screen"] == "calculator"
         missing = await call("launch_app", package_name="Camera")
         assert missing["success"] is False and missing["error"].startswith(
             "No installed app matches 'Camera'"
@@ -132,6 +134,7 @@ async def test_action_results_and_errors(device: FakeDevice) -> None:
         hostile = await call("launch_app", package_name="com.x;reboot")
         assert hostile["success"] is False and "invalid package name" in hostile["error"]
         assert (await call("press_key", key_code="KEYCODE_BACK"))["success"] is True
+        assert android_phone.state()["screen"] == "launcher"
         refused = await call("press_key", key_code="KEYCODE_CAMERA")
         assert refused["success"] is False and "not allowed" in refused["error"]
         newline = await call("type_text", text="a", control_id="9", control_name="x")
@@ -146,24 +149,25 @@ async def test_action_results_and_errors(device: FakeDevice) -> None:
         by_id = await call("launch_app", package_name="notes", id="1")
         assert by_id["success"] is True and by_id["package_name"] == "com.example.notes"
         assert "warning" not in by_id
-        mismatch = await call("launch_app", package_name="org.demo.calculator", id="1")
+        mismatch = await call("launch_app", package_name="com.example.calculator", id="1")
         assert mismatch == {
             "success": False,
-            "action": "launch_app('org.demo.calculator')",
+            "action": "launch_app('com.example.calculator')",
             "error": (
-                "App id 1 is com.example.notes, not 'org.demo.calculator'; name one app (its id or name)"
+                "App id 1 is com.example.notes, not 'com.example.calculator'; name one app (its id or name)"
             ),
         }
         resolved = await call("resolve_app", package_name="Calculator")
-        assert resolved["success"] is True and resolved["package_name"] == "org.demo.calculator"
-    assert ["input", "keyevent", "KEYCODE_CAMERA"] not in device.remote()
-    monkeys = [r for r in device.remote() if r[0] == "monkey"]
-    assert [m[2] for m in monkeys] == ["org.demo.calculator", "com.example.notes"]
+        assert resolved["success"] is True and resolved["package_name"] == "com.example.calculator"
+    assert android_phone.state()["screen"] == "notes"
+    assert not any("KEYCODE_CAMERA" in r for r in android_phone.shell_commands())
+    monkeys = [r for r in android_phone.shell_commands() if r[0] == "monkey"]
+    assert [m[2] for m in monkeys] == ["com.example.calculator", "com.example.notes"]
 
 
-async def test_failed_adb_gives_the_error_shapes(device: FakeDevice, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_ADB_FAIL", "shell")
-    state = MobileServerState(device.adb)
+async def test_failed_adb_gives_the_error_shapes(android_phone: SimulatedPhone) -> None:
+    android_phone.update(adb_state="offline")
+    state = MobileServerState(android_phone.adb_client())
     async with (
         Client(create_data_collector_server(state)) as data,
         Client(create_executor_server(state)) as action,
@@ -174,25 +178,28 @@ async def test_failed_adb_gives_the_error_shapes(device: FakeDevice, monkeypatch
         assert tapped == {
             "success": False,
             "action": "tap(1, 1)",
-            "error": "`adb -s emulator-5554 shell input tap 1 1` failed (exit 1): error: device offline",
+            "error": "`adb -s emulator-5554 shell input tap 1 1` failed (exit 1): adb: device offline.",
         }
         controls = await data.call_tool("get_app_window_controls_target_info", {})
         assert controls.is_error and "device offline" in controls.content[0].text
 
 
-async def test_local_registration_drives_the_bound_phone(device: FakeDevice) -> None:
+async def test_local_registration_drives_the_bound_phone(android_phone: SimulatedPhone) -> None:
+    android_phone.update(screen="notes", note_text="bound")
     shell = ShellConfig.model_validate({})
-    registry = mobile_registry(mobile_state(device.adb), default_registry)
+    registry = mobile_registry(mobile_state(android_phone.adb_client()), default_registry)
     collector = registry.get("MobileDataCollector")(shell)
     executor = registry.get("MobileExecutor")(shell)
     async with Client(collector) as data, Client(executor) as action:
         await data.call_tool("get_app_window_controls_target_info", {})
-        assert _data(await action.call_tool("click_control", {"control_id": "2", "control_name": "Save"}))[
+        assert _data(await action.call_tool("click_control", {"control_id": "3", "control_name": "Save"}))[
             "success"
         ]
+    assert android_phone.state()["notes"] == ["bound"]
 
 
-async def test_mcp_serve_mobile_over_http(device: FakeDevice) -> None:
+async def test_mcp_serve_mobile_over_http(android_phone: SimulatedPhone) -> None:
+    android_phone.update(screen="notes", note_text="served")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -205,7 +212,7 @@ async def test_mcp_serve_mobile_over_http(device: FakeDevice) -> None:
         "--action-port",
         "0",
         "--adb-path",
-        device.adb.path,
+        str(android_phone.adb_path),
         "--serial",
         "emulator-5554",
         stdout=asyncio.subprocess.PIPE,
@@ -233,12 +240,13 @@ async def test_mcp_serve_mobile_over_http(device: FakeDevice) -> None:
             assert foreign.status_code in (403, 421)
         async with Client(urls["MobileDataCollector"]) as data, Client(urls["MobileExecutor"]) as action:
             await data.call_tool("get_app_window_controls_target_info", {})
-            clicked = await action.call_tool("click_control", {"control_id": "2", "control_name": "Save"})
+            clicked = await action.call_tool("click_control", {"control_id": "3", "control_name": "Save"})
             assert json.loads(clicked.content[0].text)["success"] is True
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
-    assert device.remote()[-1] == ["input", "tap", "290", "760"]
+    assert android_phone.shell_commands()[-1] == ["input", "tap", "290", "570"]
+    assert android_phone.state()["notes"] == ["served"]
 
 
 async def test_mcp_serve_mobile_refuses_stdio() -> None:
@@ -258,7 +266,7 @@ async def test_mcp_serve_mobile_refuses_stdio() -> None:
 async def test_executor_on_the_simulated_phone(android_phone: SimulatedPhone) -> None:
     """System apps by name, text typed exactly at the field's end, non-ASCII refused, and `wait`
     forgetting the controls like every other action."""
-    state = MobileServerState(Adb(str(android_phone.adb_path), android_phone.serial))
+    state = MobileServerState(android_phone.adb_client())
     async with (
         Client(create_data_collector_server(state)) as data,
         Client(create_executor_server(state)) as action,

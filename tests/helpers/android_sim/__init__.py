@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 
+from starweave.tools.mobile import Adb
+
 from .phone.state import DEFAULT_SERIAL, DIR_ENV, OFFLINE_ENV, default_state, locked_state, read_state
 from .phone.ui import CALCULATOR, LAUNCHER, NOTES, SETTINGS
 
@@ -84,8 +86,17 @@ class SimulatedPhone:
     def state(self) -> dict[str, Any]:
         """The device state: screen, back_stack, focused, note_text, notes, notes_scroll,
         status_message, settings{wifi,bluetooth,airplane}, calculator{display}, online, serial,
-        history (the adb device commands received, newest last)."""
+        history (the adb device commands received, newest last) and history_serials (the -s of
+        each), the misbehaviour knobs adb_state, ui_dump_fails, adb_delay, adb_flood, and hung_pids."""
         return read_state(self.folder)
+
+    def adb_client(self, *, with_serial: bool = True, timeout: float = 20.0) -> Adb:
+        """Starweave's adb layer on this phone (``with_serial=False``: no -s, the only phone)."""
+        return Adb(str(self.adb_path), self.serial if with_serial else None, timeout=timeout)
+
+    def shell_commands(self) -> list[list[str]]:
+        """The words of each `adb shell` command received, split as the device's sh splits them."""
+        return [shlex.split(line)[1:] for line in self.state()["history"] if line.startswith("shell ")]
 
     def update(self, **fields: Any) -> None:
         """Change state fields directly (e.g. ``notes=[...]`` or ``screen="notes"``) to set up a test."""

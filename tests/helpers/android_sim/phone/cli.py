@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from . import shell
-from .state import OFFLINE_ENV, locked_state, sdcard_path, sim_dir
+from .state import OFFLINE_ENV, locked_state, read_state, sdcard_path, sim_dir
 
 USAGE_ERROR = 1
 _HOST_NOOPS = ("start-server", "kill-server", "wait-for-device", "reconnect")
@@ -67,6 +68,8 @@ def _device_command(folder: Path, state: dict[str, Any], args: list[str]) -> tup
         except ValueError as error:
             return b"", f"{error}\n", 1
         result = shell.run(shell.Context(folder, state), words)
+        if state["shell_v1"]:
+            return result.out + result.err.encode(), "", 0
         return result.out, result.err, result.code
     if command == "pull":
         return _pull(folder, rest)
@@ -105,11 +108,26 @@ def execute(argv: list[str]) -> tuple[bytes, str, int]:
         if state["adb_state"] != "device":  # real adb's words for a phone it lists but cannot use
             return b"", f"adb: device {state['adb_state']}.\n", 1
         state["history"].append(" ".join(args))
+        state["history_serials"].append(serial)
         return _device_command(folder, state, args)
+
+
+def _misbehave(folder: Path) -> None:
+    """The ``adb_flood`` and ``adb_delay`` knobs: note this process's pid in ``hung_pids``, print junk,
+    then hang (outside the lock, so that the phone stays usable by other calls)."""
+    state = read_state(folder)
+    if not (state["adb_flood"] or state["adb_delay"]):
+        return
+    with locked_state(folder) as locked:
+        locked["hung_pids"].append(os.getpid())
+    sys.stdout.buffer.write(b"x" * int(state["adb_flood"]))
+    sys.stdout.flush()
+    time.sleep(float(state["adb_delay"]))
 
 
 def main() -> int:
     """Entry point of the `adb` stand-in."""
+    _misbehave(sim_dir())
     out, err, code = execute(sys.argv[1:])
     sys.stdout.buffer.write(out)
     sys.stdout.flush()

@@ -29,6 +29,10 @@ DEFAULT_STATE: dict[str, Any] = {
     "online": True,
     "adb_state": "device",  # what `adb devices` lists: device | unauthorized | offline
     "ui_dump_fails": False,  # uiautomator dump writes nothing and says nothing (as a busy phone can)
+    "adb_delay": 0.0,  # seconds every adb call hangs before it answers (a wedged phone or adb server)
+    "adb_flood": 0,  # bytes of output every adb call prints before hanging/answering (a runaway command)
+    "shell_v1": False,  # an old adb without the shell protocol: `adb shell` exits 0, stderr on stdout
+    "hung_pids": [],  # the pids of the adb calls that hung (so a test can check they were killed)
     "screen": "launcher",
     "back_stack": [],
     "focused": None,
@@ -40,6 +44,7 @@ DEFAULT_STATE: dict[str, Any] = {
     "settings": {"wifi": True, "bluetooth": False, "airplane": False},
     "calculator": {"display": "0"},
     "history": [],
+    "history_serials": [],  # the -s serial each history entry was sent with (None: no -s)
 }
 
 
@@ -82,6 +87,7 @@ def read_state(folder: Path) -> dict[str, Any]:
 def write_state(folder: Path, state: dict[str, Any]) -> None:
     """Replace the state file atomically."""
     state["history"] = state.get("history", [])[-HISTORY_LIMIT:]
+    state["history_serials"] = state.get("history_serials", [])[-HISTORY_LIMIT:]
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".state-", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(state, handle, indent=1)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from helpers.mobile_fake import FakePhone, action_server, data_server
+from helpers.android_sim import NOTES, SimulatedPhone
+from helpers.android_sim import android_phone as android_phone
 from PIL import Image
 
 from starweave.agent import Context, ContextNames, ProcessingContext
@@ -13,7 +14,8 @@ from starweave.agents.mobile import MobileAgent, MobileProcessorContext
 from starweave.agents.mobile.data_strategies import mobile_data_collection
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig
-from starweave.tools import CommandRouter, ComputerManager, MCPRegistry, MCPServerManager
+from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
+from starweave.tools.servers.mobile import mobile_registry, mobile_state
 
 
 def image(path: Path) -> Image.Image:
@@ -21,16 +23,16 @@ def image(path: Path) -> Image.Image:
     return Image.open(io.BytesIO(path.read_bytes())).convert("RGB")
 
 
-async def test_screenshot_apps_controls_and_the_annotated_image(tmp_path: Path) -> None:
-    phone = FakePhone(app="com.example.notes")
-    registry = MCPRegistry()
-    registry.register_factory("Data", lambda _s: data_server(phone))
-    registry.register_factory("Act", lambda _s: action_server(phone))
+async def test_screenshot_apps_controls_and_the_annotated_image(
+    tmp_path: Path, android_phone: SimulatedPhone
+) -> None:
+    android_phone.update(screen="notes")
+    registry = mobile_registry(mobile_state(android_phone.adb_client()))
     mcp = {
         "MobileAgent": {
             "default": McpServerSet(
-                data_collection=[McpServerConfig(namespace="Data", type="local")],
-                action=[McpServerConfig(namespace="Act", type="local")],
+                data_collection=[McpServerConfig(namespace="MobileDataCollector", type="local")],
+                action=[McpServerConfig(namespace="MobileExecutor", type="local")],
             )
         }
     }
@@ -50,14 +52,21 @@ async def test_screenshot_apps_controls_and_the_annotated_image(tmp_path: Path) 
         await computers.aclose()
         await servers.aclose()
     assert result.success
-    assert local.installed_apps and "com.example.notes" in local.installed_apps
-    assert [c.name for c in local.current_controls or []] == ["Notes", "Note", "Save"]
-    assert set(local.annotation_dict) == {"1", "2", "3"}
+    assert local.installed_apps and NOTES in local.installed_apps
+    assert [c.name for c in local.current_controls or []] == [
+        "Notes",
+        "Note",
+        "Save",
+        "Delete",
+        "No notes yet",
+    ]
+    assert set(local.annotation_dict) == {"1", "2", "3", "4", "5"}
     clean = image(tmp_path / "action_step2.png")
     annotated_path = Path(local.annotated_screenshot_path or "")
     assert annotated_path == tmp_path / "action_step2_annotated.png"
     annotated = image(annotated_path)
-    # the Save button's box [20, 320, 170, 380] is outlined: its corner pixel changed colour
-    assert clean.getpixel((20, 340)) != annotated.getpixel((20, 340))
-    assert clean.getpixel((300, 600)) == annotated.getpixel((300, 600))
+    # the Save button's box [60, 500, 520, 640] is outlined: its left edge changed colour; the empty
+    # space below the list's label is not touched
+    assert clean.getpixel((60, 570)) != annotated.getpixel((60, 570))
+    assert clean.getpixel((540, 1800)) == annotated.getpixel((540, 1800))
     assert local.annotated_screenshot_url == ""  # text-only agent: not encoded for the model

@@ -6,12 +6,12 @@ import asyncio
 import os
 import re
 import shlex
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers.mobile_kit import fake_device
+from helpers.android_sim import SimulatedPhone
+from helpers.android_sim import android_phone as android_phone
 
 from starweave.tools.mobile import Adb, AdbError, check_keycode, check_package, escape_input_text, find_adb
 from starweave.tools.mobile.adb import check_int
@@ -97,24 +97,23 @@ def test_find_adb_prefers_the_configured_path_then_falls_back_to_plain_adb(
     assert find_adb() == str(sdk / "adb.exe")
 
 
-async def test_the_exact_argv_of_each_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    device = fake_device(tmp_path, monkeypatch)
-    adb = device.adb
+async def test_the_exact_argv_of_each_command(android_phone: SimulatedPhone) -> None:
+    adb = android_phone.adb_client()
     await adb.tap(10, 20)
     await adb.swipe(1, 2, 3, 4, 500)
     await adb.keyevent("BACK")
     await adb.keyevent("KEYCODE_DEL", times=3)
     await adb.input_text("a 'b' $(c)")
     await adb.launch("com.example.notes")
-    assert await adb.list_packages() == ["com.example.notes", "com.example.settings", "org.demo.calculator"]
+    assert await adb.list_packages() == ["com.example.calculator", "com.example.notes"]
     assert "android" in await adb.list_packages(third_party_only=False)
-    assert (await adb.dumpsys_battery())["level"] == "87"
-    assert await adb.wm_size() == "Physical size: 1080x2340"
+    assert (await adb.dumpsys_battery())["level"] == "85"
+    assert await adb.wm_size() == "Physical size: 1080x2400"
     assert await adb.getprop("ro.build.version.sdk") == "34"
-    calls = device.calls()
-    assert all(c["argv"][:2] == ["-s", "emulator-5554"] for c in calls)
-    assert calls[0]["argv"] == ["-s", "emulator-5554", "shell", "input", "tap", "10", "20"]
-    assert device.remote()[:6] == [
+    state = android_phone.state()
+    assert set(state["history_serials"]) == {"emulator-5554"}  # every call named the phone with -s
+    assert state["history"][0] == "shell input tap 10 20"
+    assert android_phone.shell_commands()[:6] == [
         ["input", "tap", "10", "20"],
         ["input", "swipe", "1", "2", "3", "4", "500"],
         ["input", "keyevent", "KEYCODE_BACK"],
@@ -122,77 +121,79 @@ async def test_the_exact_argv_of_each_command(tmp_path: Path, monkeypatch: pytes
         ["input", "text", "a%s'b'%s$(c)"],
         ["monkey", "-p", "com.example.notes", "-c", "android.intent.category.LAUNCHER", "1"],
     ]
+    # The text reached the phone as typed (the device decodes %s; nothing ran in its shell).
+    android_phone.update(screen="notes", focused="note")
+    await adb.input_text("a 'b' $(c)")
+    assert android_phone.state()["note_text"] == "a 'b' $(c)"
 
 
-async def test_screencap_and_ui_dump(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    device = fake_device(tmp_path, monkeypatch, serial=None)
-    png = await device.adb.screencap_png()
+async def test_screencap_and_ui_dump(android_phone: SimulatedPhone) -> None:
+    adb = android_phone.adb_client(with_serial=False)
+    png = await adb.screencap_png()
     assert png.startswith(b"\x89PNG")
-    xml = await device.adb.dump_ui_xml()
+    xml = await adb.dump_ui_xml()
     assert xml.startswith("<?xml") and "<hierarchy" in xml
-    argvs = [c["argv"] for c in device.calls()]
-    dump_file = argvs[1][-1]
+    state = android_phone.state()
+    dump_file = state["history"][1].split()[-1]
     assert re.fullmatch(r"/sdcard/starweave_ui_[0-9a-f]{32}\.xml", dump_file)
-    assert argvs == [
-        ["exec-out", "screencap", "-p"],
-        ["shell", "uiautomator", "dump", dump_file],
-        ["shell", "cat", dump_file],
-        ["shell", "rm", "-f", dump_file],
+    assert state["history"] == [
+        "exec-out screencap -p",
+        f"shell uiautomator dump {dump_file}",
+        f"shell cat {dump_file}",
+        f"shell rm -f {dump_file}",
     ]
-    assert await device.adb.devices() == [("emulator-5554", "device")]
+    assert state["history_serials"] == [None] * 4  # no serial given: no -s
+    assert not list((android_phone.folder / "sdcard").glob("starweave_ui_*"))  # the dump was removed
+    assert await adb.devices() == [("emulator-5554", "device")]
 
 
-async def test_a_failed_command_is_named_in_the_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    device = fake_device(tmp_path, monkeypatch)
-    monkeypatch.setenv("FAKE_ADB_FAIL", "tap")
+async def test_a_failed_command_is_named_in_the_error(android_phone: SimulatedPhone) -> None:
+    android_phone.update(adb_state="offline")
     with pytest.raises(
-        AdbError, match=r"`adb -s emulator-5554 shell input tap 1 2` failed \(exit 1\): error: device offline"
+        AdbError,
+        match=r"`adb -s emulator-5554 shell input tap 1 2` failed \(exit 1\): adb: device offline\.$",
     ):
-        await device.adb.tap(1, 2)
+        await android_phone.adb_client().tap(1, 2)
+    with pytest.raises(AdbError, match=r"failed \(exit 1\): adb: device 'emulator-9999' not found$"):
+        await Adb(str(android_phone.adb_path), "emulator-9999").tap(1, 2)
 
 
-async def test_monkey_abort_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    device = fake_device(tmp_path, monkeypatch)
-    with pytest.raises(AdbError, match="could not launch"):
-        await device.adb.launch("com.not.installed")
+async def test_monkey_abort_is_an_error(android_phone: SimulatedPhone) -> None:
+    with pytest.raises(
+        AdbError, match=r"failed \(exit 252\): \*\* No activities found to run, monkey aborted"
+    ):
+        await android_phone.adb_client().launch("com.not.installed")
+    android_phone.update(shell_v1=True)  # an old adb: exit status 0, the abort only in the output
+    with pytest.raises(AdbError, match=r"(?s)could not launch it: .*monkey aborted"):
+        await android_phone.adb_client().launch("com.not.installed")
 
 
-async def test_missing_binary_and_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_missing_binary_and_timeout(tmp_path: Path, android_phone: SimulatedPhone) -> None:
     with pytest.raises(
         AdbError, match=r"adb not found at .*install the Debian 'adb' package or pass --adb-path"
     ):
         await Adb(str(tmp_path / "nope")).tap(1, 1)
-    device = fake_device(tmp_path, monkeypatch)
-    monkeypatch.setenv("FAKE_ADB_SLEEP", "30")
-    slow = Adb(device.adb.path, None, timeout=0.5)
+    android_phone.update(adb_delay=30)
+    slow = Adb(str(android_phone.adb_path), None, timeout=0.5)
     with pytest.raises(AdbError, match=r"`adb shell wm size` timed out after 0.5 s"):
         await slow.wm_size()
+    [pid] = android_phone.state()["hung_pids"]
+    assert gone(pid)  # the hung adb was killed and reaped, not left sleeping
 
 
-async def test_invalid_arguments_never_start_adb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    device = fake_device(tmp_path, monkeypatch)
+async def test_invalid_arguments_never_start_adb(android_phone: SimulatedPhone) -> None:
+    adb = android_phone.adb_client()
     for call in (
-        device.adb.tap(-5, 1),
-        device.adb.swipe(0, 0, 1, 1, 120_000),
-        device.adb.input_text("a\nreboot"),
-        device.adb.keyevent("KEYCODE_CAMERA"),
-        device.adb.launch("x;reboot"),
-        device.adb.getprop("ro.x; reboot"),
+        adb.tap(-5, 1),
+        adb.swipe(0, 0, 1, 1, 120_000),
+        adb.input_text("a\nreboot"),
+        adb.keyevent("KEYCODE_CAMERA"),
+        adb.launch("x;reboot"),
+        adb.getprop("ro.x; reboot"),
     ):
         with pytest.raises(AdbError):
             await call
-    assert device.calls() == []
-
-
-def slow_adb(tmp_path: Path, body: str) -> tuple[Adb, Path]:
-    """An adb stand-in that writes its pid to a file, then runs ``body`` in its own place (exec)."""
-    pid_file = tmp_path / "adb.pid"
-    script = tmp_path / "slow-adb"
-    script.write_text(f'#!/bin/sh\necho $$ > "{pid_file}"\n{body}\n')
-    script.chmod(0o755)
-    return Adb(str(script), None, timeout=20.0), pid_file
+    assert android_phone.state()["history"] == []
 
 
 def gone(pid: int) -> bool:
@@ -204,23 +205,20 @@ def gone(pid: int) -> bool:
     return False
 
 
-def poll_pid(pid_file: Path, limit: float = 30) -> int:
-    """The pid the stand-in wrote, once it is there (polled, with a generous deadline)."""
+def hung_pid(phone: SimulatedPhone, limit: float = 30) -> int:
+    """The pid of the phone's hung adb call, once it has noted it (polled, with a generous deadline)."""
     deadline = time.monotonic() + limit
-    while not (pid_file.is_file() and pid_file.read_text().strip()):
-        assert time.monotonic() < deadline, "the stand-in never started"
+    while not phone.state()["hung_pids"]:
+        assert time.monotonic() < deadline, "the simulated adb never started"
         time.sleep(0.02)
-    return int(pid_file.read_text())
+    pid: int = phone.state()["hung_pids"][0]
+    return pid
 
 
-async def wait_for_pid(pid_file: Path) -> int:
-    return await asyncio.to_thread(poll_pid, pid_file)
-
-
-async def test_a_cancelled_call_kills_and_reaps_adb(tmp_path: Path) -> None:
-    adb, pid_file = slow_adb(tmp_path, "exec sleep 60")
-    call = asyncio.ensure_future(adb.wm_size())
-    pid = await wait_for_pid(pid_file)
+async def test_a_cancelled_call_kills_and_reaps_adb(android_phone: SimulatedPhone) -> None:
+    android_phone.update(adb_delay=60)
+    call = asyncio.ensure_future(android_phone.adb_client(with_serial=False).wm_size())
+    pid = await asyncio.to_thread(hung_pid, android_phone)
     assert not gone(pid)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -228,14 +226,15 @@ async def test_a_cancelled_call_kills_and_reaps_adb(tmp_path: Path) -> None:
     assert gone(pid)  # reaped before the cancellation reached the caller
 
 
-async def test_output_is_read_with_a_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_output_is_read_with_a_cap(
+    android_phone: SimulatedPhone, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Past the cap the command is stopped at once; reading everything first would sit until the
-    # 20 s timeout here (the stand-in keeps its pipe open).
+    # 20 s timeout here (the simulated adb keeps its pipe open, hanging after its flood).
     monkeypatch.setattr("starweave.tools.mobile.adb.MAX_OUTPUT_BYTES", 100_000)
-    writer = "import sys, time; sys.stdout.buffer.write(bytes(300_000)); sys.stdout.flush(); time.sleep(60)"
-    adb, pid_file = slow_adb(tmp_path, f"exec {shlex.quote(sys.executable)} -c {shlex.quote(writer)}")
+    android_phone.update(adb_flood=300_000, adb_delay=60)
     started = time.monotonic()
     with pytest.raises(AdbError, match=r"`adb shell wm size` printed more than 100000 bytes"):
-        await adb.wm_size()
+        await android_phone.adb_client(with_serial=False).wm_size()
     assert time.monotonic() - started < 15
-    assert gone(poll_pid(pid_file))
+    assert gone(hung_pid(android_phone))

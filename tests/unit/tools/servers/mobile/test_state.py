@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.mobile_kit import fake_device
+from helpers.android_sim import SimulatedPhone
+from helpers.android_sim import android_phone as android_phone
 from mcp import Client
 
 from starweave.tools.mobile import Adb
@@ -36,25 +37,22 @@ class Clock:
         return self.now
 
 
-async def test_controls_and_tree_live_five_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    device = fake_device(tmp_path, monkeypatch)
+async def test_controls_and_tree_live_five_seconds(android_phone: SimulatedPhone) -> None:
     clock = Clock()
-    state = MobileServerState(device.adb, clock=clock)
+    state = MobileServerState(android_phone.adb_client(), clock=clock)
     first = await state.read_controls()
     clock.now += 4.9
     assert await state.read_controls() is first
-    assert len(device.remote()) == 3  # one dump + one cat + one rm of the dump's file
+    assert len(android_phone.shell_commands()) == 3  # one dump + one cat + one rm of the dump's file
     clock.now += 0.2
     await state.read_controls()
-    assert len(device.remote()) == 6
+    assert len(android_phone.shell_commands()) == 6
     await state.read_controls(force=True)
-    assert len(device.remote()) == 9
+    assert len(android_phone.shell_commands()) == 9
 
 
-async def test_an_action_forgets_the_controls_whatever_their_age(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    state = MobileServerState(fake_device(tmp_path, monkeypatch).adb, clock=Clock())
+async def test_an_action_forgets_the_controls_whatever_their_age(android_phone: SimulatedPhone) -> None:
+    state = MobileServerState(android_phone.adb_client(), clock=Clock())
     await state.read_controls()
     assert state.find_control("2") is not None
     state.after_action()
@@ -128,7 +126,7 @@ class PullingAdb(Adb):
 
 
 async def test_parsing_encoding_and_temp_folders_stay_off_the_event_loop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    android_phone: SimulatedPhone, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     loop_thread = threading.get_ident()
     parse, encode, mkdtemp = (
@@ -139,7 +137,7 @@ async def test_parsing_encoding_and_temp_folders_stay_off_the_event_loop(
     monkeypatch.setattr(state_module, "parse_controls", parse)
     monkeypatch.setattr(collector_module, "png_data_url", encode)
     monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
-    state = MobileServerState(fake_device(tmp_path, monkeypatch).adb)
+    state = MobileServerState(android_phone.adb_client())
     async with Client(create_data_collector_server(state)) as data:
         shot = await data.call_tool("capture_screenshot", {})
         assert not shot.is_error
