@@ -98,6 +98,12 @@ async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
             reader.cancel()
 
 
+async def _drain(stream: asyncio.StreamReader | None) -> None:
+    """Read ``stream`` to EOF, dropping what it gives."""
+    while stream is not None and await stream.read(READ_CHUNK):
+        pass
+
+
 async def _reap(proc: asyncio.subprocess.Process) -> None:
     """Kill ``proc`` if it still runs and wait for it. Shielded: when the caller is being cancelled,
     the wait still completes, so the child is reaped before the cancellation goes on. Bounded: the
@@ -106,7 +112,9 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
-    waiting = asyncio.ensure_future(proc.wait())
+    # Output left unread after a cap or a cancel would keep the pipes open (reading paused on a
+    # full buffer), and the wait never ends: drain it to EOF with the wait.
+    waiting = asyncio.ensure_future(asyncio.gather(_drain(proc.stdout), _drain(proc.stderr), proc.wait()))
     try:
         await asyncio.wait_for(asyncio.shield(waiting), REAP_SECONDS)
     except TimeoutError:
@@ -357,6 +365,9 @@ class Adb:
         out = await self.shell(
             "monkey", "-p", check_package(package), "-c", "android.intent.category.LAUNCHER", "1"
         )
-        if "monkey aborted" in out.lower() or "no activities found" in out.lower():
-            raise AdbError(f"`adb shell monkey -p {package}` could not launch it: {out.strip()}")
+        said = [line.strip() for line in out.splitlines() if line.strip()]
+        why = [line for line in said if "monkey aborted" in line.lower() or "no activities" in line.lower()]
+        if why:
+            # One line: monkey's own words about why, not the rest of what it printed.
+            raise AdbError(f"`adb shell monkey -p {package}` could not launch it: {why[-1]}")
         return out
