@@ -11,8 +11,6 @@ import asyncio
 import os
 from typing import Any
 
-import openai
-
 from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import ProviderUnavailable
 from starweave.llm.providers.openai_compat import OpenAICompatClient
@@ -58,6 +56,9 @@ def create_azure_client(
     """Build an Azure OpenAI client; ProviderUnavailable names what is missing."""
     deployment = agent.api_deployment_id
     _check_common(api_type, agent.api_base, deployment)
+    # Imported here: the SDK takes half a second to import, paid only by a run that uses it.
+    import openai
+
     common: dict[str, Any] = {
         "azure_endpoint": agent.api_base,
         "api_version": agent.api_version,

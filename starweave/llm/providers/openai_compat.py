@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from starweave.config.models import AgentLLMConfig, SystemConfig
 from starweave.errors import LLMError, ProviderUnavailable
 from starweave.llm.base import Message, RawAnswer, RawRequest, Usage
 from starweave.llm.client import SDKClient
 from starweave.llm.jsonschema import schema_instruction
+
+if TYPE_CHECKING:
+    # The SDK takes half a second to import: only a run that uses it pays (as the anthropic one).
+    import openai
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,8 @@ class OpenAICompatClient(SDKClient):
                 body["response_format"] = {"type": "json_object"}
                 instruction: Message = {"role": "system", "content": schema_instruction(request.json_schema)}
                 body["messages"] = [*request.messages, instruction]
+        import openai
+
         try:
             response = await self.sdk.chat.completions.create(**body)
         except openai.AuthenticationError:
@@ -161,6 +165,8 @@ def create_openai_client(
     model = agent.api_model or endpoint.default_model
     if not model:
         raise ProviderUnavailable(f"api_type {api_type!r} has no default model: set API_MODEL in agents.yaml")
+    import openai
+
     sdk = openai.AsyncOpenAI(
         api_key=key,
         base_url=normalise_base(api_type, agent.api_base),
