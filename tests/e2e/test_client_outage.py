@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from e2e.test_server_client import Server, answer, free_port, start_client, stop, wait_for
 
-OUTAGE = 60.0
-CAP = 3.0
+OUTAGE = 30.0  # fifteen backoff periods: the cap is reached after a few attempts and held
+CAP = 2.0
 # Registration after the server is back: the TCP connect, the device's system-info probe and the
 # REGISTER round trip; on a loaded 2-core machine a few seconds.
 REGISTRATION_SLACK = 10.0
