@@ -241,6 +241,12 @@ def mcp_serve(
     transport = transport or "stdio"
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}; use stdio or http")
+    if transport == "stdio" and (allow_remote or allow_host):
+        # Not silently ignored: a user passing them believes the server is reachable and guarded.
+        fail(
+            "--allow-remote and --allow-host apply to --transport http only "
+            "(stdio serves the program that starts it)"
+        )
     guard = None
     if transport == "http":
         guard = access()

@@ -82,6 +82,10 @@ CASES = {
         ["/etc"],
     ),
     "mcp workspace in home": (["mcp", "serve", "bash", "-w", "~"], ["home folder"]),
+    "mcp stdio with remote options": (
+        ["mcp", "serve", "bash", "--allow-remote", "-w", "ws"],
+        ["--allow-remote and --allow-host apply to --transport http only"],
+    ),
     "galaxy workspace in /usr": (
         [
             "galaxy",
