@@ -145,8 +145,9 @@ def _key_risk(arguments: dict[str, Any], controls: list[dict[str, Any]]) -> Risk
     if not controls:
         return Risk("ENTER may send what was typed, and no control list shows what the screen is")
     for control in controls:
+        # The collector's danger flag ("send") counts as a label: an id-only send icon has no name.
         label = " ".join(str(control.get(k) or "") for k in ("name", "dangerous"))
-        if control_danger(control) == "send" or SEND_RE.search(label):
+        if SEND_RE.search(label):
             return Risk(f"ENTER may send the text: the screen has '{control.get('name') or 'send'}'", None)
     return None
 
