@@ -16,11 +16,12 @@ from starweave.session.mobile_runner import (
     MobileOptions,
     apply_device_settings,
     check_device_options,
+    device_registry,
     probe_phone,
 )
 from starweave.tools.mcp_manager import MCPRegistry
 from starweave.tools.mobile import AdbError
-from starweave.tools.servers.mobile import MobileRegistry, device_adb, mobile_registry, mobile_state
+from starweave.tools.servers.mobile import MobileRegistry
 
 __all__ = ["MAX_APPS", "app_names", "bind_phone", "phone_apps", "phone_registry"]
 
@@ -40,8 +41,8 @@ def bind_phone(config: StarweaveConfig, serial: str, adb_path: str) -> None:
 def phone_registry(config: StarweaveConfig, serial: str, adb_path: str) -> MobileRegistry:
     """The registry whose mobile servers drive the phone of ``serial`` / ``adb_path`` (give it to the
     client's MCP manager); ConfigError for a stdio mobile server or the options with an http one."""
-    registry = apply_device_settings(config, MobileOptions(serial=serial, adb_path=adb_path))
-    return registry or mobile_registry(mobile_state(device_adb(serial, adb_path)))
+    options = MobileOptions(serial=serial, adb_path=adb_path)
+    return apply_device_settings(config, options) or device_registry(options)
 
 
 def app_names(packages: list[str]) -> list[str]:

@@ -48,7 +48,6 @@ from starweave.tools.servers.mobile import (
     MOBILE_NAMESPACES,
     MobileRegistry,
     device_adb,
-    mobile_registry,
     mobile_state,
 )
 
@@ -139,7 +138,13 @@ def apply_device_settings(config: StarweaveConfig, mobile: MobileOptions) -> Mob
             )
     if not any(server.type == "local" for server in servers):
         return None
-    return mobile_registry(mobile_state(device_adb(mobile.serial, mobile.adb_path)))
+    return device_registry(mobile)
+
+
+def device_registry(mobile: MobileOptions) -> MobileRegistry:
+    """A registry whose in-process mobile servers drive the phone of ``--serial`` / ``--adb-path``
+    (else $STARWEAVE_ADB_*, else the only attached one)."""
+    return MobileRegistry(mobile_state(device_adb(mobile.serial, mobile.adb_path)))
 
 
 def _load_mobile_config(options: RunOptions, visual: bool) -> tuple[StarweaveConfig, Path]:

@@ -19,10 +19,10 @@ from mcp import Client
 from starweave.config.models import ShellConfig
 from starweave.tools.mcp_manager import default_registry
 from starweave.tools.servers.mobile import (
+    MobileRegistry,
     MobileServerState,
     create_data_collector_server,
     create_executor_server,
-    mobile_registry,
     mobile_state,
 )
 
@@ -187,7 +187,7 @@ async def test_failed_adb_gives_the_error_shapes(android_phone: SimulatedPhone) 
 async def test_local_registration_drives_the_bound_phone(android_phone: SimulatedPhone) -> None:
     android_phone.update(screen="notes", note_text="bound")
     shell = ShellConfig.model_validate({})
-    registry = mobile_registry(mobile_state(android_phone.adb_client()), default_registry)
+    registry = MobileRegistry(mobile_state(android_phone.adb_client()), default_registry)
     collector = registry.get("MobileDataCollector")(shell)
     executor = registry.get("MobileExecutor")(shell)
     async with Client(collector) as data, Client(executor) as action:

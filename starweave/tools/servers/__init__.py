@@ -54,7 +54,7 @@ def _desktop(namespace: str) -> Callable[[ShellConfig], MCPServer]:
 
 def _mobile(namespace: str) -> Callable[[ShellConfig], MCPServer]:
     """Factory of a mobile server on this process's phone ($STARWEAVE_ADB_*); a session bound to another
-    phone builds its servers through ``mobile.mobile_registry(state)`` instead."""
+    phone builds its servers through ``mobile.MobileRegistry(state)`` instead."""
 
     def factory(shell: ShellConfig) -> MCPServer:
         from starweave.tools.servers import mobile

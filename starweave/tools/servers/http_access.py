@@ -12,7 +12,6 @@ required there too.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import socket
 from dataclasses import dataclass
@@ -24,21 +23,10 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from starweave.errors import ConfigError
+from starweave.server.settings import LOOPBACK_NAMES, WILDCARD_HOSTS, is_loopback
 
-#: The environment variable holding the key, on the serving side and (by default) on clients.
+#: The environment variable holding the serving side's key (a client names its own: api_key_env).
 KEY_ENV = "STARWEAVE_MCP_KEY"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
-_WILDCARDS = ("0.0.0.0", "::", "")
-
-
-def is_loopback(host: str) -> bool:
-    """True for a loopback bind address (127.0.0.0/8, ::1, localhost)."""
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -75,7 +63,7 @@ def security_settings(host: str, access: HttpAccess) -> TransportSecuritySetting
     if not access.remote:
         return None
     names = {*LOOPBACK_NAMES, *access.allowed_hosts}
-    if host not in _WILDCARDS:
+    if host not in WILDCARD_HOSTS:
         names.add(host)
     else:  # bound to every interface: the names clients may use for this machine
         names |= {socket.gethostname(), socket.getfqdn()}

@@ -5,7 +5,7 @@ Public API::
     MobileServerState(adb, clock=time.monotonic)   caches + last control/app lists of one device
     mobile_state(adb=None) -> MobileServerState    the one state of a device in this process
     device_adb(serial="", adb_path="") -> Adb      the options' device, else $STARWEAVE_ADB_*, else found
-    mobile_registry(state, base=None) -> MobileRegistry   in-process servers, the mobile ones on ``state``
+    MobileRegistry(state, base=None)               in-process servers, the mobile ones on ``state``
     create_data_collector_server(state) -> MCPServer   "Mobile Data Collector MCP Server"
     create_executor_server(state) -> MCPServer         "Mobile Executor MCP Server"
     serve_mobile(adb, host, data_port, action_port, announce=None)   both over HTTP, one process
@@ -15,14 +15,13 @@ Public API::
     app_risk(package) -> Risk | None               launching a store, installer, wallet or pay app
 """
 
-from starweave.tools.servers.mobile.binding import MOBILE_NAMESPACES, MobileRegistry, mobile_registry
+from starweave.tools.servers.mobile.binding import MOBILE_NAMESPACES, MobileRegistry
 from starweave.tools.servers.mobile.collector import create_data_collector_server
 from starweave.tools.servers.mobile.executor import create_executor_server, resolve_app_name
 from starweave.tools.servers.mobile.risk import Risk, action_risk, app_risk, assess
 from starweave.tools.servers.mobile.serve import serve_mobile
 from starweave.tools.servers.mobile.state import (
     MobileServerState,
-    default_adb,
     device_adb,
     mobile_state,
 )
@@ -40,9 +39,7 @@ __all__ = [
     "create_data_collector_server",
     "create_executor_server",
     "danger_word",
-    "default_adb",
     "device_adb",
-    "mobile_registry",
     "mobile_state",
     "parse_controls",
     "resolve_app_name",

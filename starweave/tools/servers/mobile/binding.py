@@ -1,7 +1,7 @@
 """Which phone a session's in-process mobile servers drive: passed explicitly, never looked up.
 
 A session (``starweave run --agent mobile``, ``starweave client --platform mobile``) builds its MCP
-servers through an :class:`~starweave.tools.mcp_manager.MCPRegistry`. :func:`mobile_registry` gives it
+servers through an :class:`~starweave.tools.mcp_manager.MCPRegistry`. :class:`MobileRegistry` is
 one whose MobileDataCollector and MobileExecutor factories are closures over that session's
 :class:`MobileServerState`, so both servers share the device's caches (the controls that
 ``click_control`` looks up) and no global table ties a session to its phone.
@@ -34,8 +34,3 @@ class MobileRegistry(MCPRegistry):
             DATA_COLLECTOR_NAMESPACE, lambda _shell: create_data_collector_server(state), replace=True
         )
         self.register_factory(EXECUTOR_NAMESPACE, lambda _shell: create_executor_server(state), replace=True)
-
-
-def mobile_registry(state: MobileServerState, base: MCPRegistry | None = None) -> MobileRegistry:
-    """A registry like ``base`` (default: the process-wide one) whose mobile servers drive ``state``."""
-    return MobileRegistry(state, base)

@@ -127,14 +127,9 @@ def device_adb(serial: str = "", adb_path: str = "") -> Adb:
     return Adb(find_adb(path), serial or os.environ.get(ENV_ADB_SERIAL) or None)
 
 
-def default_adb() -> Adb:
-    """The device of this process: $STARWEAVE_ADB_PATH (else auto-detected) and $STARWEAVE_ADB_SERIAL."""
-    return device_adb()
-
-
 def mobile_state(adb: Adb | None = None) -> MobileServerState:
     """The one MobileServerState of ``adb``'s device in this process (created on first request)."""
-    device = adb or default_adb()
+    device = adb or device_adb()
     state = _STATES.get(device)
     if state is None:
         state = _STATES[device] = MobileServerState(device)

@@ -15,7 +15,7 @@ from starweave.agents.mobile.data_strategies import mobile_data_collection
 from starweave.commands.local import LocalCommandDispatcher
 from starweave.config.models import McpServerConfig, McpServerSet, ShellConfig
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
-from starweave.tools.servers.mobile import mobile_registry, mobile_state
+from starweave.tools.servers.mobile import MobileRegistry, mobile_state
 
 
 def image(path: Path) -> Image.Image:
@@ -27,7 +27,7 @@ async def test_screenshot_apps_controls_and_the_annotated_image(
     tmp_path: Path, android_phone: SimulatedPhone
 ) -> None:
     android_phone.update(screen="notes")
-    registry = mobile_registry(mobile_state(android_phone.adb_client()))
+    registry = MobileRegistry(mobile_state(android_phone.adb_client()))
     mcp = {
         "MobileAgent": {
             "default": McpServerSet(

@@ -16,10 +16,10 @@ from mcp import Client
 
 from starweave.tools.mobile import Adb
 from starweave.tools.servers.mobile import (
+    MobileRegistry,
     MobileServerState,
     create_data_collector_server,
     device_adb,
-    mobile_registry,
     mobile_state,
 )
 from starweave.tools.servers.mobile import collector as collector_module
@@ -90,7 +90,7 @@ def test_one_state_per_device_and_sessions_pass_their_phone_to_the_servers() -> 
     phone = Adb("/opt/adb", "phone-1")
     assert mobile_state(phone) is mobile_state(Adb("/opt/adb", "phone-1"))
     assert mobile_state(phone) is not mobile_state(Adb("/opt/adb", "phone-2"))
-    registry = mobile_registry(mobile_state(phone))
+    registry = MobileRegistry(mobile_state(phone))
     assert registry.state is mobile_state(phone)
     # The other in-process servers are still there; nothing global knows about this session.
     assert {"BashExecutor", "MobileDataCollector", "MobileExecutor"} <= set(registry.names())
