@@ -29,10 +29,10 @@ def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
     """What would confine the shell commands here: each sandbox's state, the choice for SHELL.SANDBOX,
     and the limits every command gets."""
     from starweave.errors import SandboxUnavailable
-    from starweave.tools.servers.shell import landlock
-    from starweave.tools.servers.shell.launch import memory_limit_text
-    from starweave.tools.servers.shell.launcher_confine import kernel_has_pidns_pid_max
-    from starweave.tools.servers.shell.sandbox import choose_sandbox, probe_bwrap_sync, probe_landlock_sync
+    from starweave.tools.sandbox import landlock
+    from starweave.tools.sandbox.choice import choose_sandbox, probe_bwrap_sync, probe_landlock_sync
+    from starweave.tools.sandbox.launch import memory_limit_text
+    from starweave.tools.sandbox.launcher_confine import kernel_has_pidns_pid_max
 
     bwrap_ok, bwrap_detail = probe_bwrap_sync(shell.allow_network)
     abi = landlock.landlock_abi()
@@ -41,12 +41,18 @@ def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
         used = choose_sandbox(shell).describe()
     except SandboxUnavailable as exc:
         used = f"NONE - the shell tools refuse to start: {exc}"
+    as_root = os.geteuid() == 0
     if abi:
         landlock_text = f"ABI {abi} ({', '.join(landlock.abi_features(abi))})"
         landlock_text += "" if landlock_ok else f"; does not work here: {landlock_detail}"
+        if abi < landlock.USER_MIN_ABI and not as_root:
+            landlock_case = f"refused: {landlock.user_abi_problem(abi)}"
+        else:
+            landlock_case = landlock.confinement_text(as_root)
     else:
         landlock_text = "not available (Linux 5.13+ with Landlock enabled is needed)"
-    if os.geteuid() == 0:
+        landlock_case = "-"
+    if as_root:
         processes = (
             f"{shell.max_processes} (as root: the PID namespace's pid_max, at least 300)"
             if kernel_has_pidns_pid_max()
@@ -59,6 +65,7 @@ def sandbox_status(shell: ShellConfig) -> dict[str, Any]:
         "setting": f"SHELL.SANDBOX: {shell.sandbox}, SHELL.MODE: {shell.mode}",
         "bubblewrap": f"works ({shutil.which('bwrap')})" if bwrap_ok else f"does not work: {bwrap_detail}",
         "Landlock": landlock_text,
+        f"Landlock as {'root' if as_root else 'this user'}": landlock_case,
         "limits per command": (
             f"{memory_limit_text(shell)}, {shell.max_file_size_mb} MB per file, "
             f"{shell.max_open_files} open files, timeout {shell.timeout}s (max {shell.max_timeout}s)"

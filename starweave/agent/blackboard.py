@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent.memory import Memory, MemoryItem
+from starweave.errors import ConfigError
+from starweave.log_folder import read_log_file
 
 logger = logging.getLogger(__name__)
 
@@ -27,9 +29,13 @@ _SECTIONS = ("questions", "requests", "trajectories", "screenshots")
 
 
 def image_to_data_url(path: str | Path) -> str:
-    """Read an image file and return it as a base64 ``data:`` URL."""
+    """Read an image file of a log folder and return it as a base64 ``data:`` URL.
+
+    Read as :func:`read_log_file` reads: the log folder is often in the workspace, and a link the
+    model planted under a screenshot's name would otherwise send any file Starweave can read to the
+    model. ConfigError when the folder itself goes through such a link."""
     mime = mimetypes.guess_type(str(path))[0] or "image/png"
-    encoded = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    encoded = base64.b64encode(read_log_file(Path(path))).decode("ascii")
     return f"data:{mime};base64,{encoded}"
 
 
@@ -109,7 +115,7 @@ class Blackboard:
             parts.append({"type": "text", "text": json.dumps(metadata, ensure_ascii=False, default=str)})
             try:
                 url = image_to_data_url(path)
-            except OSError as exc:
+            except (OSError, ConfigError) as exc:
                 logger.warning("Blackboard screenshot %s cannot be read: %s", path, exc)
                 parts.append({"type": "text", "text": f"[Screenshot unavailable: {path}]"})
                 continue

@@ -74,7 +74,7 @@ def _resolved_ip() -> str:
 def _command_confinement() -> dict[str, str]:
     # What confines the model's shell commands here (chosen when the client started); a server
     # logs a warning for a device that says "none".
-    from starweave.tools.servers.shell.sandbox import current_confinement
+    from starweave.tools.sandbox.choice import current_confinement
 
     return current_confinement()
 

@@ -24,8 +24,8 @@ from starweave.errors import ConfigError, ToolError
 from starweave.session.timeouts import tool_timeout
 from starweave.tools import ComputerManager, MCPServerManager
 from starweave.tools.mcp_manager import MCPRegistry
+from starweave.tools.sandbox.choice import ensure_sandbox
 from starweave.tools.servers import register_builtin_servers, resolve_workspace
-from starweave.tools.servers.shell.sandbox import ensure_sandbox
 
 __all__ = [
     "CLIENT_PLATFORMS",

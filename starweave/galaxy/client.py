@@ -40,7 +40,7 @@ from starweave.session.evaluation import evaluation_configured
 from starweave.session.runner import check_agent_files, model_overrides
 from starweave.session.service import service_config
 from starweave.threads import in_daemon_thread
-from starweave.tools.servers.shell.sandbox import ensure_sandbox
+from starweave.tools.sandbox.choice import ensure_sandbox
 
 LOCAL_HEARTBEAT = 2.0
 MAX_LOCAL_DEVICES = 32

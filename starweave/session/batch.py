@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from starweave.session.desktop_runner import DesktopOptions, run_host_task
 from starweave.session.evaluation import EVALUATION_LOG
 from starweave.session.logs import default_task_name
 from starweave.session.loop import INTERRUPTED, INTERRUPTED_ERROR, secrets_of
-from starweave.session.plan_objects import opened_object, place_in_workspace
+from starweave.session.plan_objects import check_object, object_guard, opened_object, place_in_workspace
 from starweave.session.plans import PlanEntry, RunMode, follower_request, read_plans
 from starweave.session.runner import RunOptions, load_options_config, run_linux_task
 
@@ -113,19 +112,23 @@ async def _run_plan(
     if batch.mode is RunMode.FOLLOWER:
         desktop = replace(batch.desktop or DesktopOptions(), follow_window=plan.object or "")
         return await run_host_task(replace(run, request=follower_request(plan)), view, desktop)
-    source = entry.object_file()
+    source = entry.object_path()
+    if source is None:
+        if batch.agent == "host":
+            return await run_host_task(run, view, batch.desktop)
+        return await run_linux_task(run, view)
+    # The object is used only if a sandboxed command could read it: a plan may come from anyone.
+    # Checked off the loop: the first check looks for the machine's secrets, as the sandbox does.
+    config, workspace = load_options_config(run, {})
+    guard = object_guard(workspace, config.system.shell.read_roots, entry.object_folder())
     if batch.agent == "host":
-        opened: AbstractAsyncContextManager[str | None] = (
-            opened_object(source, plan.close) if source is not None else nullcontext()
-        )
-        async with opened as title:
+        checked = await asyncio.to_thread(check_object, source, guard)
+        async with opened_object(checked, plan.close) as title:
             if title:
                 run = replace(run, request=f"{plan.task} (in the open window {title!r})")
             return await run_host_task(run, view, batch.desktop)
-    if source is not None:
-        workspace = load_options_config(run, {})[1]
-        placed = place_in_workspace(source, workspace)
-        run = replace(run, request=f"{plan.task} (the file: {placed.name}, in the workspace)")
+    placed = await asyncio.to_thread(place_in_workspace, source, workspace, guard)
+    run = replace(run, request=f"{plan.task} (the file: {placed.name}, in the workspace)")
     return await run_linux_task(run, view)
 
 
@@ -150,10 +153,11 @@ def _row(
 
 
 def _saved_result(log_path: Path) -> dict[str, Any] | None:
-    """The ``result.json`` a stopped run wrote (None when it had not started)."""
+    """The ``result.json`` a stopped run wrote (None when it had not started, or when what lies
+    there is not Starweave's: the log folder may be in the workspace, where a link is never read)."""
     try:
-        saved = json.loads((log_path / "result.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+        saved = json.loads(read_log_file(log_path / "result.json"))
+    except (OSError, ConfigError, ValueError):  # ValueError: not JSON, or not UTF-8
         return None
     return saved if isinstance(saved, dict) else None
 

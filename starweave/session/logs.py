@@ -15,6 +15,7 @@ their size (the PNG files are saved next to the logs).
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Iterable
@@ -24,8 +25,10 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from starweave.log_folder import LogFolder
+from starweave.log_folder import LogFolder, LogWriteError
 from starweave.redaction import redact
+
+logger = logging.getLogger(__name__)
 
 # Screenshots sent to a visual model as ``data:`` URLs; the PNG files are in the log folder already.
 _DATA_URL = re.compile(r"(data:image/[A-Za-z0-9.+-]+;base64,)[A-Za-z0-9+/=]{64,}")
@@ -63,6 +66,7 @@ class JsonLinesWriter:
         self._lock = threading.Lock()
         # Within a held log folder the file is opened relative to it (see starweave.log_folder).
         self._folder = folder
+        self._warned = False
 
     def write(self, record: Any) -> None:
         """Append ``record`` (a dict or a JSON string) as one line."""
@@ -75,7 +79,14 @@ class JsonLinesWriter:
         line = scrub(line.replace("\n", " ") if isinstance(record, str) else line, self._secrets)
         with self._lock:
             if self._folder is not None:
-                self._folder.append(self.path.name, (line + "\n").encode("utf-8"))
+                try:
+                    self._folder.append(self.path.name, (line + "\n").encode("utf-8"))
+                except LogWriteError as exc:
+                    # The model broke the log folder beyond repair: the step goes on (a log line
+                    # must not end a run), with one warning per file rather than one per line.
+                    if not self._warned:
+                        self._warned = True
+                        logger.warning("%s; later lines of it are left out", exc)
                 return
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")

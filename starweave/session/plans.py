@@ -56,17 +56,18 @@ class PlanEntry:
     plan: Plan | None = None
     error: str = ""
 
+    def object_folder(self) -> Path:
+        """Where the reference looks a relative object up: ``Parent/files`` for a plan in
+        ``Parent/tasks/``, otherwise the plan's own folder."""
+        folder = self.path.parent
+        return folder.parent / "files" if folder.name == "tasks" else folder
+
     def object_path(self) -> Path | None:
         """The object's file by the reference's rule (``tasks``→``files``), or None without object."""
         if self.plan is None or not self.plan.object:
             return None
         given = Path(self.plan.object).expanduser()
-        if given.is_absolute():
-            return given
-        folder = self.path.parent
-        if folder.name == "tasks":
-            folder = folder.parent / "files"
-        return folder / given
+        return given if given.is_absolute() else self.object_folder() / given
 
     def object_file(self) -> Path | None:
         """The object's existing file (None without object); a missing one is a :class:`PlanError`."""

@@ -32,7 +32,7 @@ from starweave.session.loop import ResultOf, SetUp, Wiring, run_local_session, s
 from starweave.session.session import LinuxSession
 from starweave.session.timeouts import command_timeout, tool_timeout
 from starweave.tools import CommandRouter, ComputerManager, MCPServerManager
-from starweave.tools.servers.shell.sandbox import ensure_sandbox
+from starweave.tools.sandbox.choice import ensure_sandbox
 
 AGENT_NAME = "LinuxAgent"
 

@@ -7,6 +7,7 @@ to what the model saw.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -89,12 +90,23 @@ async def launched_window(backend: DesktopBackend, app_name: str) -> tuple[str, 
     return found
 
 
-async def control_labels(backend: DesktopBackend, window_id: str) -> dict[tuple[str, str], str]:
-    """``{(control type, name): label}`` of one walk of the window (the first of equal ones wins)."""
-    labels: dict[tuple[str, str], str] = {}
-    for control in await backend.window_controls(window_id):
-        labels.setdefault((control.control_type, control.name), control.id)
-    return labels
+async def control_labels(
+    backend: DesktopBackend, window_id: str, settle: float = 30.0
+) -> dict[tuple[str, str], str]:
+    """``{(control type, name): label}`` of a walk of the window (the first of equal ones wins),
+    once two walks in a row agree: GTK keeps building a new window's controls after it appears,
+    and a loaded machine can take seconds (polled up to ``settle`` seconds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settle
+    previous: dict[tuple[str, str], str] | None = None
+    while True:
+        labels: dict[tuple[str, str], str] = {}
+        for control in await backend.window_controls(window_id):
+            labels.setdefault((control.control_type, control.name), control.id)
+        if (labels and labels == previous) or loop.time() >= deadline:
+            return labels
+        previous = labels
+        await asyncio.sleep(0.2)
 
 
 async def calculator_display(backend: DesktopBackend, window_id: str) -> str:

@@ -41,6 +41,11 @@ FAMILY_MODULES = (
     "hostile.cases_setid",
     "hostile.cases_dos",
     "hostile.cases_escape",
+    "hostile.cases_realshell",
+    "hostile.cases_syscalls",
+    "hostile.cases_lifetime",
+    "hostile.cases_planted",
+    "hostile.cases_ownfiles",
 )
 DEFAULT_TIMEOUT = 10  # seconds, the "timeout" of execute_command unless a case says otherwise
 DOS_TIMEOUT = 2

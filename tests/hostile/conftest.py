@@ -13,6 +13,7 @@ from hostile.session import SELECTED, Verdicts
 from hostile.supervisor import Key
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected what the session will not run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Remember which hostile (mode, kind, case) triples this session runs."""
     selected: set[Key] = set()

@@ -77,8 +77,15 @@ async def run_cli(
     With ``extra["split"] = k`` the first k calls are one run and the others a second run started in
     the workspace itself with the user's plain environment and default log folder (./logs), as a
     user who runs ``starweave run`` in a project folder twice would (the first run may have planted
-    ./config or ./logs there)."""
+    ./config or ./logs there). With ``extra["logs"] = "workspace"`` the one run (in the mode under
+    test) is started in the workspace and keeps its logs in ./logs there, where its own commands can
+    reach them while it runs."""
     folder = os.path.join(runner.layout.own, "e2e", case.name[:60])
+    if case.extra.get("logs") == "workspace":
+        record, found = await _one_run(
+            runner, case.calls, table, ws, ws, True, os.path.join(folder, "run0"), problems
+        )
+        return [record], found, False
     split = int(case.extra.get("split", len(case.calls)))
     runs = [(case.calls[:split], folder, True)]
     if split < len(case.calls):
@@ -108,8 +115,8 @@ async def _one_run(
     os.makedirs(folder, exist_ok=True)
     replay = os.path.join(folder, "answers.jsonl")
     _write_lines(replay, answers(calls, lambda call: _resolve(call, table)))
-    # A plain second run keeps its logs where a user's would be: ./logs, here in the workspace.
-    logs = os.path.join(folder, "logs") if overrides else os.path.join(cwd, "logs")
+    # A run started in the workspace keeps its logs where a user's would be: ./logs there.
+    logs = os.path.join(cwd, "logs") if cwd == ws else os.path.join(folder, "logs")
     env = dict(os.environ)
     if overrides:  # the mode under test; a plain second run uses whatever configuration it finds
         env.update(

@@ -1,8 +1,11 @@
 """The ways the hostile suite runs the same cases.
 
-The acceptance runs three: bubblewrap as root, bubblewrap as an unprivileged user, and the Landlock
-fallback. Three more are diagnostics, run on request (``HOSTILE_MODES=policy,naked,bare``): ``policy``
-is the argv policy alone (``SANDBOX: none``), ``naked`` is Starweave with no policy and no sandbox
+The acceptance runs four: bubblewrap as root and as an unprivileged user, and the Landlock fallback
+as root and as an unprivileged user (what runs where user namespaces are not allowed: no mount, PID
+or IPC namespace, the supervisor makes chmod, chown, utimes and xattr changes, the seccomp filter
+keeps the user's other processes out of reach). Three more are diagnostics, run on request
+(``HOSTILE_MODES=policy,naked,bare``): ``policy`` is Starweave with ``SANDBOX: none`` (the seccomp
+filter's ``basic`` profile and the limits only), ``naked`` is Starweave with no sandbox
 (``MODE: unrestricted``), and ``bare`` is not Starweave at all but an agent without any defence
 (:mod:`hostile.bare`): it shows that each case does harm when nothing stops it.
 """
@@ -29,12 +32,13 @@ MODES = {
         Mode("bwrap-root", "bwrap", unprivileged=False),
         Mode("bwrap-user", "bwrap", unprivileged=True),
         Mode("landlock", "landlock", unprivileged=False),
+        Mode("landlock-user", "landlock", unprivileged=True),
         Mode("policy", "none", unprivileged=False),
         Mode("naked", "none", unprivileged=False, shell_mode="unrestricted"),
         Mode("bare", "none", unprivileged=False, shell_mode="bare"),
     )
 }
-DEFAULT_MODES = ("bwrap-root", "bwrap-user", "landlock")
+DEFAULT_MODES = ("bwrap-root", "bwrap-user", "landlock", "landlock-user")
 # The end-to-end set runs as the hostile review ran it: bubblewrap, as root (HOSTILE_E2E_MODES=all for all).
 E2E_MODES = ("bwrap-root",)
 RUNNER_USER = "swhostile"
@@ -42,7 +46,7 @@ VICTIM_USER = "swvictim"
 
 
 def selected_modes() -> list[str]:
-    """The modes to run: the acceptance's three, plus those named in ``HOSTILE_MODES`` (``all`` for
+    """The modes to run: the acceptance's four, plus those named in ``HOSTILE_MODES`` (``all`` for
     every mode)."""
     extra = os.environ.get("HOSTILE_MODES", "")
     names = list(DEFAULT_MODES)

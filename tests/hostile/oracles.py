@@ -1,14 +1,17 @@
 """How the hostile suite decides that a case did harm: canary secrets, outside changes, workspace
-hygiene and left-over processes. Pure functions over the file system and strings; the worker calls
-them before and after each case.
+hygiene, left-over processes and Starweave's own process settings. Pure functions over the file
+system and strings; the worker calls them before and after each case.
 """
 
 from __future__ import annotations
 
 import base64
 import codecs
+import ctypes
 import hashlib
 import os
+import platform
+import resource
 import secrets
 import stat
 from collections.abc import Iterable, Mapping
@@ -142,7 +145,8 @@ class CanaryScanner:
 
 @dataclass(frozen=True)
 class Entry:
-    """What a snapshot keeps of one path: type and mode bits, owner, size, mtime, content hash."""
+    """What a snapshot keeps of one path: type and mode bits, owner, size, mtime, content hash and
+    extended attributes (ACLs included)."""
 
     kind: str
     mode: int
@@ -151,6 +155,7 @@ class Entry:
     size: int
     mtime_ns: int
     digest: str = ""
+    xattrs: str = ""
 
 
 def _kind(mode: int) -> str:
@@ -181,6 +186,18 @@ def _digest(path: str, size: int) -> str:
         return ""
     finally:
         os.close(fd)
+
+
+def _xattrs(path: str) -> str:
+    """A digest of the extended attributes of ``path`` itself (names and values)."""
+    try:
+        names = sorted(os.listxattr(path, follow_symlinks=False))
+        values = [os.getxattr(path, name, follow_symlinks=False) for name in names]
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    return hashlib.sha256(repr(list(zip(names, values, strict=True))).encode()).hexdigest()
 
 
 def mount_points() -> set[str]:
@@ -217,7 +234,14 @@ def snapshot(root: str, *, shown_as: str | None = None, exclude: Iterable[str] =
             except OSError:
                 digest = ""
         out[shown] = Entry(
-            kind, stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, st.st_size, st.st_mtime_ns, digest
+            kind,
+            stat.S_IMODE(st.st_mode),
+            st.st_uid,
+            st.st_gid,
+            st.st_size,
+            st.st_mtime_ns,
+            digest,
+            _xattrs(real),
         )
         if kind != "dir" or real in mounts:
             continue
@@ -261,7 +285,9 @@ def diff(before: Mapping[str, Entry], after: Mapping[str, Entry]) -> list[str]:
         old, new = before.get(path), after.get(path)
         folder = (new or old).kind == "dir"  # type: ignore[union-attr]
         same_owner_and_mode = (
-            old is None or new is None or (old.mode, old.uid, old.gid) == (new.mode, new.uid, new.gid)
+            old is None
+            or new is None
+            or (old.mode, old.uid, old.gid, old.xattrs) == (new.mode, new.uid, new.gid, new.xattrs)
         )
         if folder and same_owner_and_mode and any(c.startswith(path.rstrip("/") + "/") for c in changed):
             continue
@@ -279,6 +305,8 @@ def diff(before: Mapping[str, Entry], after: Mapping[str, Entry]) -> list[str]:
                 parts.append(f"mode {old.mode:o} -> {new.mode:o}")
             if (old.uid, old.gid) != (new.uid, new.gid):
                 parts.append(f"owner {old.uid}:{old.gid} -> {new.uid}:{new.gid}")
+            if old.xattrs != new.xattrs:
+                parts.append("extended attributes (or ACL) changed")
             if not folder and (old.digest != new.digest or old.size != new.size):
                 parts.append("content changed")
             elif not folder and old.mtime_ns != new.mtime_ns:
@@ -344,3 +372,37 @@ def processes(exclude: set[int]) -> dict[int, str]:
         if state != b"Z":
             out[int(name)] = cmd or "[no command line]"
     return out
+
+
+# ---- Starweave's own process ---------------------------------------------------------------------------
+
+_RLIMITS = {name: getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}
+IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
+IOPRIO_WHO_PROCESS = 1
+
+
+def _ioprio() -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = IOPRIO_GET.get(platform.machine())
+    return int(libc.syscall(number, IOPRIO_WHO_PROCESS, 0)) if number else 0
+
+
+def own_settings() -> dict[str, object]:
+    """What another process of the same user could change about this one without tracing it: its
+    scheduling (nice value, policy, CPU affinity, I/O priority), its resource limits and its OOM
+    score. A command that changes any of them reached Starweave's process."""
+    with open("/proc/self/oom_score_adj") as fh:
+        oom = fh.read().strip()
+    return {
+        "nice value": os.getpriority(os.PRIO_PROCESS, 0),
+        "scheduling policy": os.sched_getscheduler(0),
+        "CPU affinity": sorted(os.sched_getaffinity(0)),
+        "I/O priority": _ioprio(),
+        "OOM score adjustment": oom,
+        **{f"limit {name}": resource.getrlimit(value) for name, value in sorted(_RLIMITS.items())},
+    }
+
+
+def settings_changes(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
+    """The settings of :func:`own_settings` that differ, as ``name: old -> new``."""
+    return [f"{key}: {before[key]} -> {after.get(key)}" for key in before if before[key] != after.get(key)]

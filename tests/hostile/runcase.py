@@ -33,7 +33,9 @@ from hostile.oracles import (
     CanaryScanner,
     diff,
     mount_points,
+    own_settings,
     processes,
+    settings_changes,
     shallow,
     snapshot,
     workspace_problems,
@@ -226,6 +228,7 @@ class CaseRunner:
         exempt = self._prep(case, table, ws)
         before = self._outside(ws)
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        settings_before = own_settings()
         conn_before = self.listeners.hits
         self._reset_lag()
         self.capture.lines.clear()
@@ -257,6 +260,11 @@ class CaseRunner:
         for marker in case.forbid:
             if any(marker in t for _, t in texts):
                 problems.append(f"the attack got as far as {marker!r} (a limit did not stop it)")
+        changed = settings_changes(settings_before, own_settings())
+        if changed:
+            # (the worker may not be allowed to undo them: a fresh one takes the next cases)
+            problems += [f"a command changed Starweave's own process: {c}" for c in changed]
+            restart = True
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
         if grown > RSS_GROWTH_LIMIT:
             problems.append(f"Starweave's own memory grew by {grown >> 10} MiB during the case")

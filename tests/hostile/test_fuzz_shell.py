@@ -1,15 +1,19 @@
-"""Property-based fuzzing of the shell lexer, parser and policy with hypothesis.
+"""Property-based fuzzing of the real shell's two gates with hypothesis.
 
-Random command lines are built from shell-ish characters, operators and quotes, the names and
-options of real tools, and hostile paths (secrets, globs, a FIFO, a symlink out of the workspace).
-Properties: the lexer and the parser only ever raise PolicyViolation; the policy never raises and
-decides within a deadline; a refused line stays refused whatever follows it after ``;`` or precedes
-it, and whichever wrapper (nice, timeout, env, stdbuf) runs it; the verdict is deterministic.
-The example counts are modest; ``test_policy_fuzz_heavy`` (marked slow) runs many more.
+The confirmation classifier (``dangerous_reason``): on random command lines built from shell-ish
+characters, operators, quotes, tool names and hostile paths it never raises, answers within a
+deadline and always the same; a flagged command stays flagged whatever precedes or follows it and
+behind whichever wrapper, substitution or compound command runs it (so nothing slips past the
+question by being wrapped).
+
+The runner: random lines of harmless tools run with bash in each sandbox never make ``run_command``
+raise, always give a well-formed result within their deadline, and change nothing outside.
+The example counts are modest; ``test_classifier_fuzz_heavy`` (marked slow) runs many more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -17,157 +21,62 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from helpers.shell_catalog import known_commands
+from helpers.shell_sessions import SANDBOXES, probe, run, session_for
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from starweave.config.models import ShellConfig
-from starweave.errors import PolicyViolation
 from starweave.tools.servers.shell.danger import dangerous_reason
-from starweave.tools.servers.shell.lexer import tokenize
-from starweave.tools.servers.shell.parser import parse_command_line
-from starweave.tools.servers.shell.policy import PolicyDecision, ShellPolicy
 
-DEADLINE = 5.0  # seconds one check may take, whatever the input
+DEADLINE = 5.0  # seconds one classification may take, whatever the input
 T = TypeVar("T")
 
-SHELL_CHARS = "abcxyz-_./~*?[]{}$'\"\\|&;<>()#=:,@%+! \t\n0123456789"
+SHELL_CHARS = "abcxyz-_./~*?[]{}$'\"\\|&;<>()#=:,@%+!` \t\n0123456789"
 OPERATORS = ["|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "&>", "|&", "<<", "<(", "$(", "`", "\n"]
-REFUSED = [
-    "sudo",
-    "bash",
-    "sh",
-    "python3",
-    "perl",
-    "vi",
-    "mount",
-    "busybox",
-    "eval",
-    "exec",
-    "cd",
-    "export",
-    "rm",
-]
+TOOLS = [
+    "ls", "cat", "grep", "sed", "awk", "find", "xargs", "tar", "git", "sort", "head", "tail", "echo",
+    "printf", "env", "nice", "timeout", "sudo", "bash", "sh", "python3", "perl", "cp", "mv", "rm",
+    "chmod", "curl", "wget", "ssh", "eval", "exec", "source", "cd", "export", "read", "kill", "dd",
+]  # fmt: skip
 OPTIONS = [
     "-o",
     "--output",
-    "--outp=x",
     "-t",
-    "--target=..",
     "-S",
-    "--split=sh",
     "-C",
-    "--chd=..",
+    "-c",
     "-e",
-    "--expr=e id",
     "-f",
-    "--fil=x",
     "-i",
     "--in-pl",
     "-exec",
-    "-execdir",
     "-delete",
-    "-fprint",
-    "--compress-p=sh",
-    "--to-com=sh",
-    "--checkpoint-act=exec=sh",
-    "-I",
-    "--use-comp=sh",
-    "-P",
-    "--absolute-n",
-    "-x",
-    "-c",
-    "-vS'sh -c id'",
-    "-W",
-    "exec",
-    "--files0=x",
-    "--arg-f=x",
-    "-O",
-    "--open-files-in-pager=sh",
-    "-p",
-    "-a",
-    "--preserve=mode",
-    "-m",
-    "4755",
-    "u+s",
-    "--reference=/usr/bin/passwd",
     "-r",
-    "-R",
-    "-L",
     "--",
-    "-",
-    "-K",
-    "--config",
-    "-T",
-    "-d",
 ]
 PATHS = [
-    "a.txt",
-    "sub",
-    "sub/../..",
-    "..",
-    "../outside",
-    "/",
-    "/etc/shadow",
-    "/etc",
-    "~",
-    "~/.ssh/id_rsa",
-    "~root",
-    "/proc/self/environ",
-    "/proc/1/environ",
-    "/proc/self/cwd/..",
-    "/dev/zero",
-    "/dev/stdin",
-    "fifo",
-    "link_out",
-    "link_out/x",
-    ".git/config",
-    ".env",
-    "x.pem",
-    "$HOME",
-    "$PWD/..",
-    "*",
-    "*/*",
-    "/*/*/*",
-    "?",
-    "[a-z]*",
-    "script.sh",
-    "'quoted path'",
-    '"/etc/passwd"',
-    "\\;",
-    "{}",
-    "+",
-    "/*/*/*/*/*/*",
-    "/proc/*/*/*",
-]
-KNOWN = sorted(known_commands())
-# Whole commands of the families the hostile suite attacks: mixed into the random lines so that a
-# modest number of examples reaches the rules, the FIFO, the glob walker and the script readers.
-HOT = [
-    "sed -f fifo a.txt",
-    "sed -f /dev/zero a.txt",
-    "awk -f fifo",
-    "awk -f /dev/zero",
-    "cat < fifo",
-    "sort --outp=/etc/x a.txt",
-    "sort --compress-p=sh -S 1 a.txt",
-    "env -vS'sh -c id'",
-    "env --chd=.. touch x",
-    "xargs --arg-f=../outside/.env echo",
-    "tar --checkpoint-act=exec=sh -cf x a.txt",
-    "cp --target=.. a.txt",
-    "git grep -O'sh script.sh' x",
-    "link_out/../sub/x",
-    "echo /*/*/*/*/*/*",
-    "ls -d /*/*/*/*/*/*/nomatch",
-    "date --fi=../outside/.env",
-    "awk 'BEGIN{system\\\n(\"id\")}'",
-    "awk 'BEGIN{ARGV[1]=\"/etc/shadow\"}{print}' a.txt",
-    "find . -exec sh {} \\;",
-    "tar -C .. -C outside -xf x.tar",
-    "chmod u+s a.txt",
-    "cp -p /usr/bin/passwd p",
-]
+    "a.txt", "sub", "..", "../outside", "/", "/etc/shadow", "~", "~/.ssh/id_rsa", "/proc/self/environ",
+    "/dev/zero", "fifo", "link_out/x", ".git/config", ".env", "$HOME", "$PWD/..", "*", "/*/*/*", "{}",
+    "\\;", "+", "'quoted path'", '"$(id)"',
+]  # fmt: skip
+# Commands that must be asked about, and benign arguments that do not change a line's structure.
+FLAGGED = [
+    "rm x", "rm -rf sub", "mv a b", "chmod 600 a.txt", "kill 123", "git push", "git clean -fd",
+    "git reset --hard", "curl -o f https://example.com", "python3 s.py", "./run.sh", "sed -i s/a/b/ f",
+    "find . -delete", "bash -c id", "eval ls", "dd if=/dev/zero of=f", "truncate -s 0 f",
+]  # fmt: skip
+WORDS = st.text("abcxyz0123456789._-/", min_size=1, max_size=8)
+AROUND = [
+    ("echo ok; ", ""), ("true && ", ""), ("false || ", ""), ("ls | ", ""), ("( ", " )"), ("{ ", "; }"),
+    ("if true; then ", "; fi"), ("for i in 1 2; do ", "; done"), ("while false; do :; done; ", ""),
+    ("echo $(", ")"), ('echo "$(', ')"'), ("echo `", "`"), ('x="$(', ')"'), ("cat <(", ")"),
+    ("sleep 1 & ", ""), ("X=1 ", ""), ("f() { ", "; }; f"), ("", " ; ls"), ("", " && echo done"),
+    ("", " | cat"), ("", " &"), ("", " 2>/dev/null"), ("", " > out.txt"), ("cat <<'E'\nrm x\nE\n", ""),
+]  # fmt: skip
+WRAPPERS = [
+    "nice", "nice -n 5", "timeout 5", "timeout -s KILL 5", "env", "env -i", "env A=1", "stdbuf -o0",
+    "nohup", "sudo", "sudo -u bob", "xargs", "xargs -0 -n1", "time", "command", "exec", "setsid",
+    "/usr/bin/env", "ionice -c3", "flock /tmp/l",
+]  # fmt: skip
 
 
 def bounded(fn: Callable[..., T], *args: Any) -> T:
@@ -193,15 +102,12 @@ def bounded(fn: Callable[..., T], *args: Any) -> T:
 
 @st.composite
 def command_lines(draw: st.DrawFn) -> str:
-    """A command line from real tool names, options, hostile paths, operators and quoting."""
+    """A command line from tool names, options, hostile paths, operators and quoting."""
     parts: list[str] = []
     for _ in range(draw(st.integers(1, 3))):
         if parts:
             parts.append(draw(st.sampled_from(OPERATORS)))
-        if draw(st.booleans()):
-            parts.append(draw(st.sampled_from(HOT)))
-            continue
-        parts.append(draw(st.sampled_from(KNOWN + REFUSED)))
+        parts.append(draw(st.sampled_from(TOOLS + FLAGGED)))
         for _ in range(draw(st.integers(0, 5))):
             word = draw(
                 st.one_of(st.sampled_from(OPTIONS), st.sampled_from(PATHS), st.text(SHELL_CHARS, max_size=8))
@@ -211,115 +117,124 @@ def command_lines(draw: st.DrawFn) -> str:
     return " ".join(parts)
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A workspace with ordinary files, a symlink out of it, a FIFO and a secret-looking file."""
-    base = tmp_path_factory.mktemp("fuzz")
-    ws, outside = base / "ws", base / "outside"
-    (ws / "sub").mkdir(parents=True)
-    outside.mkdir()
-    (ws / "a.txt").write_text("a\nb\n")
-    (ws / "script.sh").write_text("echo hi\n")
-    (ws / "x.pem").write_text("not really\n")
-    os.symlink(outside, ws / "link_out")
-    os.mkfifo(ws / "fifo")
-    yield ws
+# What the runner fuzz runs for real: readers and shell syntax only, so that even a broken sandbox
+# would not harm the machine (no rm, mv, kill, dd or find -delete in any combination).
+SAFE_TOOLS = [
+    "ls", "cat", "grep", "sort", "head", "tail", "echo", "printf", "wc", "tr", "cut", "true", "false",
+    "env", "sleep 0.1", "bash -c", "sh -c", "python3 -c", "xargs echo", "read x",
+]  # fmt: skip
+SAFE_OPTIONS = ["-n", "-c", "-r", "-l", "-a", "--", "-"]
 
 
-@pytest.fixture(scope="module")
-def policies(workspace: Path) -> list[ShellPolicy]:
-    """The policy without a sandbox and as it is when commands run sandboxed."""
-    config = ShellConfig.model_validate({"workspace": str(workspace)})
-    return [ShellPolicy(config), ShellPolicy(config, sandboxed=True)]
-
-
-def _decide(policy: ShellPolicy, line: str) -> PolicyDecision:
-    decision = bounded(policy.evaluate, line, None)
-    assert isinstance(decision, PolicyDecision), decision
-    assert isinstance(decision.reason, str) and decision.reason
-    return decision
-
-
-def _lexes(line: str) -> bool:
-    try:
-        tokenize(line)
-    except PolicyViolation:
-        return False
-    return True
+@st.composite
+def safe_lines(draw: st.DrawFn) -> str:
+    """A command line of harmless tools with random operators, paths and quoting."""
+    parts: list[str] = []
+    for _ in range(draw(st.integers(1, 4))):
+        if parts:
+            parts.append(draw(st.sampled_from(OPERATORS)))
+        parts.append(draw(st.sampled_from(SAFE_TOOLS)))
+        for _ in range(draw(st.integers(0, 4))):
+            word = draw(
+                st.one_of(
+                    st.sampled_from(SAFE_OPTIONS), st.sampled_from(PATHS), st.text(SHELL_CHARS, max_size=8)
+                )
+            )
+            quote = draw(st.sampled_from(["", "", "'", '"']))
+            parts.append(f"{quote}{word}{quote}" if quote and quote not in word else word)
+    return " ".join(parts)
 
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # No shrinking where an example may hang: every shrinking step would wait out the deadline again.
 NO_SHRINK = settings(FAST, phases=[Phase.explicit, Phase.reuse, Phase.generate])
-
-
-@FAST
-@given(st.text(SHELL_CHARS, max_size=120))
-def test_lexer_only_refuses(text: str) -> None:
-    try:
-        tokens = bounded(tokenize, text)
-    except PolicyViolation:
-        return
-    assert isinstance(tokens, list)
-
-
-@FAST
-@given(st.one_of(st.text(SHELL_CHARS, max_size=120), command_lines()))
-def test_parser_only_refuses(text: str) -> None:
-    try:
-        line = bounded(parse_command_line, text)
-    except PolicyViolation:
-        return
-    assert line.pipelines and len(line.connectors) == len(line.pipelines) - 1
-
-
-@FAST
-@given(st.one_of(st.text(SHELL_CHARS, max_size=120), command_lines()))
-def test_dangerous_reason_never_raises(text: str) -> None:
-    reason = bounded(dangerous_reason, text)
-    assert reason is None or isinstance(reason, str)
+ANY_LINE = st.one_of(st.text(SHELL_CHARS, max_size=120), command_lines(), st.text(max_size=80))
 
 
 @NO_SHRINK
-@given(command_lines())
-def test_policy_decides_within_the_deadline_and_never_raises(policies: list[ShellPolicy], line: str) -> None:
-    first = [_decide(p, line).allowed for p in policies]
-    assert [_decide(p, line).allowed for p in policies] == first, "the verdict changed between two checks"
+@given(ANY_LINE)
+def test_the_classifier_never_raises_and_always_answers_the_same(text: str) -> None:
+    first = bounded(dangerous_reason, text)
+    assert first is None or (isinstance(first, str) and first)
+    assert bounded(dangerous_reason, text) == first
 
 
-@NO_SHRINK
-@given(command_lines(), command_lines())
-def test_a_refused_line_stays_refused_whatever_follows_or_precedes(
-    policies: list[ShellPolicy], line: str, other: str
-) -> None:
-    for policy in policies:
-        if not _lexes(line) or _decide(policy, line).allowed:
-            continue
-        assert not _decide(policy, f"{line} ; {other}").allowed, f"{line!r} ; {other!r}"
-        assert not _decide(policy, f"echo ok ; {line}").allowed, f"echo ok ; {line!r}"
-        assert not _decide(policy, f"true && {line}").allowed, f"true && {line!r}"
-
-
-@settings(NO_SHRINK, max_examples=100)
+@FAST
 @given(
-    st.sampled_from(KNOWN + REFUSED),
-    st.lists(st.one_of(st.sampled_from(OPTIONS), st.sampled_from(PATHS)), max_size=4),
-    st.sampled_from(["nice", "nice -n 5", "timeout 5", "env", "env -i", "stdbuf -o0", "nohup", "xargs"]),
+    st.sampled_from(FLAGGED),
+    st.lists(WORDS, max_size=3),
+    st.sampled_from(AROUND),
+    st.sampled_from(WRAPPERS),
 )
-def test_a_wrapper_never_makes_a_refused_command_allowed(
-    policies: list[ShellPolicy], name: str, args: list[str], wrapper: str
+def test_a_flagged_command_stays_flagged_wherever_it_runs(
+    command: str, args: list[str], around: tuple[str, str], wrapper: str
 ) -> None:
-    line = " ".join([name, *args])
-    for policy in policies:
-        if not _lexes(line) or _decide(policy, line).allowed:
-            continue
-        wrapped = f"{wrapper} {line}"
-        assert not _decide(policy, wrapped).allowed, f"{line!r} is refused but {wrapped!r} is allowed"
+    line = " ".join([command, *args])
+    assert dangerous_reason(line), line
+    before, after = around
+    for variant in (f"{before}{line}{after}", f"{wrapper} {line}", f"{before}{wrapper} {line}{after}"):
+        assert dangerous_reason(variant), f"{line!r} is flagged but {variant!r} is not"
+    execs = [
+        f"find . -exec {line} {{}} \\;",
+        f"find . -execdir {line} {{}} +",
+        f"echo x | xargs -I{{}} {line}",
+    ]
+    for variant in execs:
+        assert dangerous_reason(variant), f"{line!r} is flagged but {variant!r} is not"
 
 
 @pytest.mark.slow
-@settings(NO_SHRINK, max_examples=600)
-@given(st.one_of(st.text(SHELL_CHARS, max_size=300), command_lines()))
-def test_policy_fuzz_heavy(policies: list[ShellPolicy], line: str) -> None:
-    for policy in policies:
-        _decide(policy, line)
+@settings(NO_SHRINK, max_examples=1000)
+@given(st.one_of(ANY_LINE, st.text(SHELL_CHARS, max_size=2000)))
+def test_classifier_fuzz_heavy(line: str) -> None:
+    bounded(dangerous_reason, line)
+
+
+# ---- the runner -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """A workspace with ordinary files, a symlink out of it and a FIFO; the tree outside."""
+    base = tmp_path_factory.mktemp("fuzz")
+    ws, outside = base / "ws", base / "outside"
+    (ws / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "keep.txt").write_text("outside\n")
+    (ws / "a.txt").write_text("a\nb\n")
+    (ws / "script.sh").write_text("echo hi\n")
+    os.symlink(outside, ws / "link_out")
+    os.mkfifo(ws / "fifo")
+    yield ws, outside
+
+
+def _outside(outside: Path) -> list[tuple[str, int, bytes]]:
+    return [
+        (str(p), p.lstat().st_mode, p.read_bytes() if p.is_file() else b"")
+        for p in sorted(outside.rglob("*"))
+    ]
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+def test_random_lines_never_break_the_runner_nor_leave_the_workspace(
+    kind: str, places: tuple[Path, Path]
+) -> None:
+    ws, outside = places
+    ok, detail = probe(kind)
+    if not ok:
+        pytest.skip(f"{kind} does not work here: {detail}")
+    expected = _outside(outside)
+
+    @settings(NO_SHRINK, max_examples=25)
+    @given(safe_lines())
+    def check(line: str) -> None:
+        session = session_for(kind, ws)
+        result = asyncio.run(run(session, line, limit=3))
+        assert isinstance(result, dict) and isinstance(result.get("success"), bool), result
+        if "error" in result and not result["error"].startswith("Timeout"):
+            assert result["success"] is False and "exit_code" not in result, result
+        else:
+            assert {"exit_code", "stdout", "stderr"} <= set(result), result
+        assert _outside(outside) == expected, line
+
+    check()

@@ -1,5 +1,5 @@
-"""Every hostile case, through the real MCP tools, in each way the suite runs (bubblewrap as root,
-bubblewrap as an unprivileged user, the Landlock fallback; see hostile.modes).
+"""Every hostile case, through the real MCP tools, in each way the suite runs (bubblewrap and the
+Landlock fallback, each as root and as an unprivileged user; see hostile.modes).
 
 A case passes when it is refused or runs harmlessly: nothing changes outside the workspace, no canary
 secret appears in any result or log, every call ends within its deadline, nothing is left running and

@@ -16,7 +16,7 @@ CASES = all_cases()
 
 def test_the_end_to_end_set_covers_the_families() -> None:
     chosen = [c for c in CASES.values() if c.e2e]
-    assert 10 <= len(chosen) <= 30  # a bound on the set's time: each case is a whole CLI run or two
+    assert 10 <= len(chosen) <= 40  # a bound on the set's time: each case is a whole CLI run or two
     assert len({c.family for c in chosen}) >= 8
 
 

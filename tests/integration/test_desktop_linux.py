@@ -38,9 +38,15 @@ async def test_list_walk_click_calculator(
         assert calc is not None, "the calculator never appeared on the AT-SPI desktop"
         assert calc.id == app.window_id and calc.title == "Calculator"
         await desktop_backend.focus_window(calc.id)
-        controls = await asyncio.wait_for(desktop_backend.window_controls(calc.id), 10)
+
+        async def keypad() -> list[ControlInfo] | None:
+            # GTK builds the keypad after the window appears: poll until the buttons are there.
+            found = await asyncio.wait_for(desktop_backend.window_controls(calc.id), 10)
+            return found if {"2", "3", "+", "="} <= set(_by_name(found, "Button")) else None
+
+        controls = await apoll_until(keypad, timeout=30)
+        assert controls is not None, "the calculator's keypad never appeared"
         buttons = _by_name(controls, "Button")
-        assert {"2", "3", "+", "="} <= set(buttons)
         # GTK4 extents are window-relative; ours are on screen, inside the moved window.
         assert all(_inside(calc.rectangle, buttons[k].rect.center) for k in "23+=")
         display = next(c for c in controls if c.control_type == "Edit")
@@ -86,15 +92,15 @@ async def test_mousepad_type_and_save(
         await asyncio.wait_for(desktop_backend.type_keys("hello starweave{ENTER}second line", editor.id), 10)
         assert await desktop_backend.get_text(editor.id) == "hello starweave\nsecond line"
         await asyncio.wait_for(desktop_backend.type_keys("{VK_CONTROL}s"), 10)
-        dialog = await apoll_until(lambda: _window_of(desktop_backend, app.pid, "file chooser"), timeout=5)
+        dialog = await apoll_until(lambda: _window_of(desktop_backend, app.pid, "file chooser"), timeout=30)
         assert dialog is not None, "the Save As dialog did not open"
         fields = await desktop_backend.window_controls(dialog)
         name_field = next(c for c in fields if c.control_type == "Edit" and c.is_enabled)
         await desktop_backend.set_text(name_field.id, str(target), clear=True)
-        save = await apoll_until(lambda: _enabled_button(desktop_backend, dialog, "Save"), timeout=5)
+        save = await apoll_until(lambda: _enabled_button(desktop_backend, dialog, "Save"), timeout=30)
         assert save is not None, "the Save button never became enabled"
         await desktop_backend.click(save.id)
-        saved = await apoll_until(lambda: _file_text(target), timeout=5)
+        saved = await apoll_until(lambda: _file_text(target), timeout=30)
         assert saved is not None and saved.rstrip("\n") == "hello starweave\nsecond line"
     finally:
         desktop_session.stop(app)
@@ -129,7 +135,7 @@ async def test_walk_of_main_window_includes_its_modal_dialog(
         editor = next(c for c in controls if c.control_type == "Edit")
         await asyncio.wait_for(desktop_backend.type_keys("from the dialog", editor.id), 10)
         await asyncio.wait_for(desktop_backend.type_keys("^s"), 10)
-        assert await apoll_until(lambda: _window_of(desktop_backend, app.pid, "file chooser"), timeout=5)
+        assert await apoll_until(lambda: _window_of(desktop_backend, app.pid, "file chooser"), timeout=30)
         # The agent keeps walking its main window: the Save As dialog's controls come after its own.
         main_ids = {c.id for c in controls}
         walked = await desktop_backend.window_controls(app.window_id)
@@ -138,11 +144,11 @@ async def test_walk_of_main_window_includes_its_modal_dialog(
         )
         assert int(name_field.id) > int(editor.id) and len(walked) > len(main_ids)
         await desktop_backend.set_text(name_field.id, str(target), clear=True)
-        save = await apoll_until(lambda: _enabled_button(desktop_backend, app.window_id, "Save"), timeout=5)
+        save = await apoll_until(lambda: _enabled_button(desktop_backend, app.window_id, "Save"), timeout=30)
         assert save is not None, "the dialog's Save button is not among the main window's walked controls"
         # Clicking must focus the dialog, not raise the main window over it.
         await desktop_backend.click(save.id)
-        saved = await apoll_until(lambda: _file_text(target), timeout=5)
+        saved = await apoll_until(lambda: _file_text(target), timeout=30)
         assert saved is not None and saved.rstrip("\n") == "from the dialog"
         assert not await _window_of(desktop_backend, app.pid, "file chooser")
     finally:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.linux_replay import answer, read_jsonl, run
+from helpers.linux_replay import answer, prompts, read_jsonl, run
 
 
 async def test_multi_step_task_creates_files_and_logs(tmp_path: Path) -> None:
@@ -78,15 +78,35 @@ async def test_step_cap_stops_the_session(tmp_path: Path) -> None:
     assert "Maximum steps (2)" in result["result"]
 
 
-async def test_policy_refusal_is_fed_back_and_the_agent_goes_on(tmp_path: Path) -> None:
+async def test_a_sandbox_refusal_is_fed_back_and_the_agent_goes_on(tmp_path: Path) -> None:
     answers = [answer("cat /etc/shadow"), answer("echo fine"), answer(None, "FINISH", result="ok")]
     result = await run(tmp_path, answers)
     assert result["status"] == "FINISH"
     assert result["steps"] == 3
     requests = read_jsonl(tmp_path / "logs" / "run1" / "request.log")
-    # the model's own call comes back as its answer, the refusal as the output after it
+    # the model's own call comes back as its answer, the sandbox's refusal as the output after it
     assert "cat /etc/shadow" in requests[1]["prompt"][-2]["content"]
-    assert "Blocked" in requests[1]["prompt"][-1]["content"]
+    refused = requests[1]["prompt"][-1]["content"]
+    assert "exit code 1" in refused and "cat: /etc/shadow: Permission denied" in refused
+    assert "That failed." in refused  # the cue after a failed call
+    # and nothing of the file reached the model or the logs
+    assert "root:" not in (tmp_path / "logs" / "run1" / "request.log").read_text()
+    assert "root:" not in (tmp_path / "logs" / "run1" / "response.log").read_text()
+
+
+async def test_the_folder_a_command_moves_to_is_where_the_next_one_runs(tmp_path: Path) -> None:
+    answers = [
+        answer("mkdir -p sub && cd sub"),
+        answer("echo here > made.txt && pwd"),
+        answer(None, "FINISH", result="Made sub/made.txt."),
+    ]
+    result = await run(tmp_path, answers, request="Make sub/made.txt.")
+    assert result["status"] == "FINISH"
+    assert (tmp_path / "ws" / "sub" / "made.txt").read_text() == "here\n"
+    sub = str((tmp_path / "ws" / "sub").resolve())
+    # the model is told where the next command starts, as a terminal's prompt would show
+    assert f"(the next command starts in {sub})" in prompts(tmp_path)[1][-1]["content"]
+    assert f"stdout:\n{sub}" in prompts(tmp_path)[2][-1]["content"]
 
 
 async def test_a_call_may_run_again_after_other_steps(tmp_path: Path) -> None:

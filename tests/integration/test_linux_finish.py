@@ -5,6 +5,7 @@ See starweave/agents/linux/finish.py. Every test runs the real agent and MCP ser
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from helpers.linux_replay import answer, prompts, responses, run, tool_answer
@@ -36,15 +37,23 @@ async def test_a_finish_with_a_failing_call_goes_on_with_the_error(tmp_path: Pat
     assert "missing.txt" in seen and "exit code 1" in seen
 
 
-async def test_a_finish_with_a_blocked_call_goes_on_with_the_reason(tmp_path: Path) -> None:
+async def test_a_finish_with_a_call_the_sandbox_refuses_goes_on_with_the_reason(tmp_path: Path) -> None:
+    outside = Path("/etc") / f"starweave-list-{secrets.token_hex(4)}.txt"
     answers = [
-        answer("echo $(ls) > list.txt", "FINISH", result="Listed."),
+        answer(f"ls > {outside}", "FINISH", result="Listed."),
         answer("ls > list.txt", "FINISH", result="Listed into list.txt."),
     ]
-    result = await run(tmp_path, answers, request="Put the listing into list.txt.")
+    try:
+        result = await run(tmp_path, answers, request="Put the listing into list.txt.")
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)  # only there if the sandbox let the write through
     assert result["status"] == "FINISH" and result["steps"] == 2
+    assert [r["status"] for r in responses(tmp_path)] == ["CONTINUE", "FINISH"]
     seen = prompts(tmp_path)[1][-1]["content"]
-    assert "Not finished" in seen and "Blocked: command substitution" in seen
+    # outside the workspace the file system is read-only: bash says so, and the model sees it
+    assert "Not finished" in seen and f"{outside}: Read-only file system" in seen
+    assert (tmp_path / "ws" / "list.txt").exists()
 
 
 async def test_a_finishing_call_that_prints_adds_its_output_to_the_result(tmp_path: Path) -> None:
@@ -150,15 +159,15 @@ async def test_giving_up_right_after_a_failed_command_is_refused_once(tmp_path: 
     (tmp_path / "ws" / "cache").mkdir(parents=True)
     (tmp_path / "ws" / "cache" / "a.tmp").write_text("1")
     answers = [
-        answer("find cache -name '*.tmp' -exec rm {} +", "FINISH", result="Deleted."),
-        answer(None, "FAIL", result="find -exec is not allowed."),
-        answer("rm cache/a.tmp", "FINISH", result="Deleted the .tmp files."),
+        answer("find cache -name '*.tmp -delete", "FINISH", result="Deleted."),  # the quote is not closed
+        answer(None, "FAIL", result="find does not work here."),
+        answer("find cache -name '*.tmp' -delete", "FINISH", result="Deleted the .tmp files."),
     ]
     result = await run(tmp_path, answers, request="Delete the .tmp files in cache.", auto_approve=True)
     assert result["status"] == "FINISH" and not (tmp_path / "ws" / "cache" / "a.tmp").exists()
-    # the refused find -exec came back with a hint naming a way that works
+    # bash's error came back with a hint naming a way that works
     first = prompts(tmp_path)[1][-1]["content"]
-    assert "Blocked: find -exec" in first and "Hint: find -exec does not work here" in first
+    assert "unexpected EOF while looking for matching" in first and "Hint: a quote is not closed" in first
     # after a failure the cue asks for a different command, not for FINISH
     assert first.endswith(
         "That failed. Send a different command that avoids the error, or FAIL if the request cannot be done."
@@ -221,9 +230,10 @@ async def test_a_finish_that_answers_without_commands_is_accepted(tmp_path: Path
 
 
 async def test_a_repeated_failing_call_is_drawn_again_and_the_new_call_runs(tmp_path: Path) -> None:
+    loop = 'for f in *.txt; do cat "$f"; done'  # no .txt file: the glob stays as it is, cat fails
     answers = [
-        answer("for f in *.txt; do echo $f; done"),
-        answer("for f in *.txt; do echo $f; done"),  # the same call again: drawn once more
+        answer(loop),
+        answer(loop),  # the same call again: drawn once more
         answer("ls", "FINISH", result="Listed."),
     ]
     result = await run(tmp_path, answers, request="List the files.")
@@ -233,8 +243,8 @@ async def test_a_repeated_failing_call_is_drawn_again_and_the_new_call_runs(tmp_
     assert steps[1]["tokens"] == 0  # replay counts no tokens; both draws were made:
     calls = (tmp_path / "logs" / "run1" / "llm.log").read_text().splitlines()
     assert len(calls) == 3
-    # the refused loop came back with the loop hint
-    assert "Hint: no loops or variables" in prompts(tmp_path)[1][-1]["content"]
+    # the loop ran in bash and its failure came back
+    assert "cat: '*.txt': No such file or directory" in prompts(tmp_path)[1][-1]["content"]
 
 
 async def test_a_finish_naming_the_call_that_just_succeeded_is_not_drawn_again(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """The sandbox is the boundary: each property proved from inside a real bubblewrap or Landlock
-sandbox, by a workspace script the policy lets run (as the model would), through run_command.
+sandbox, by a workspace script the model runs with bash, through run_command.
 
 One probe script per sandbox records what it can and cannot do; the tests below read its report.
 Runs as root here (CI and many containers do); the unprivileged runs are in the hostile suite.
@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from starweave.config.models import ShellConfig
-from starweave.tools.servers.shell.policy import ShellPolicy
+from starweave.tools.sandbox.choice import probe_bwrap_sync, probe_landlock_sync
 from starweave.tools.servers.shell.runner import run_command
-from starweave.tools.servers.shell.sandbox import probe_bwrap_sync, probe_landlock_sync
+from starweave.tools.servers.shell.session import ShellSession
 
 AS_ROOT = os.geteuid() == 0
 CANARY = "starweave-canary-" + secrets.token_hex(8)
@@ -155,12 +155,12 @@ def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     async def run() -> dict[str, Any]:
         server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        policy = ShellPolicy(ShellConfig(workspace=str(ws), sandbox=kind), sandbox=kind)
+        session = ShellSession(ShellConfig(workspace=str(ws), sandbox=kind), sandbox=kind)
         secret_list = ",".join(str(p) for p in planted) or "/nonexistent"
         args = [os.getpid(), port, SETUID_BINARY or "-", secret_list, f"{outside}/x", f"{outside}/notes.txt"]
         command = "python3 probe.py " + " ".join(map(str, args))
         async with server:
-            return await run_command(command, policy=policy, timeout=60)
+            return await run_command(command, session=session, timeout=60)
 
     try:
         result = asyncio.run(run())
@@ -290,5 +290,5 @@ async def test_bind_works_when_the_network_is_allowed(kind: str, tmp_path: Path)
         "print('bound', s.getsockname()[1] > 0)\n"
     )
     config = ShellConfig(workspace=str(tmp_path), sandbox=kind, allow_network=True)
-    result = await run_command("python3 b.py", policy=ShellPolicy(config, sandbox=kind), timeout=60)
+    result = await run_command("python3 b.py", session=ShellSession(config, sandbox=kind), timeout=60)
     assert result["stdout"] == "bound True\n", result

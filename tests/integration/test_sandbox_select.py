@@ -16,15 +16,15 @@ import pytest
 
 from starweave.config.models import ShellConfig
 from starweave.errors import SandboxUnavailable
-from starweave.tools.servers.shell.policy import ShellPolicy
-from starweave.tools.servers.shell.runner import run_command
-from starweave.tools.servers.shell.sandbox import (
+from starweave.tools.sandbox.choice import (
     choose_sandbox,
     current_confinement,
     ensure_sandbox,
     probe_bwrap_sync,
     probe_landlock_sync,
 )
+from starweave.tools.servers.shell.runner import run_command
+from starweave.tools.servers.shell.session import ShellSession
 
 # Runs its argv with Landlock's three system calls (444-446) failing with ENOSYS, as on a kernel
 # without Landlock: a classic BPF filter installed with no_new_privs, inherited across execve.
@@ -77,8 +77,8 @@ async def test_auto_falls_back_to_landlock_when_bwrap_fails(broken_bwrap: Path, 
     shell = ShellConfig(workspace=str(tmp_path))
     choice = await ensure_sandbox(shell)
     assert choice.kind == "landlock" and choice.landlock_abi >= 1 and "Landlock ABI" in choice.describe()
-    policy = ShellPolicy(shell, sandbox=choice.kind)
-    result = await run_command("touch made.txt && cat /proc/self/status", policy=policy, timeout=30)
+    session = ShellSession(shell, sandbox=choice.kind)
+    result = await run_command("touch made.txt && cat /proc/self/status", session=session, timeout=30)
     assert result["success"], result
     assert "Seccomp:\t2" in result["stdout"] and (tmp_path / "made.txt").exists()
 
@@ -92,7 +92,7 @@ async def test_required_bwrap_that_does_not_work_is_a_start_error(broken_bwrap: 
 
 
 async def test_none_runs_unconfined_and_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="starweave.tools.servers.shell.sandbox"):
+    with caplog.at_level(logging.WARNING, logger="starweave.tools.sandbox.choice"):
         choice = await ensure_sandbox(ShellConfig(workspace=str(tmp_path), sandbox="none"))
     assert choice.kind == "none" and not choice.confined
     assert "NOTHING confines the model's shell commands" in choice.describe()
@@ -100,6 +100,10 @@ async def test_none_runs_unconfined_and_says_so(tmp_path: Path, caplog: pytest.L
     assert current_confinement()["sandbox"] == "none"
     unrestricted = choose_sandbox(ShellConfig(workspace=str(tmp_path), mode="unrestricted"))
     assert unrestricted.kind == "none" and "MODE is unrestricted" in unrestricted.describe()
+    # What it says: bash with the limits only, free to write anywhere the user may.
+    session = ShellSession(ShellConfig(workspace=str(tmp_path / "ws"), sandbox="none"), sandbox="none")
+    result = await run_command(f"echo free > {tmp_path}/outside.txt", session=session, timeout=30)
+    assert result["success"] and (tmp_path / "outside.txt").read_text() == "free\n", result
 
 
 def _without_any_sandbox(tmp_path: Path, argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
@@ -124,7 +128,7 @@ def _without_any_sandbox(tmp_path: Path, argv: list[str], **env: str) -> subproc
 CHOOSE = (
     "import sys\n"
     "from starweave.config.models import ShellConfig\n"
-    "from starweave.tools.servers.shell.sandbox import choose_sandbox, SandboxUnavailable\n"
+    "from starweave.tools.sandbox.choice import choose_sandbox, SandboxUnavailable\n"
     "try:\n"
     "    print(choose_sandbox(ShellConfig(workspace=sys.argv[1], sandbox=sys.argv[2])).describe())\n"
     "except SandboxUnavailable as exc:\n"
@@ -171,14 +175,14 @@ UNSHARE = ["unshare", "--mount", "--propagation", "private"]
 RUN_IN_BWRAP = (
     "import asyncio, sys\n"
     "from starweave.config.models import ShellConfig\n"
-    "from starweave.tools.servers.shell.launch import known_bwrap_variants\n"
-    "from starweave.tools.servers.shell.policy import ShellPolicy\n"
+    "from starweave.tools.sandbox.launch import known_bwrap_variants\n"
     "from starweave.tools.servers.shell.runner import run_command\n"
-    "from starweave.tools.servers.shell.sandbox import choose_sandbox\n"
+    "from starweave.tools.sandbox.choice import choose_sandbox\n"
     "shell = ShellConfig(workspace=sys.argv[1], sandbox='bwrap')\n"
     "choice = choose_sandbox(shell)\n"
-    "policy = ShellPolicy(shell, sandbox=choice.kind)\n"
-    "result = asyncio.run(run_command('cat /proc/self/status', policy=policy, timeout=30))\n"
+    "from starweave.tools.servers.shell.session import ShellSession\n"
+    "session = ShellSession(shell, sandbox=choice.kind)\n"
+    "result = asyncio.run(run_command('cat /proc/self/status', session=session, timeout=30))\n"
     "caps = [l for l in result['stdout'].splitlines() if l.startswith(('CapEff', 'CapBnd'))]\n"
     "print(choice.kind, list(known_bwrap_variants().values()), caps)\n"
 )

@@ -1,8 +1,10 @@
-"""The Linux Bash MCP Server through real MCP clients: in-process, stdio and streamable HTTP."""
+"""The Linux Bash MCP Server through real MCP clients (in-process, stdio and streamable HTTP): bash
+in the sandbox, and one working directory per server that carries over between calls."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 import time
@@ -39,15 +41,26 @@ async def _exercise(client: Client, ws: Path) -> None:
     )
     assert ran == {"success": True, "exit_code": 0, "stdout": "3\n", "stderr": ""}
     assert (ws / "a.txt").read_text() == "hi\n"
-    blocked = _data(await client.call_tool("execute_command", {"command": "cat /etc/shadow"}))
-    assert blocked["success"] is False and blocked["error"].startswith("Blocked: ")
+    # The sandbox (auto: bubblewrap here, else Landlock) masks the secrets; nothing refuses the line.
+    shadow = _data(await client.call_tool("execute_command", {"command": "cat /etc/shadow | wc -c"}))
+    assert shadow["exit_code"] == 0 and shadow["stdout"] == "0\n", shadow
+    # One server is one shell: the folder a command moved to is where the next one starts.
+    real = await asyncio.to_thread(os.path.realpath, ws)
+    moved = _data(await client.call_tool("execute_command", {"command": "mkdir -p sub/deep && cd sub/deep"}))
+    assert moved["success"] and moved["cwd"] == f"{real}/sub/deep", moved
+    here = _data(await client.call_tool("execute_command", {"command": "pwd; X=$(ls ../..); echo $X"}))
+    assert here["stdout"] == f"{real}/sub/deep\na.txt sub\n", here
+    once = _data(await client.call_tool("execute_command", {"command": "pwd", "cwd": "sub"}))
+    assert once["stdout"] == f"{real}/sub\n"
+    back = _data(await client.call_tool("execute_command", {"command": "pwd; cd /etc"}))
+    assert back["stdout"] == f"{real}/sub/deep\n" and "outside the workspace" in back["note"]
+    assert _data(await client.call_tool("execute_command", {"command": "cd ../.."}))["cwd"] == real
 
 
 async def test_in_process_client(tmp_path: Path) -> None:
     server = create_bash_server(ShellConfig(workspace=str(tmp_path)))
     async with Client(server) as client:
         await _exercise(client, tmp_path)
-        (tmp_path / "sub").mkdir()
         in_sub = _data(
             await client.call_tool("execute_command", {"command": "pwd", "cwd": "sub", "timeout": 5})
         )

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sysconfig
 from pathlib import Path
 
 import pytest
+from helpers import as_user
 
 from starweave.config.known_workspaces import remember_workspace
 from starweave.errors import ConfigError
-from starweave.log_folder import LogFolder, read_log_file, write_log_file
+from starweave.log_folder import LogFolder, LogWriteError, read_log_file, write_log_file
 from starweave.session.logs import SessionLogs
 
 
@@ -105,3 +109,124 @@ def test_screenshots_replace_planted_links_and_are_never_read_through_one(
     with pytest.raises(FileNotFoundError):
         read_log_file(workspace / "logs" / "no-such-task" / "x.png")
     assert not (workspace / "logs" / "no-such-task").exists()
+
+
+# A log folder the model broke mid-run: the run keeps its logs and never crashes.
+
+
+def test_a_folder_removed_mid_run_is_made_again_and_written(workspace: Path) -> None:
+    folder = workspace / "logs" / "task"
+    logs = LogFolder(folder)
+    logs.append("response.log", b"one\n")
+    shutil.rmtree(workspace / "logs")  # the model's `rm -rf logs`
+    logs.append("response.log", b"two\n")
+    assert (folder / "response.log").read_bytes() == b"two\n"
+    shutil.rmtree(workspace / "logs")
+    assert logs.replace("result.json", b"{}\n") == folder / "result.json"
+    assert (folder / "result.json").read_bytes() == b"{}\n"
+    shutil.rmtree(workspace / "logs")
+    assert logs.read("response.log") is None  # gone with the folder; not an error
+    logs.close()
+
+
+def test_folders_planted_under_log_names_are_moved_aside(workspace: Path) -> None:
+    folder = workspace / "logs" / "task"
+    logs = SessionLogs(workspace / "logs", "task")
+    for name in ("request.log", "output.md", "result.json"):
+        (folder / name).mkdir()  # empty: removed
+    (folder / "response.log").mkdir()
+    (folder / "response.log" / "kept.txt").write_text("the model's\n")  # not empty: renamed aside
+    logs.request_log.write({"step": 1})
+    logs.response_log.write({"step": 1})
+    logs.write_result({"status": "ok"})
+    logs.write_markdown("# t\n")
+    for name in ("request.log", "response.log", "output.md", "result.json"):
+        assert (folder / name).is_file(), name
+    assert logs.responses() == [{"step": 1}]
+    [aside] = [p for p in folder.iterdir() if p.name.startswith(".response.log.not-a-log-")]
+    assert (aside / "kept.txt").read_text() == "the model's\n"
+
+
+def test_a_symlink_planted_where_the_removed_folder_was_is_refused(workspace: Path, outside: Path) -> None:
+    logs = SessionLogs(workspace / "logs", "task")
+    logs.request_log.write({"step": 1})
+    shutil.rmtree(workspace / "logs" / "task")
+    (workspace / "logs" / "task").symlink_to(outside)
+    with pytest.raises(LogWriteError, match=r"cannot use request\.log .*a symlink inside the workspace"):
+        logs.request_log.write({"step": 2})
+    with pytest.raises(OSError):  # one error type the callers handle already
+        logs.write_result({"status": "ok"})
+    assert sorted(p.name for p in outside.iterdir()) == ["notes.txt"]
+
+
+# Run as an unprivileged user: root is never refused by a folder's permissions.
+_CHMODDED = """
+import os, sys
+from pathlib import Path
+from starweave.log_folder import LogFolder
+top = Path(sys.argv[1])
+logs = LogFolder(top / "logs" / "task")
+logs.append("response.log", b"one\\n")
+os.chmod(top / "logs" / "task", 0)
+os.chmod(top / "logs", 0)
+logs.append("response.log", b"two\\n")
+logs.replace("result.json", b"{}\\n")
+logs.close()
+again = LogFolder(top / "logs" / "task")  # through a parent without rights, by path
+again.append("response.log", b"three\\n")
+print(oct(os.stat(top / "logs" / "task").st_mode & 0o777), oct(os.stat(top / "logs").st_mode & 0o777))
+"""
+
+
+def _run_as_user(code: str, top: Path) -> str:
+    """Run ``code`` with ``top`` as its argument, as ``nobody`` when root (else as this user); its
+    output. Skips the test where no unprivileged user can run this Python."""
+    python = as_user._interpreter()
+    if python is None:
+        pytest.skip("no Python of this version that an unprivileged user can run")
+    argv = [python, "-c", code, str(top)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("setpriv is not installed: cannot run as an unprivileged user")
+        argv = [setpriv, f"--reuid={as_user.NOBODY}", f"--regid={as_user.NOBODY}", "--clear-groups", *argv]
+    site = sysconfig.get_paths()["purelib"]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{as_user.REPO}:{site}", "XDG_STATE_HOME": str(top)}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, cwd="/")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_a_folder_whose_rights_were_taken_gets_them_back() -> None:
+    top = as_user.user_folder()
+    try:
+        out = _run_as_user(_CHMODDED, top)
+        assert out.split() == ["0o700", "0o700"]  # the owner's rights only, nothing more
+        assert (top / "logs" / "task" / "response.log").read_bytes() == b"one\ntwo\nthree\n"
+        assert (top / "logs" / "task" / "result.json").read_bytes() == b"{}\n"
+    finally:
+        shutil.rmtree(top)  # as root; the user's own run left every folder readable again
+
+
+_NOT_MINE = """
+import os, sys
+from pathlib import Path
+from starweave.log_folder import LogFolder
+try:
+    LogFolder(Path(sys.argv[1]) / "other" / "task")
+except PermissionError:
+    print("refused")
+"""
+
+
+def test_a_folder_of_someone_else_keeps_its_permissions() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to make a folder the unprivileged user does not own")
+    top = as_user.user_folder()
+    try:
+        (top / "other").mkdir(mode=0o700)  # root's, in the user's folder
+        assert _run_as_user(_NOT_MINE, top).split() == ["refused"]
+        assert (top / "other").stat().st_mode & 0o777 == 0o700
+        assert not (top / "other" / "task").exists()
+    finally:
+        shutil.rmtree(top)

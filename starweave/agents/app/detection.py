@@ -15,6 +15,7 @@ from typing import Any
 
 from starweave.agents.app.controls import Control
 from starweave.agents.app.response import AppAction
+from starweave.log_folder import read_log_file
 from starweave.tools.desktop.detect import IOU_THRESHOLD_FOR_MERGE, ControlDetector
 from starweave.tools.desktop.model import Rect
 
@@ -43,7 +44,9 @@ async def add_detected_controls(
     origin = rect_of(window)
     if origin is None:
         return controls
-    png = await asyncio.to_thread(screenshot.read_bytes)
+    # The screenshot lies in the log folder, often in the workspace: a link planted under its name is
+    # never followed (it would hand the detector, and the model, any file Starweave can read).
+    png = await asyncio.to_thread(read_log_file, screenshot)
     detected = await detector.detect(png, origin)
     known = [r for r in (rect_of(c.rect) for c in controls) if r is not None]
     next_label = max((int(c.id) for c in controls if c.id.isdigit()), default=0) + 1

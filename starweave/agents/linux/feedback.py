@@ -39,6 +39,12 @@ def _shell_output(value: dict[str, Any], limit: int) -> str:
         parts.append("(no output)")
     if value.get("truncated"):
         parts.append("(the output was longer and was cut)")
+    if value.get("cwd"):
+        # The shell keeps the folder a command cd'd to, as a terminal does: paths the model writes
+        # next are relative to it, so it must know.
+        parts.append(f"(the next command starts in {value['cwd']})")
+    if value.get("note"):
+        parts.append(f"(note: {value['note']})")
     return "\n".join(parts)
 
 

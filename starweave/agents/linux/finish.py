@@ -3,7 +3,7 @@
 A small model finishes too early and states facts it never saw. These rules keep it honest:
 
 * A FINISH that carries a call means "this one call completes the request". The call runs; only if
-  it succeeds (every result ok: exit code 0, nothing blocked) does the task end. If it fails, the
+  it succeeds (every result ok: exit code 0, no error) does the task end. If it fails, the
   step becomes CONTINUE and the model sees the error output next.
 * A FINISH without a call and with an empty result before anything ran is refused (a small model
   "finishes" a chore it never started).
@@ -14,7 +14,7 @@ A small model finishes too early and states facts it never saw. These rules keep
   ``MAX_FINISH_REFUSALS`` per request, so a guard can cost a step or two, never a loop.
 
 A FAIL right after a failed command is refused the same way (once; the model may insist): a
-small model gives up after one refused command although the refusal says what would work.
+small model gives up after one failed command although its error usually shows what would work.
 
 When a finishing call printed something the result does not already quote, that output is added to
 the result: the user sees the real output, not only the model's summary of it.

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 MAX_REPEATS = 2
 # A call that failed may be retried once as it is; the same failing call a third time ends the task,
-# whenever it comes (the small model otherwise retries refused commands until the step cap, also
+# whenever it comes (the small model otherwise retries failing commands until the step cap, also
 # taking turns between two of them).
 MAX_FAILED_RETRIES = 1
 MAX_IDLE_STEPS = 2

@@ -1,8 +1,11 @@
 """The "File MCP Server": read, write and list files with the shell policy's path rules.
 
 Reads are confined to the workspace and SHELL.READ_ROOTS and never reach sensitive files; writes
-go to the workspace only and never in readonly mode. Only regular files are read or written: FIFOs,
-devices and sockets are refused before they are opened. Relative paths are relative to the workspace.
+go to the workspace only and never in readonly mode. Nothing is read, listed or written that a
+command in the sandbox could not read or write (:mod:`starweave.tools.confine.reach`): every call
+runs with a sandboxed command's privileges, so Starweave run as root gets no further than the
+model's own commands. Only regular files are read or written: FIFOs, devices and sockets are
+refused before they are opened. Relative paths are relative to the workspace.
 Every tool returns ``{"success": True, ...}`` or ``{"success": False, "error": ...}``; nothing
 raises to the model.
 """
@@ -22,9 +25,10 @@ from pydantic import Field
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, PolicyViolation
-from starweave.tools.servers.shell.checkpool import FILE_CALLS
-from starweave.tools.servers.shell.paths import PathGuard, open_for_write
-from starweave.tools.servers.shell.safeopen import open_checked_read
+from starweave.tools.confine.paths import PathGuard, open_for_write
+from starweave.tools.confine.reach import check_model_read, open_for_model, sandbox_privileges
+from starweave.tools.confine.safeopen import fd_path
+from starweave.tools.confine.workers import FILE_CALLS
 
 MAX_ENTRIES = 1000  # entries list_directory returns
 MAX_SCAN = 1_000_000  # entries it reads (and counts) at most
@@ -47,13 +51,14 @@ def make_guard(shell: ShellConfig) -> PathGuard:
 
 
 def _read(guard: PathGuard, path: str, max_bytes: int, cap: int) -> dict[str, Any]:
-    real = guard.check_read(path, confined=True)
     limit = min(max_bytes, cap)
-    if not os.path.lexists(real):
+    # Only the regular file that was checked, opened as a sandboxed command would open it: a FIFO,
+    # device or socket is refused before it is opened for real, a symlink swapped in after the check
+    # is noticed, and a file its permissions keep from the model's commands stays closed.
+    try:
+        real, fd = open_for_model(guard, path, confined=True)
+    except FileNotFoundError:
         return {"success": False, "error": f"{path}: not a regular file (or it does not exist)"}
-    # Only the regular file that was checked: a FIFO, device or socket is refused before it is opened
-    # for real, and a symlink swapped in after the check is noticed.
-    fd = open_checked_read(real, allow_devnull=False)
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         data = fh.read(limit)
@@ -75,7 +80,10 @@ def _write(guard: PathGuard, path: str, content: str, append: bool) -> dict[str,
         return {"success": False, "error": f"{path}: not a file in the workspace"}
     data = content.encode("utf-8")
     # open_for_write creates a regular file or reopens one; FIFOs, devices and sockets are refused.
-    fd = open_for_write(real, append=append, workspace=guard.workspace)
+    # With a sandboxed command's privileges: a file or folder the model's commands may not write
+    # (another user's, read-only) is not written for them either.
+    with sandbox_privileges():
+        fd = open_for_write(real, append=append, workspace=guard.workspace)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     return {"success": True, "path": real, "bytes_written": len(data), "appended": append}
@@ -102,11 +110,32 @@ def _names(fd: int, deadline: float, seen: list[int]) -> Iterator[str]:
 
 
 def _list(guard: PathGuard, path: str, seconds: float = LIST_SECONDS) -> dict[str, Any]:
-    real = guard.check_read(path, confined=True)
+    real = check_model_read(guard, path, confined=True)
+    # Listed as a sandboxed command lists it: a folder it may not read, or whose entries it may not
+    # look up, is refused or shown the same way.
+    with sandbox_privileges():
+        return _listing(real, path, seconds)
+
+
+def _open_dir(real: str, path: str) -> int:
+    """The checked folder ``real``, opened without following a symlink swapped in since the check."""
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except PermissionError:
+        raise PolicyViolation(
+            f"listing {path!r} is refused: a sandboxed command may not read {real} (permission denied)"
+        ) from None
+    if fd_path(fd) != real:
+        os.close(fd)
+        raise PolicyViolation(f"listing {path!r} refused: the path changed after the check")
+    return fd
+
+
+def _listing(real: str, path: str, seconds: float) -> dict[str, Any]:
     if not os.path.isdir(real):
         return {"success": False, "error": f"{path}: not a directory (or it does not exist)"}
     deadline = time.monotonic() + seconds
-    fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = _open_dir(real, path)
     try:
         # One pass, never holding more than MAX_ENTRIES names: the first ones in order, the rest counted.
         seen = [0, 0]
@@ -117,6 +146,10 @@ def _list(guard: PathGuard, path: str, seconds: float = LIST_SECONDS) -> dict[st
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
                 continue  # removed meanwhile
+            except PermissionError:
+                # A folder readable but not searchable: a sandboxed ls shows the name and "?" too.
+                entries.append({"name": name, "type": "unknown", "size": 0})
+                continue
             entries.append({"name": name, "type": _kind(st.st_mode), "size": st.st_size})
     finally:
         os.close(fd)

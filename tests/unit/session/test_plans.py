@@ -140,14 +140,15 @@ def test_valid_mode_combinations() -> None:
 
 def test_the_object_is_copied_into_the_workspace_never_over_a_different_file(tmp_path: Path) -> None:
     from starweave.errors import ConfigError
-    from starweave.session.plan_objects import place_in_workspace
+    from starweave.session.plan_objects import object_guard, place_in_workspace
 
     source = plan_file(tmp_path / "files", "draft.txt", "v1")
     workspace = tmp_path / "ws"
-    placed = place_in_workspace(source, workspace)
+    guard = object_guard(workspace, (), source.parent)
+    placed = place_in_workspace(source, workspace, guard)
     assert placed == workspace / "draft.txt" and placed.read_text() == "v1"
-    assert place_in_workspace(source, workspace) == placed  # an equal copy is kept
+    assert place_in_workspace(source, workspace, guard) == placed  # an equal copy is kept
     placed.write_text("changed by the user")
     with pytest.raises(ConfigError, match="differs from the file of that name"):
-        place_in_workspace(source, workspace)
+        place_in_workspace(source, workspace, guard)
     assert placed.read_text() == "changed by the user"

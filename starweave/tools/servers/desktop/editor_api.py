@@ -3,7 +3,10 @@
 The API side of hybrid GUI–API actions (spec D §18): instead of typing into the editor's window,
 the AppAgent opens a document, reads it, edits it (whole text or find/replace) and saves it, on real
 files inside the workspace with the same confinement as the FileExecutor (reads inside the
-workspace and SHELL.READ_ROOTS, writes inside the workspace only, secrets refused). A document can
+workspace and SHELL.READ_ROOTS, writes inside the workspace only, secrets refused). Like the file
+tools, it reads and writes nothing a sandboxed command could not (:mod:`starweave.tools.confine.reach`):
+a file is opened only if the sandbox would let the model's own commands read it, never through a
+symlink swapped in after the check, and saved with a sandboxed command's privileges. A document can
 also be shown in the GUI editor (``show_in_editor``). Saving refuses to overwrite a file that changed
 on disk since it was opened (say, saved from the editor's window) unless ``overwrite`` is set.
 Every tool returns ``{"success": True, ...}`` or ``{"success": False, "error": ...}``.
@@ -22,8 +25,9 @@ from pydantic import Field
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, EditorError, PolicyViolation
+from starweave.tools.confine.paths import PathGuard, open_for_write
+from starweave.tools.confine.reach import open_for_model, sandbox_privileges
 from starweave.tools.servers.files import make_guard
-from starweave.tools.servers.shell.paths import PathGuard, open_for_write
 
 EDITOR_SERVER_NAME = "Text Editor API MCP Server"
 DEFAULT_EDITOR_COMMAND = ("mousepad",)
@@ -74,32 +78,39 @@ def _stamp(path: str) -> tuple[int, int] | None:
 
 
 def _writable(guard: PathGuard, path: str) -> bool:
+    """Whether saving to ``path`` would be allowed: by the policy, and by the file's permissions
+    for a sandboxed command (another user's file in the workspace is not)."""
     try:
         guard.check_write(path)
+        with sandbox_privileges():
+            # effective_ids: judged with this thread's lowered capabilities, as the save will be.
+            return not os.path.lexists(path) or os.access(path, os.W_OK, effective_ids=True)
     except PolicyViolation:
         return False
-    return True
 
 
 def load_document(guard: PathGuard, path: str, create: bool) -> Document:
-    """Read ``path`` (confined like the FileExecutor) into a new document."""
-    real = guard.check_read(path, confined=True)
-    if not os.path.exists(real):
+    """Read ``path`` (confined like the FileExecutor) into a new document.
+
+    Only a regular file a sandboxed command could read is read, and only the one that was checked
+    (PolicyViolation otherwise); a missing file starts an empty document with ``create``."""
+    try:
+        real, fd = open_for_model(guard, path, confined=True)
+    except FileNotFoundError:
         if not create:
-            raise EditorError(f"{path}: no such file; pass create=True to start a new document")
-        guard.check_write(path)
-        return Document(real, "", "", None, writable=True)
-    if not os.path.isfile(real):
-        raise EditorError(f"{path}: not a regular file")
-    if os.path.getsize(real) > MAX_DOCUMENT_BYTES:
+            raise EditorError(f"{path}: no such file; pass create=True to start a new document") from None
+        return Document(guard.check_write(path), "", "", None, writable=True)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_DOCUMENT_BYTES + 1)
+        # The stamp of the file read, not of whatever the path names by now.
+        st = os.fstat(fh.fileno())
+    if len(data) > MAX_DOCUMENT_BYTES:
         raise EditorError(f"{path}: larger than {MAX_DOCUMENT_BYTES} bytes; use the shell tools for it")
-    with open(real, "rb") as fh:
-        data = fh.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise EditorError(f"{path}: not a UTF-8 text file") from None
-    return Document(real, text, text, _stamp(real), writable=_writable(guard, real))
+    return Document(real, text, text, (st.st_mtime_ns, st.st_size), writable=_writable(guard, real))
 
 
 def save_document(guard: PathGuard, doc: Document, target: str | None, overwrite: bool) -> dict[str, Any]:
@@ -111,10 +122,15 @@ def save_document(guard: PathGuard, doc: Document, target: str | None, overwrite
             "editor window?); open_file it again to see the change, or save with overwrite=True"
         )
     data = doc.text.encode("utf-8")
-    fd = open_for_write(real, append=False, workspace=guard.workspace)
+    # With a sandboxed command's privileges: a file or folder the model's commands may not write
+    # (another user's, read-only) is not written for them either.
+    with sandbox_privileges():
+        fd = open_for_write(real, append=False, workspace=guard.workspace)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
-    doc.path, doc.saved_text, doc.stamp, doc.writable = real, doc.text, _stamp(real), True
+        fh.flush()
+        st = os.fstat(fh.fileno())
+    doc.path, doc.saved_text, doc.stamp, doc.writable = real, doc.text, (st.st_mtime_ns, st.st_size), True
     return {"success": True, "path": real, "bytes_written": len(data)}
 
 

@@ -1,13 +1,14 @@
 """What ``launch_application`` may start, under the session's ``SHELL`` settings.
 
-``launch_application`` runs a program without the shell server's argv policy or sandbox, so it must
+``launch_application`` runs a program without the shell server's sandbox, so it must
 not become a way around them:
 
 * ``readonly`` mode refuses every launch (a started application can write anywhere);
 * ``workspace`` mode (the default) starts only the desktop's GUI applications: on Linux, programs
   named by the ``Exec`` line of a system ``.desktop`` entry that does not run in a terminal
   (``mousepad``, ``gnome-calculator``, ...). Whatever the entry says, it refuses command-line
-  programs the shell policy has its own verdict on (``rm``, ``bash``, ``python3``, ``sudo``, ...),
+  command-line programs (shells, interpreters, wrappers such as ``sudo``, and every program of the
+  system's folders that no such entry starts: ``rm``, ``bash``, ``python3`` ...),
   judged by the name given and by the file it resolves to (a symlink named ``mousepad`` may be a
   shell), launchers (``systemd-run``, ``gio``, ...), terminal emulators (typing into one runs
   commands), editors with a shell escape, programs inside the workspace, and any argument naming one
@@ -29,7 +30,8 @@ import sys
 from pathlib import Path
 
 from starweave.config.models import ShellConfig
-from starweave.tools.servers.shell.catalog import catalogued
+from starweave.tools.sandbox.launch import CLEAN_PATH
+from starweave.tools.servers.shell.danger import INTERPRETER, WRAPPERS
 
 TERMINALS = frozenset(
     {
@@ -100,7 +102,7 @@ def launch_refusal(command: str, shell: ShellConfig | None, windows: bool | None
     if real and workspace and (real == workspace or real.startswith(workspace + os.sep)):
         return (
             f"{argv[0]} is a program inside the workspace; run it with the shell tools (run_shell), "
-            "which check and sandbox it"
+            "which sandbox it"
         )
     # Both the name given and the file it really is, then every argument that names a program.
     names = [os.path.basename(argv[0]), os.path.basename(real)]
@@ -120,17 +122,25 @@ def launch_refusal(command: str, shell: ShellConfig | None, windows: bool | None
     return None
 
 
+def command_line_program(name: str) -> bool:
+    """Whether ``name`` runs code or other programs (a shell, an interpreter, a wrapper such as sudo
+    or env), or is a program of the system's folders that no desktop entry starts outside a terminal."""
+    if INTERPRETER.fullmatch(name) or name in WRAPPERS or name in ("su", "pkexec", "busybox"):
+        return True
+    return shutil.which(name, path=CLEAN_PATH) is not None and name not in desktop_applications()
+
+
 def _program_refusal(name: str) -> str | None:
-    if catalogued(name):
-        return (
-            f"{name} is a command-line program; run it with the shell tools (run_shell), which check "
-            "it against the shell policy. launch_application starts GUI applications"
-        )
     if name in LAUNCHERS:
         return f"{name} runs other programs or commands unchecked; launch the application itself"
     if name in TERMINALS:
         return (
             f"{name} is a terminal (what is typed into it runs as commands); use the shell tools (run_shell)"
+        )
+    if command_line_program(name):
+        return (
+            f"{name} is a command-line program; run it with the shell tools (run_shell), which run it "
+            "in the sandbox. launch_application starts GUI applications"
         )
     return None
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from helpers.shell_sessions import SANDBOXES, run, session_for
 
 from starweave.agent import MemoryItem
+from starweave.agents.linux.feedback import describe_result
 from starweave.agents.linux.prompter import (
     MAX_HISTORY_STEPS,
     LinuxAgentPrompter,
@@ -19,6 +21,7 @@ from starweave.agents.linux.prompter import (
     terse_tool_prompt,
 )
 from starweave.agents.linux.response import response_json_schema
+from starweave.commands import Result, ResultStatus
 from starweave.llm.jsonschema import schema_errors
 
 TOOL = {
@@ -131,6 +134,12 @@ def shipped_answers() -> list[dict[str, Any]]:
     return [json.loads(line) for line in system.splitlines() if line.startswith("{")]
 
 
+def is_loop(answer: dict[str, Any]) -> bool:
+    """Whether ``answer`` runs a shell ``for`` loop."""
+    command = str(answer["action"]["arguments"].get("command") or "")
+    return answer["action"]["function"] == "execute_command" and re.match(r"for \w+ in ", command) is not None
+
+
 def test_shipped_examples_are_valid_answers_showing_both_ways_to_finish() -> None:
     answers = shipped_answers()
     schema = response_json_schema([TOOL, WRITE_TOOL])
@@ -140,22 +149,35 @@ def test_shipped_examples_are_valid_answers_showing_both_ways_to_finish() -> Non
     assert ("execute_command", "FINISH", True) in actions
     assert ("execute_command", "CONTINUE", False) in actions
     assert ("", "FINISH", True) in actions
-    # and work on many files done by a script the agent writes (there are no shell loops)
-    assert ("write_file", "CONTINUE", False) in actions
+    # and work on many files done by one bash loop, whose output is seen before the FINISH
+    loops = [a for a in answers if is_loop(a)]
+    assert [a["action"]["status"] for a in loops] == ["CONTINUE"]
 
 
-def test_the_example_script_does_what_its_answer_says(tmp_path: Path) -> None:
-    [script] = [
-        a["action"]["arguments"] for a in shipped_answers() if a["action"]["function"] == "write_file"
-    ]
-    (tmp_path / "notes").mkdir()
-    for name in ("a.txt", "b.txt", "keep.md"):  # keep.md: only .txt files change
-        (tmp_path / "notes" / name).write_text(name)
-    (tmp_path / script["path"]).write_text(script["content"])
-    subprocess.run([sys.executable, script["path"]], cwd=tmp_path, check=True)
-    assert sorted(p.name for p in (tmp_path / "notes").iterdir()) == ["a.md", "b.md", "keep.md"]
-    system = prompter().system_prompt_construction([TOOL, WRITE_TOOL])
-    assert f"Output: wrote {len(script['content'].encode())} bytes to {script['path']}" in system
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_the_example_loop_does_what_its_answer_says(tmp_path: Path, kind: str) -> None:
+    lines = prompter().system_prompt_construction([TOOL, WRITE_TOOL]).splitlines()
+    answers = [(i, json.loads(line)) for i, line in enumerate(lines) if line.startswith("{")]
+    [(index, loop)] = [(i, a) for i, a in answers if is_loop(a)]
+    command = loop["action"]["arguments"]["command"]
+    ws = tmp_path / "ws"
+    (ws / "notes").mkdir(parents=True)
+    for name in ("a.txt", "b.txt"):
+        (ws / "notes" / name).write_text(name)
+    (ws / "top.txt").write_text("top")  # not in the folder the request names
+    session = session_for(kind, ws)
+    value = await run(session, command)  # real bash in the sandbox, as execute_command runs it
+    assert sorted(p.name for p in (ws / "notes").iterdir()) == ["a.md", "b.md"]
+    assert (ws / "notes" / "a.md").read_text() == "a.txt" and (ws / "top.txt").exists()
+    # the output the example shows is what the model really sees of that call
+    shown = describe_result(Result(status=ResultStatus.SUCCESS, result=value))
+    assert lines[index + 1] == f"Output: {' '.join(shown.split())}"
+    # only the .txt files change
+    (ws / "notes" / "c.txt").write_text("c")
+    (ws / "notes" / "keep.csv").write_text("k")
+    again = await run(session, command)
+    assert again["exit_code"] == 0, again
+    assert sorted(p.name for p in (ws / "notes").iterdir()) == ["a.md", "b.md", "c.md", "keep.csv"]
 
 
 def test_system_prompt_is_the_same_for_every_request() -> None:
@@ -190,10 +212,11 @@ def test_history_gives_back_the_models_own_text_when_it_matches_the_answer() -> 
 
 
 def test_a_failed_step_is_reported_with_the_cue_to_change_the_command() -> None:
-    failed = item(1, "Error: Blocked: no")
+    output = "exit code 1\nstderr:\ncat: a.txt: No such file or directory"
+    failed = item(1, output)
     failed.set_value("failed", True)
     [_, report] = prompter().history_messages([failed])
-    assert report["content"].startswith("Output:\nError: Blocked: no\n")
+    assert report["content"].startswith(f"Output:\n{output}\n")
     assert "Send a different command" in report["content"] and "FINISH" not in report["content"]
 
 

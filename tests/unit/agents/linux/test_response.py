@@ -104,8 +104,10 @@ def test_describe_result_shapes() -> None:
     assert describe_result(shell) == "exit code 0\nstdout:\nhi"
     empty = Result(status=ResultStatus.SUCCESS, result={"exit_code": 1, "stdout": "", "stderr": ""})
     assert "(no output)" in describe_result(empty)
-    blocked = Result(status=ResultStatus.FAILURE, result={"success": False, "error": "Blocked: no"})
-    assert describe_result(blocked) == "Error: Blocked: no"
+    # a file tool's refusal of a path outside what the model may read
+    refusal = "Blocked: reading '/etc/shadow' is refused: /etc/shadow is a sensitive system path"
+    blocked = Result(status=ResultStatus.FAILURE, result={"success": False, "error": refusal})
+    assert describe_result(blocked) == f"Error: {refusal}"
     skipped = Result(status=ResultStatus.SKIPPED, error="earlier command failed")
     assert describe_result(skipped) == "Not run: earlier command failed"
     timeout = Result(
@@ -121,6 +123,20 @@ def test_describe_result_shapes() -> None:
     assert describe_result(timeout) == "Error: Timeout after 1s.\nstdout:\nstarted"
     failure = Result(status=ResultStatus.FAILURE, error="tool missing")
     assert describe_result(failure) == "Error: tool missing"
+
+
+def test_a_command_that_moves_or_is_sent_back_says_where_the_next_one_starts() -> None:
+    moved = Result(
+        status=ResultStatus.SUCCESS,
+        result={"success": True, "exit_code": 0, "stdout": "", "stderr": "", "cwd": "/ws/sub"},
+    )
+    assert describe_result(moved) == "exit code 0\n(no output)\n(the next command starts in /ws/sub)"
+    note = "the command ended outside the workspace; the next command starts in /ws, as before"
+    sent_back = Result(
+        status=ResultStatus.SUCCESS,
+        result={"success": True, "exit_code": 0, "stdout": "/\n", "stderr": "", "note": note},
+    )
+    assert describe_result(sent_back) == f"exit code 0\nstdout:\n/\n(note: {note})"
 
 
 def test_file_tool_answers_read_like_command_output() -> None:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from starweave.config.models import ShellConfig
@@ -91,3 +92,65 @@ async def test_special_files_are_never_opened(workspace: Path) -> None:
     assert not written["success"] and "FIFO" in written["error"]
     environ = await _call(config, "read_file", {"path": "/proc/self/environ"})
     assert not environ["success"] and "Blocked" in environ["error"]
+
+
+async def test_files_the_sandbox_cannot_read_are_not_read_listed_or_written(workspace: Path) -> None:
+    # What a sandboxed command's permissions refuse (it holds no capability, even as root) is refused
+    # to the file tools too, though Starweave itself, as root, could open it.
+    locked = workspace / "locked.txt"
+    locked.write_text("locked\n")
+    locked.chmod(0)
+    closed = workspace / "closed"
+    closed.mkdir()
+    (closed / "inside.txt").write_text("inside\n")
+    closed.chmod(0)
+    config = ShellConfig(workspace=str(workspace))
+    try:
+        read = await _call(config, "read_file", {"path": "locked.txt"})
+        assert (
+            not read["success"]
+            and "permission denied" in read["error"]
+            and "locked" not in read.get("content", "")
+        )
+        listing = await _call(config, "list_directory", {"path": "closed"})
+        assert not listing["success"] and "permission denied" in listing["error"]
+        inner = await _call(config, "read_file", {"path": "closed/inside.txt"})
+        assert not inner["success"]
+        written = await _call(config, "write_file", {"path": "closed/new.txt", "content": "x"})
+        assert not written["success"]
+    finally:
+        closed.chmod(0o755)
+    assert sorted(p.name for p in closed.iterdir()) == ["inside.txt"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give files to another user")
+async def test_another_users_files_in_the_workspace_are_neither_read_nor_written(workspace: Path) -> None:
+    theirs = workspace / "theirs.txt"
+    theirs.write_text("their secret\n")
+    theirs.chmod(0o600)
+    os.chown(theirs, 12345, 12345)
+    shared = workspace / "shared.txt"
+    shared.write_text("read only for us\n")
+    shared.chmod(0o644)
+    os.chown(shared, 12345, 12345)
+    config = ShellConfig(workspace=str(workspace))
+    read = await _call(config, "read_file", {"path": "theirs.txt"})
+    assert not read["success"] and "Blocked" in read["error"] and "permission denied" in read["error"]
+    ok = await _call(config, "read_file", {"path": "shared.txt"})
+    assert ok["success"] and ok["content"] == "read only for us\n"
+    written = await _call(config, "write_file", {"path": "shared.txt", "content": "changed"})
+    assert not written["success"]
+    assert shared.read_text() == "read only for us\n"
+
+
+async def test_links_to_masked_places_are_refused(workspace: Path) -> None:
+    # A model's symlink to what the sandbox masks, or to another process's environment.
+    os.symlink("/etc/shadow", workspace / "shadow")
+    os.symlink("/root", workspace / "roothome")
+    os.symlink("/proc/self/environ", workspace / "environ")
+    config = ShellConfig(workspace=str(workspace), read_roots=[str(workspace.parent / "outside")])
+    for path in ("shadow", "roothome/.bashrc", "environ"):
+        result = await _call(config, "read_file", {"path": path})
+        assert not result["success"] and result["error"].startswith("Blocked:"), path
+    listing = await _call(config, "list_directory", {"path": "roothome"})
+    assert not listing["success"] and listing["error"].startswith("Blocked:")

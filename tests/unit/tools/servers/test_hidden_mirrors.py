@@ -1,17 +1,16 @@
-"""Copies of secrets under other paths: overlay writable layers, container storage, password files."""
+"""Copies of secrets under other paths: overlay writable layers, container storage, /run. (A copy of
+the password database next to the workspace: tests/integration/test_sandbox_attacks.py.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from starweave.config.models import ShellConfig
-from starweave.tools.servers.shell.hidden import (
+from starweave.tools.confine.hidden import (
     CONTAINER_STORAGE,
     candidate_paths,
     overlay_layers,
     run_entries,
 )
-from starweave.tools.servers.shell.policy import ShellPolicy
 
 MOUNTINFO = (
     "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
@@ -42,19 +41,6 @@ def test_container_storage_and_overlay_layers_are_hidden_candidates() -> None:
         assert tree in candidates
     for layer in overlay_layers():
         assert layer in candidates
-
-
-def test_a_copy_of_the_password_database_is_refused_wherever_it_lies(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    backup = tmp_path / "backup" / "etc"
-    backup.mkdir(parents=True)
-    for name in ("shadow", "gshadow-"):
-        (backup / name).write_text("root:$6$canary:19000:0:99999:7:::\n")
-    policy = ShellPolicy(ShellConfig.model_validate({"workspace": str(ws), "sandbox": "none"}))
-    for name in ("shadow", "gshadow-"):
-        decision = policy.evaluate(f"cat {backup / name}", str(ws))
-        assert not decision.allowed, decision.reason
 
 
 def test_run_is_hidden_but_name_resolution(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from starweave.errors import PolicyViolation
-from starweave.tools.servers.shell.paths import PathGuard, open_for_write
+from starweave.tools.confine.paths import PathGuard, open_for_write
 
 
 def _write(path: str, data: bytes, *, append: bool, workspace: str | None) -> None:

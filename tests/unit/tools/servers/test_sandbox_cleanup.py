@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from starweave.config.models import ShellConfig
-from starweave.tools.servers.shell import launch, launcher
-from starweave.tools.servers.shell.launch import Launch
+from starweave.tools.sandbox import launch, launcher
+from starweave.tools.sandbox.launch import Launch
 
 
 def test_a_tree_deeper_than_the_recursion_limit_is_removed(tmp_path: Path) -> None:

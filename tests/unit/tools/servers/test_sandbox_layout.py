@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from starweave.config.models import ShellConfig
-from starweave.tools.servers.shell import landlock
-from starweave.tools.servers.shell.bwrap import BwrapLayout, bwrap_argv, filesystem_args, namespace_args
-from starweave.tools.servers.shell.hidden import HiddenPath, candidate_paths, find_hidden_paths, hidden_paths
-from starweave.tools.servers.shell.launch import CLOSED_ENV, Launch, clean_env, command_env, launcher_code
-from starweave.tools.servers.shell.paths import is_within
+from starweave.tools.confine.hidden import HiddenPath, candidate_paths, find_hidden_paths, hidden_paths
+from starweave.tools.confine.paths import is_within
+from starweave.tools.sandbox import landlock
+from starweave.tools.sandbox.bwrap import BwrapLayout, bwrap_argv, filesystem_args, namespace_args
+from starweave.tools.sandbox.launch import CLOSED_ENV, Launch, clean_env, command_env, launcher_code
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from starweave.errors import SeccompUnsupported
-from starweave.tools.servers.shell import seccomp
-from starweave.tools.servers.shell.seccomp import (
+from starweave.tools.sandbox import seccomp
+from starweave.tools.sandbox.seccomp import (
     AUDIT_ARCH,
     RET_ALLOW,
     RET_ERRNO,

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from starweave.config.models import ShellConfig
+from starweave.errors import PolicyViolation
+from starweave.tools.confine.paths import PathGuard
 from starweave.tools.servers.desktop import create_text_editor_server
+from starweave.tools.servers.desktop.editor_api import load_document
 
 
 async def _ok(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -130,3 +135,72 @@ async def test_writing_a_document_not_open_opens_it_and_a_new_one_is_unsaved_unt
         assert (await _refused(c, "write_document", {"path": "/etc/x.txt", "content": "x"})).startswith(
             "Blocked: "
         )
+
+
+class SwappingGuard(PathGuard):
+    """A real guard whose read check passes on the regular file, after which the path is swapped
+    for a symlink to ``target``: a command racing the editor between its check and its open, made
+    deterministic."""
+
+    def __init__(self, workspace: Path, target: Path) -> None:
+        super().__init__(str(workspace))
+        self.target = target
+
+    def check_read(self, path: str, cwd: str | None = None, *, confined: bool = False) -> str:
+        real = super().check_read(path, cwd, confined=confined)
+        os.unlink(real)
+        os.symlink(self.target, real)
+        return real
+
+
+def test_a_symlink_swapped_in_after_the_check_is_not_read(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "swap.txt").write_text("inside\n")
+    guard = SwappingGuard(workspace, tmp_path / "outside" / "target.txt")
+    with pytest.raises(PolicyViolation, match="symlink"):
+        load_document(guard, "swap.txt", create=False)
+    assert (workspace / "swap.txt").is_symlink()  # the swap did happen before the open
+
+
+async def test_links_to_secret_or_masked_files_are_not_read(workspace: Path) -> None:
+    os.symlink("/etc/shadow", workspace / "shadow.txt")
+    os.symlink("/proc/self/environ", workspace / "environ.txt")
+    os.symlink("/root", workspace / "roothome")
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)))) as c:
+        for path in ("shadow.txt", "environ.txt", "roothome/notes.txt"):
+            assert (await _refused(c, "open_file", {"path": path})).startswith("Blocked: "), path
+            # writing a document not open reads the file in first: refused the same way
+            refused = await _refused(c, "write_document", {"path": path, "content": "x"})
+            assert refused.startswith("Blocked: "), path
+        assert (await _ok(c, "list_open_files", {}))["files"] == []
+    assert (workspace / "shadow.txt").is_symlink() and os.readlink(workspace / "shadow.txt") == "/etc/shadow"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give files to another user")
+async def test_another_users_files_are_read_and_saved_only_as_a_sandboxed_command_may(
+    workspace: Path,
+) -> None:
+    # Starweave runs as root with every capability; the model's commands run without any, so the
+    # mode bits of another user's files hold for them, and for the editor too.
+    theirs = workspace / "theirs.txt"
+    theirs.write_text("their secret\n")
+    theirs.chmod(0o600)
+    os.chown(theirs, 12345, 12345)
+    os.symlink(theirs, workspace / "mine.txt")
+    shared = workspace / "shared.txt"
+    shared.write_text("read only for us\n")
+    shared.chmod(0o644)
+    os.chown(shared, 12345, 12345)
+    async with Client(create_text_editor_server(ShellConfig(workspace=str(workspace)))) as c:
+        for path in ("theirs.txt", "mine.txt"):
+            refused = await _refused(c, "open_file", {"path": path})
+            assert refused.startswith("Blocked: ") and "permission denied" in refused, path
+        opened = await _ok(c, "open_file", {"path": "shared.txt"})
+        assert opened["writable"] is False
+        read = await _ok(c, "read_document", {"path": "shared.txt"})
+        assert read["content"] == "read only for us\n"
+        await _ok(c, "write_document", {"path": "shared.txt", "content": "changed\n"})
+        assert "Permission denied" in await _refused(c, "save_file", {"path": "shared.txt"})
+        # a new file in the workspace (ours) is still saved
+        await _ok(c, "write_document", {"path": "ours.txt", "content": "ours\n", "save": True})
+    assert shared.read_text() == "read only for us\n"
+    assert (workspace / "ours.txt").read_text() == "ours\n"
