@@ -86,7 +86,7 @@ class JsonLinesWriter:
                     # must not end a run), with one warning per file rather than one per line.
                     if not self._warned:
                         self._warned = True
-                        logger.warning("%s; later lines of it are left out", exc)
+                        logger.warning("%s; the lines that cannot be written are left out", exc)
                 return
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")

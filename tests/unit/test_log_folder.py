@@ -147,15 +147,22 @@ def test_folders_planted_under_log_names_are_moved_aside(workspace: Path) -> Non
     assert (aside / "kept.txt").read_text() == "the model's\n"
 
 
-def test_a_symlink_planted_where_the_removed_folder_was_is_refused(workspace: Path, outside: Path) -> None:
+def test_a_symlink_planted_where_the_removed_folder_was_is_refused(
+    workspace: Path, outside: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     logs = SessionLogs(workspace / "logs", "task")
     logs.request_log.write({"step": 1})
     shutil.rmtree(workspace / "logs" / "task")
     (workspace / "logs" / "task").symlink_to(outside)
     with pytest.raises(LogWriteError, match=r"cannot use request\.log .*a symlink inside the workspace"):
-        logs.request_log.write({"step": 2})
+        logs.folder.append("request.log", b"x\n")
     with pytest.raises(OSError):  # one error type the callers handle already
         logs.write_result({"status": "ok"})
+    # A step's log line that cannot be written is one warning, not the end of the run.
+    logs.request_log.write({"step": 2})
+    logs.request_log.write({"step": 3})
+    warned = [r for r in caplog.records if "request.log" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].levelname == "WARNING"
     assert sorted(p.name for p in outside.iterdir()) == ["notes.txt"]
 
 

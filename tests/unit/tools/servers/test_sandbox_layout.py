@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,16 @@ def test_landlock_spec_grants_writes_only_to_the_workspace(tmp_path: Path) -> No
 
 
 def test_bwrap_masks_come_before_the_binds_they_must_not_cover(tmp_path: Path) -> None:
-    secret = "/opt/starweave-test-secret"  # only a name: the arguments are not run
+    # A real folder outside /tmp: masks of paths that no longer exist are left out (the arguments
+    # are not run).
+    secret = tempfile.mkdtemp(dir="/var/tmp", prefix="starweave-test-secret-")
+    try:
+        _check_mask_order(tmp_path, secret)
+    finally:
+        os.rmdir(secret)
+
+
+def _check_mask_order(tmp_path: Path, secret: str) -> None:
     ws = f"{secret}/ws"
     docs = tmp_path / "docs"  # a read root under /tmp, which the sandbox replaces
     docs.mkdir()
