@@ -96,13 +96,11 @@ def effective_timeout(timeout: float | None, session: ShellSession) -> float:
 def _read_report(fd: int) -> bytes:
     """What the trap wrote (the pipe is never waited on: background jobs may hold it open)."""
     os.set_blocking(fd, False)
-    chunks = []
+    data = bytearray()
     with contextlib.suppress(BlockingIOError):
-        while chunk := os.read(fd, 4096):
-            chunks.append(chunk)
-            if sum(map(len, chunks)) > 65536:
-                break
-    return b"".join(chunks)
+        while len(data) <= 65536 and (chunk := os.read(fd, 4096)):
+            data += chunk
+    return bytes(data)
 
 
 async def run_command(
