@@ -9,7 +9,10 @@ DEMO_WORKSPACE ?= demo-workspace
 DEMO_REQUEST ?= Create a folder named demo and write the text hello into the file demo/a.txt.
 GALAXY_DEMO_DIR ?= demo-galaxy
 GALAXY_REQUEST ?= On each of the two devices, create a file named hello.txt containing the word hello.
-PYTEST_ARGS ?= --durations=25
+# The suite mostly waits (servers, sandboxes, applications): three pytest workers on two cores; the
+# hostile suite, then the desktop tests, keep to one of them (tests/conftest.py).
+TEST_WORKERS ?= 3
+PYTEST_ARGS ?= --durations=25 -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: demo test lint bench venv install install-dev system-deps clean
 

@@ -1,7 +1,7 @@
 """Tools that run other programs or write special files, under bubblewrap and Landlock: set-id
 bits and device nodes are never made, hostile archives and planted git configuration stay in the
-workspace, readonly mode writes nothing, an allowed network opens no other door; and two gaps the
-argv policy closed that the sandboxes leave open (marked xfail, strict: they fail once closed)."""
+workspace, readonly mode writes nothing, an allowed network opens no other door, a secret made a
+moment ago is hidden, and a hard link placed in the workspace does not carry a write outside."""
 
 from __future__ import annotations
 
@@ -13,15 +13,12 @@ import shutil
 import stat
 import tarfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.attack_scene import AS_ROOT, CANARY, TOKEN, Scene, arena, assert_harmless, entry, scene
 from helpers.shell_sessions import SANDBOXES, run, session_for
-
-from starweave.tools.confine.hidden import _machine_scan
 
 __all__ = ["arena", "scene"]  # the fixtures this module uses
 
@@ -211,44 +208,36 @@ async def test_with_the_network_allowed_writes_still_stay_in_the_workspace(kind:
     assert (scene.ws / "page.html").read_text() == "page\n"
 
 
-def _fresh_machine_scan() -> None:
-    """A machine scan that just ended and none under way: the next is SCAN_TTL away."""
-    scan = _machine_scan()
-    deadline = time.monotonic() + 120
-    while scan._refreshing and time.monotonic() < deadline:  # one started by an earlier command
-        time.sleep(0.2)
-    scan._refresh()
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="a secret-named file made after the machine scan (away from the homes, /etc and the "
-    "workspace's neighbourhood) stays readable until the next scan, SCAN_TTL = 300 s "
-    "(the policy refused it by name)",
-)
 @pytest.mark.parametrize("kind", SANDBOXES)
 async def test_a_secret_made_after_the_machine_scan_is_masked(kind: str, scene: Scene) -> None:
     session = session_for(kind, scene.ws)
-    await run(session, "true")
-    await asyncio.to_thread(_fresh_machine_scan)
+    await run(session, "true")  # the machine scan is done: the secrets below come after it
     if not AS_ROOT:
         pytest.skip("plants a secret in /opt, which needs root")
     late = Path("/opt") / f"starweave-late-{TOKEN}-{kind}"  # in a folder that holds nothing hidden
     late.mkdir()
     try:
         (late / ".env").write_text(f"KEY={CANARY}\n")
-        (late / "id_rsa").write_text(f"{CANARY}\n")
-        await assert_harmless(session, scene, f"cat {late}/.env {late}/id_rsa")
+        await assert_harmless(session, scene, f"cat {late}/.env")  # (the canary never shows)
+        (late / "deep" / "er").mkdir(parents=True)  # a new tree, and a secret put in at once
+        (late / "deep" / "er" / "id_rsa").write_text(f"{CANARY}\n")
+        await assert_harmless(session, scene, f"cat {late}/deep/er/id_rsa")
     finally:
         shutil.rmtree(late)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hard link placed in the workspace by someone else shares the outside file's inode: "
-    "both sandboxes let a write through it (the policy refused it)",
-)
 @pytest.mark.parametrize("kind", SANDBOXES)
 async def test_a_hard_link_placed_in_the_workspace_is_not_written_through(kind: str, scene: Scene) -> None:
     os.link(scene.out / "target.txt", scene.ws / "hard.txt")
-    await assert_harmless(session_for(kind, scene.ws), scene, "echo x >> hard.txt")
+    session = session_for(kind, scene.ws)
+    result = await assert_harmless(session, scene, "echo x >> hard.txt && cat hard.txt")
+    assert result["stdout"] == "outside\nx\n", result  # the workspace's copy changed, not the outside file
+    assert (scene.out / "target.txt").read_text() == "outside\n"
+    assert (scene.ws / "hard.txt").stat().st_nlink == 1
+    os.link(scene.out / "target.txt", scene.ws / "later.txt")  # placed between two commands
+    os.link(scene.ws / "hard.txt", scene.ws / "own.txt")  # a link inside the workspace stays one
+    await assert_harmless(session, scene, "echo y >> later.txt; echo z >> own.txt")
+    assert (scene.out / "target.txt").read_text() == "outside\n"
+    assert (scene.ws / "later.txt").read_text() == "outside\ny\n"
+    assert (scene.ws / "hard.txt").read_text() == "outside\nx\nz\n"
+    assert (scene.ws / "own.txt").stat().st_nlink == 2

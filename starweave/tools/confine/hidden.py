@@ -20,7 +20,6 @@ import functools
 import os
 import pwd
 import re
-import time
 from dataclasses import dataclass
 
 from starweave.tools.confine.paths import (
@@ -62,7 +61,6 @@ EXTRA_HOME_NAMES = (
     ".cargo/credentials.toml",
     ".terraform.d/credentials.tfrc.json",
 )
-HIDDEN_TTL = 5.0  # seconds a search is reused: secrets appear rarely, commands come often
 NEAR_DEPTH = 3  # folder levels searched below the workspace's parent
 NEAR_BUDGET = 4000  # entries looked at around the workspace, per command
 SYSTEM_HOMES = frozenset({"/", "/nonexistent", "/bin", "/sbin", "/usr", "/var", "/dev", "/proc", "/run"})
@@ -216,18 +214,10 @@ def candidate_paths(homes: list[str] | None = None, near: list[str] | None = Non
     return found
 
 
-_hidden_cache: dict[tuple[tuple[str, ...], tuple[str, ...] | None], tuple[float, list[HiddenPath]]] = {}
-
-
 def hidden_paths(exempt: list[str], homes: list[str] | None = None) -> list[HiddenPath]:
-    """:func:`find_hidden_paths`, reused for HIDDEN_TTL seconds (it is asked for every command)."""
-    key = (tuple(exempt), tuple(homes) if homes is not None else None)
-    now = time.monotonic()
-    cached = _hidden_cache.get(key)
-    if cached is None or now - cached[0] > HIDDEN_TTL:
-        cached = (now, find_hidden_paths(exempt, homes))
-        _hidden_cache[key] = cached
-    return list(cached[1])
+    """:func:`find_hidden_paths`, asked again for every command (a few milliseconds: the machine
+    scan lists only the folders that changed), so a secret made a moment ago is hidden too."""
+    return find_hidden_paths(exempt, homes)
 
 
 def find_hidden_paths(exempt: list[str], homes: list[str] | None = None) -> list[HiddenPath]:

@@ -1,26 +1,24 @@
 """Files named like secrets anywhere on the machine, for the sandboxes to hide.
 
-The policy refuses a path named like a secret wherever it is (``.env``, ``*.pem``, ``*.key``,
-``id_rsa``, ``.ssh/``, ``.aws/`` ...); a sandbox can only hide paths it knows, so this module looks
-for them once when the first sandboxed command is prepared and again in the background every
-SCAN_TTL seconds. The walk skips what a package manager owns or the sandboxes replace (``/usr``
-except ``/usr/local``, ``/proc``, ``/sys``, ``/dev``, ``/run``, ``/tmp``, ``/root`` which is hidden
-whole, ``/boot`` ...), folders of installed packages and caches (``node_modules``,
-``site-packages``, ``.cache`` ...), never follows a symlink, and stops after SCAN_BUDGET entries or
-SCAN_SECONDS seconds. A secret created after the last walk is still refused by the policy.
+A path named like a secret (``.env``, ``*.pem``, ``*.key``, ``id_rsa``, ``.ssh/``, ``.aws/`` ...)
+is hidden wherever it is; a sandbox can only hide paths it knows, so this module walks the machine
+once when the first sandboxed command is prepared and brings the result up to date before every
+later command (:mod:`.folder_watch`: a folder is listed again only when its time moved, so a secret
+made a moment ago is hidden from the next command). The walk skips what a package manager owns or
+the sandboxes replace (``/usr`` except ``/usr/local``, ``/proc``, ``/sys``, ``/dev``, ``/run``,
+``/tmp``, ``/root`` which is hidden whole, ``/boot`` ...), folders of installed packages and caches
+(``node_modules``, ``site-packages``, ``.cache`` ...), never follows a symlink, and stops after
+SCAN_BUDGET entries or SCAN_SECONDS seconds (logged): what it did not reach is not hidden.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 
-logger = logging.getLogger(__name__)
+from starweave.tools.confine.folder_watch import FolderWatch
 
-SCAN_TTL = 300.0
 SCAN_BUDGET = 400_000
 SCAN_SECONDS = 20.0
 SKIP_TOP = frozenset(
@@ -74,61 +72,34 @@ SKIP_NAMES = frozenset(
 )
 
 
-def scan(
-    is_secret: Callable[[str], bool], budget: int = SCAN_BUDGET, seconds: float = SCAN_SECONDS
-) -> list[str]:
-    """Paths under ``/`` whose name ``is_secret`` (folders are not entered), breadth first."""
-    deadline = time.monotonic() + seconds
-    try:
-        top = [os.path.join("/", n) for n in sorted(os.listdir("/")) if n not in SKIP_TOP]
-    except OSError:
-        top = []
-    queue = [p for p in top + list(EXTRA_ROOTS) if os.path.isdir(p) and not os.path.islink(p)]
-    found: list[str] = []
-    seen = 0
-    while queue and seen < budget and time.monotonic() < deadline:
-        folder = queue.pop(0)
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            if is_secret(entry.name):
-                found.append(entry.path)
-            elif (
-                entry.name not in SKIP_NAMES
-                and entry.path not in SKIP_PATHS
-                and entry.is_dir(follow_symlinks=False)
-            ):
-                queue.append(entry.path)
-    if queue:
-        logger.info("secret scan stopped after %d entries; %d folders not searched", seen, len(queue))
-    return found
+def _descend(entry: os.DirEntry[str]) -> bool:
+    if os.path.dirname(entry.path) == "/":
+        return entry.name not in SKIP_TOP
+    return entry.name not in SKIP_NAMES and entry.path not in SKIP_PATHS
 
 
 class SecretScan:
-    """The latest scan; the first call waits for one, later calls refresh it in the background."""
+    """Paths on the machine whose name ``is_secret`` (secret folders are not entered): walked on
+    the first call, brought up to date by every later one."""
 
-    def __init__(self, is_secret: Callable[[str], bool], ttl: float = SCAN_TTL) -> None:
+    def __init__(
+        self, is_secret: Callable[[str], bool], budget: int = SCAN_BUDGET, seconds: float = SCAN_SECONDS
+    ) -> None:
         self.is_secret = is_secret
-        self.ttl = ttl
-        self._found: list[str] | None = None
-        self._at = 0.0
+        self.budget, self.seconds = budget, seconds
+        self._watch: FolderWatch[str] | None = None
         self._lock = threading.Lock()
-        self._refreshing = False
+
+    def _pick(self, entry: os.DirEntry[str]) -> str | None:
+        return entry.path if self.is_secret(entry.name) else None
 
     def paths(self) -> list[str]:
-        """The secrets found by the latest completed scan (blocking only for the very first)."""
+        """The secrets as of now (the first call walks the machine; later ones list again only
+        the folders that changed). Blocking: call it from a worker thread."""
         with self._lock:
-            if self._found is None:
-                self._found, self._at = scan(self.is_secret), time.monotonic()
-            elif time.monotonic() - self._at > self.ttl and not self._refreshing:
-                self._refreshing = True
-                threading.Thread(target=self._refresh, name="starweave-secret-scan", daemon=True).start()
-            return list(self._found)
-
-    def _refresh(self) -> None:
-        found = scan(self.is_secret)
-        with self._lock:
-            self._found, self._at, self._refreshing = found, time.monotonic(), False
+            if self._watch is None:
+                roots = ["/", *(p for p in EXTRA_ROOTS if os.path.isdir(p) and not os.path.islink(p))]
+                self._watch = FolderWatch(roots, self._pick, _descend, self.budget, self.seconds)
+            else:
+                self._watch.refresh()
+            return self._watch.found()

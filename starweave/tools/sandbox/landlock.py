@@ -28,8 +28,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import time
-from dataclasses import dataclass
 from typing import Any
 
 from starweave.tools.confine.hidden import HiddenPath, hidden_paths
@@ -63,7 +61,6 @@ PROC_FILES = (
 )
 # Trees the walk never grants as a whole: replaced (proc, dev) or shared scratch space.
 SPECIAL_TREES = ("/proc", "/dev", "/tmp", "/var/tmp")
-RULES_TTL = 60.0  # seconds a computed rule list is reused (new top-level entries appear after it)
 USER_MIN_ABI = 6  # signal scoping: without a PID namespace nothing else keeps signals in
 
 
@@ -158,30 +155,15 @@ def readable_rules(
     return grants
 
 
-@dataclass(frozen=True)
-class _Cached:
-    at: float
-    rules: list[tuple[str, int]]
-
-
-_rules_cache: dict[tuple[str, tuple[str, ...]], _Cached] = {}
-
-
 def path_rules(workspace: str, read_roots: list[str], readonly: bool) -> list[tuple[str, int]]:
     """``(path, rights)`` for everything the command may touch, besides its private folders and its
-    own /proc entry; recomputed every RULES_TTL seconds."""
-    key = (workspace, tuple(read_roots))
-    cached = _rules_cache.get(key)
-    now = time.monotonic()
-    if cached is None or now - cached.at > RULES_TTL:
-        hidden = hidden_paths([workspace, *read_roots])
-        rules = [(p, READ) for p in readable_rules(hidden)]
-        rules += [(root, READ) for root in read_roots if os.path.exists(root)]
-        rules += [(dev, DEVICE) for dev in DEVICES]
-        rules += [(f, READ_FILE) for f in PROC_FILES]
-        cached = _Cached(now, rules)
-        _rules_cache[key] = cached
-    return [*cached.rules, (workspace, READ if readonly else WRITE)]
+    own /proc entry; computed for every command, so a secret or a top-level entry made a moment
+    ago is already ruled on."""
+    rules = [(p, READ) for p in readable_rules(hidden_paths([workspace, *read_roots]))]
+    rules += [(root, READ) for root in read_roots if os.path.exists(root)]
+    rules += [(dev, DEVICE) for dev in DEVICES]
+    rules += [(f, READ_FILE) for f in PROC_FILES]
+    return [*rules, (workspace, READ if readonly else WRITE)]
 
 
 def launcher_spec(

@@ -120,7 +120,7 @@ async def run_command(
         return {"success": False, "error": problem}
     limit = effective_timeout(timeout, session)
     try:
-        start = await asyncio.to_thread(session.start_folder, cwd)
+        start = await asyncio.to_thread(session.prepare, cwd)
     except PolicyViolation as exc:
         return {"success": False, "error": str(exc)}
     bash = shutil.which("bash", path=CLEAN_PATH)

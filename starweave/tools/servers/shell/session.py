@@ -23,6 +23,7 @@ from functools import cached_property
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, PolicyViolation
+from starweave.tools.confine.outside_links import OutsideLinks
 from starweave.tools.confine.paths import is_within
 from starweave.tools.sandbox.landlock import landlock_abi
 from starweave.tools.sandbox.launch import Launch
@@ -63,6 +64,30 @@ class ShellSession:
             bwrap_exe=shutil.which("bwrap") if kind == "bwrap" else None,
             landlock_abi=landlock_abi() if kind == "landlock" else 0,
         )
+
+    @cached_property
+    def _links(self) -> OutsideLinks:
+        return OutsideLinks(self.workspace)
+
+    def prepare(self, cwd: str | None) -> str:
+        """Before a command: separate the workspace's files that are hard links of outside files
+        (the sandbox would let a write reach them), then :meth:`start_folder`. Blocking. Raises
+        PolicyViolation when a folder cannot be used or such a file cannot be separated."""
+        if self.confined and self.mode != "readonly":
+            try:
+                copied = self._links.detach_outside()
+            except OSError as exc:
+                raise PolicyViolation(
+                    f"no command can run: {exc.filename} is a hard link of a file outside the "
+                    f"workspace and could not be replaced by a copy ({exc.strerror})"
+                ) from exc
+            for path in copied:
+                logger.warning(
+                    "%s was a hard link of a file outside the workspace: it is now a copy of its own, "
+                    "so commands cannot change the outside file",
+                    path,
+                )
+        return self.start_folder(cwd)
 
     def start_folder(self, cwd: str | None) -> str:
         """Where a command starts: ``cwd`` (relative to the workspace) when given, else the folder

@@ -146,7 +146,8 @@ def test_children_reads_are_capped_per_node() -> None:
 
 
 def test_time_limit_covers_reading_children() -> None:
-    # 20,000 children at 1 ms each would take 20 s; the walk must stop near its 0.2 s limit.
+    # 20,000 children at 1 ms each would take 20 s; the walk must stop at its 0.2 s limit (the
+    # bound on the clock is loose: a busy machine may be slow, never 20 s slow).
     for run in (
         lambda a: walk_controls(wide_root(20_000), a, WalkLimits(max_seconds=0.2, max_nodes=10**6)),
         lambda a: build_tree(
@@ -156,7 +157,7 @@ def test_time_limit_covers_reading_children() -> None:
         adapter = WideAdapter(cost=0.001)
         started = time.monotonic()
         run(adapter)
-        assert time.monotonic() - started < 1.0 and adapter.reads < 1000
+        assert time.monotonic() - started < 10.0 and adapter.reads < 1000
 
 
 def test_cancel_flag_stops_the_walk() -> None:
