@@ -69,7 +69,8 @@ async def run(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Run ``request`` on ``answers`` in ``workspace`` (default ``tmp_path/ws``); logs go to
-    ``tmp_path/logs/run1``. ``typed``: the lines the user types on the terminal (None: no terminal).
+    ``tmp_path/logs/run1`` (``log_dir=``: another folder than ``tmp_path/logs``).
+    ``typed``: the lines the user types on the terminal (None: no terminal).
 
     Returns the run's result (what ``result.json`` holds) plus ``asked``: the commands the user was
     asked to confirm.
@@ -79,7 +80,7 @@ async def run(
         workspace=workspace or tmp_path / "ws",
         provider="replay",
         replay_file=replay_file(tmp_path, answers),
-        log_dir=tmp_path / "logs",
+        log_dir=kwargs.pop("log_dir", tmp_path / "logs"),
         task="run1",
         **kwargs,
     )

@@ -188,3 +188,25 @@ async def test_file_tool_through_the_agent(tmp_path: Path, tool: str) -> None:
     result = await run(tmp_path, answers)
     assert result["status"] == "FINISH"
     assert (tmp_path / "ws" / "notes.txt").read_text() == "one\ntwo\n"
+
+
+async def test_the_model_sees_the_workspace_first_and_the_folder_after_a_failure(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "Desktop").mkdir(parents=True)
+    (ws / "Desktop" / "todo.txt").write_text("milk\n")
+    answers = [
+        answer("cd Desktop && cat missing.txt"),
+        answer("cat todo.txt"),
+        answer(None, "FINISH", result="milk"),
+    ]
+    # the run's log folder is inside the workspace, as with the default --log-dir
+    result = await run(tmp_path, answers, workspace=ws, log_dir=ws / "logs")
+    assert result["status"] == "FINISH"
+    steps = [r["prompt"] for r in read_jsonl(ws / "logs" / "run1" / "request.log")]
+    first = steps[0][1]["content"]
+    assert first.startswith("Request: do it\n\nThe folder you are in holds (3 entries, 3 levels deep):")
+    assert "Desktop/todo.txt  5 B" in first and "request.log" not in first and "run1" not in first
+    after = steps[1][-1]["content"]
+    assert "exit code 1" in after
+    assert "The folder where the next command starts holds (1 entry):\ntodo.txt  5 B\n" in after
+    assert "The folder where" not in steps[2][-1]["content"]  # only after a failure

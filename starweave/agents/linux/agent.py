@@ -90,6 +90,9 @@ class LinuxAgent(BasicAgent):
         self.offer_questions = False
         # What retrieval found for the current request: the prompt's knowledge and examples slots.
         self.knowledge = KnowledgeSlots(retriever, "linux")
+        # What the workspace held when the current request began (shown with the request).
+        self.orientation = ""
+        self.oriented_for: str | None = None
         self.set_state(self.default_state)
 
     def begin_request(self, request: str) -> None:
@@ -117,6 +120,8 @@ class LinuxAgent(BasicAgent):
         answers = answers_text(self.blackboard)
         if answers:
             user = f"{user}\n\n{answers}"
+        if self.orientation:
+            user = f"{user}\n\n{self.orientation}"
         user = with_block(user, self.knowledge.knowledge_text())
         messages = self.prompter.prompt_construction(system, user)
         used = sum(len(str(m["content"])) for m in messages)

@@ -24,5 +24,7 @@ class LinuxProcessorContext(BasicProcessorContext):
     call: str | None = None
     note: str | None = None
     result: str | None = None
+    # After a call that failed: what the folder the next command starts in holds (orientation).
+    surroundings: str | None = None
     # The memory phase: the output shown for the step.
     output: str | None = None

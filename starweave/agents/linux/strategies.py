@@ -15,7 +15,9 @@ approved it already.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -38,6 +40,7 @@ from starweave.agents.linux.content import expression_note, written_expression
 from starweave.agents.linux.feedback import step_output
 from starweave.agents.linux.finish import decide_fail, decide_finish
 from starweave.agents.linux.local import LinuxProcessorContext
+from starweave.agents.linux.orientation import AFTER_FAILURE_DEPTH, has_shell, look
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
 from starweave.commands import Command, Result
 from starweave.tools.servers.shell.danger import dangerous_reason
@@ -175,6 +178,13 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
         tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
         request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
         agent.begin_request(request)
+        if agent.oriented_for != request:
+            # The first observation is the workspace itself: the model should not guess where files are.
+            dispatcher = context.global_context.command_dispatcher
+            logs = str(context.get_global(ContextNames.LOG_PATH) or "")
+            skip = await asyncio.to_thread(os.path.realpath, logs) if logs else ""
+            agent.orientation = await look(dispatcher, "you are in", skip=skip) if has_shell(tools) else ""
+            agent.oriented_for = request
         await agent.context_provision(request)
         messages = agent.message_constructor(request=request, tools=tools)
         schema = response_json_schema(tools, ask=agent.offer_questions)
@@ -200,7 +210,7 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
 
 
 @depends_on("parsed_response")
-@provides("results", "status", "note", "call", "result")
+@provides("results", "status", "note", "call", "result", "surroundings")
 class LinuxActionExecutionStrategy(BaseProcessingStrategy):
     """Run the chosen tool through the command dispatcher, with the repeat and danger guards."""
 
@@ -213,6 +223,17 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
         if parsed.status == LinuxAgentStatus.CONTINUE.value:
             agent.refused_last_step = False
         outcome = await self._run(agent, context, parsed)
+        surroundings = ""
+        tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
+        failed = bool(outcome.results) and not all(r.ok for r in outcome.results)
+        if failed and outcome.status == LinuxAgentStatus.CONTINUE.value and has_shell(tools):
+            # After a failure the next observation shows what is there (a missing file, a wrong
+            # folder): what a person at a terminal would look at before trying again.
+            surroundings = await look(
+                context.global_context.command_dispatcher,
+                "where the next command starts",
+                depth=AFTER_FAILURE_DEPTH,
+            )
         result = outcome.result
         if outcome.note and outcome.status == LinuxAgentStatus.FAIL.value and not result:
             result = outcome.note
@@ -226,6 +247,7 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
                 "note": outcome.note,
                 "call": parsed.call_string(),
                 "result": result,
+                "surroundings": surroundings,
             },
         )
 
@@ -313,6 +335,8 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
         results = local.results
         note = local.note or ""
         output = step_output(results, str(parsed.action.arguments.get("command") or ""), note)
+        if local.surroundings:
+            output = f"{output}\n{local.surroundings}"
         step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
         item = MemoryItem()
         item.add_values_from_dict(

@@ -233,9 +233,20 @@ class PathGuard:
             raise PolicyViolation(f"the working directory {real} does not exist or is not a directory")
         return real
 
+    def no_home(self, path: str) -> None:
+        """Refuse a path that starts with ``~``, saying what ``~`` is here: the shell agrees (its
+        HOME is an empty private folder), and the user's files are in the workspace."""
+        if path == "~" or path.startswith("~/"):
+            raise PolicyViolation(
+                f"{path!r}: ~ is not the user's home here (the shell's HOME is an empty private "
+                f"folder made for each command); the user's files are in the workspace "
+                f"{self.workspace}: use a path relative to it"
+            )
+
     def check_read(self, path: str, cwd: str | None = None, *, confined: bool = False) -> str:
         """Resolve ``path`` for reading; refuse sensitive files, and with ``confined`` anything
         outside the workspace and the read roots. Returns the resolved path."""
+        self.no_home(path)
         real = self.resolve(path, cwd)
         reason = self.sensitive_reason(real, self.lexical(path, cwd))
         if reason:
@@ -254,6 +265,7 @@ class PathGuard:
             return path
         if self.mode == "readonly":
             raise PolicyViolation(f"SHELL.MODE is readonly: nothing may be written (target {path!r})")
+        self.no_home(path)
         real = self.resolve(path, cwd)
         if not self.in_workspace(real):
             shown = f"{path!r} resolves to {real}, which is" if real != path else f"{path!r} is"
