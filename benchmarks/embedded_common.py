@@ -96,20 +96,29 @@ def file_text(path: Path) -> str:
 
 
 def checked_run(
-    task: BenchTask, workdir: Path, args: list[str], timeout: float, env: dict[str, str] | None = None
+    task: BenchTask,
+    workdir: Path,
+    args: list[str],
+    timeout: float,
+    env: dict[str, str] | None = None,
+    logs: Path | None = None,
 ) -> Outcome:
     """Set up ``workdir``, run ``starweave <args>`` there and check the outcome (the newest
-    ``result.json`` under ``workdir``): the suites whose check reads the run's own result."""
+    ``result.json`` under ``logs`` when given, else under ``workdir``): the suites whose check
+    reads the run's own result. A check that raises is a failed task, not a stopped benchmark."""
     workdir.mkdir(parents=True, exist_ok=True)
     task.setup(workdir)
     code, output, seconds = run_cli(args, workdir, timeout, env)
-    result = newest_result(workdir)
+    result = (newest_result(logs) if logs else {}) or newest_result(workdir)
     if code == -9:
         reason: str | None = f"timed out after {timeout:g} s"
     elif not result:
         reason = f"no result.json (exit {code}): {output.strip()[-300:]}"
     else:
-        reason = task.check(workdir, result)
+        try:
+            reason = task.check(workdir, result)
+        except Exception as exc:  # a check must not end the benchmark
+            reason = f"the check failed: {type(exc).__name__}: {exc}"
     return Outcome(
         task.name,
         reason is None,

@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from embedded_common import BenchTask, Outcome, make_suite, newest_result, run_cli, show_outcome
+from embedded_common import BenchTask, Outcome, checked_run, make_suite, show_outcome
 from public_tasks import HALVES, TASKS, load_split, tasks_in
 from public_tasks.common import make_writable
 
@@ -63,32 +63,9 @@ def run_task(
     """Prepare ``workdir/workspace``, run ``task`` there through the CLI (logs in ``workdir/logs``)
     and check the outcome."""
     workspace, logs = workdir / "workspace", workdir / "logs"
-    workspace.mkdir(parents=True, exist_ok=True)
-    task.setup(workspace)
-    code, output, seconds = run_cli(cli_args(task, logs, extra_args), workspace, timeout, env)
-    result = newest_result(logs) or newest_result(workspace)
-    if code == -9:
-        reason: str | None = f"timed out after {timeout:g} s"
-    elif not result:
-        reason = f"no result.json (exit {code}): {output.strip()[-300:]}"
-    else:
-        try:
-            reason = task.check(workspace, result)
-        except Exception as exc:  # a check must not end the benchmark
-            reason = f"the check failed: {type(exc).__name__}: {exc}"
+    outcome = checked_run(task, workspace, cli_args(task, logs, extra_args), timeout, env, logs=logs)
     make_writable(workdir)  # a task may leave a folder at mode 000; --keep and the clean-up need it
-    return Outcome(
-        task.name,
-        reason is None,
-        seconds,
-        reason or "",
-        steps=int(result.get("steps") or 0),
-        extra={
-            "status": result.get("status"),
-            "result": result.get("result"),
-            "tokens": result.get("tokens"),
-        },
-    )
+    return outcome
 
 
 run_public_suite = make_suite(TASKS, run_task, "sw-public", DEFAULT_TIMEOUT)

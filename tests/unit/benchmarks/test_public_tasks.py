@@ -19,6 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
+import embedded_common
 import public_bench
 from public_tasks import SPLIT_FILE, TASKS, half_of, load_split, tasks_in
 from public_tasks.common import PublicTask, make_writable
@@ -161,7 +162,7 @@ def test_the_runner_logs_next_to_the_workspace_and_checks_it(tmp_path: Path, mon
         (logs / "result.json").write_text(json.dumps({"status": "FINISH", "result": "done", "steps": 2}))
         return 0, "", 1.5
 
-    monkeypatch.setattr(public_bench, "run_cli", fake_cli)
+    monkeypatch.setattr(embedded_common, "run_cli", fake_cli)
     outcome = public_bench.run_task(task, tmp_path, 60.0, {"X": "1"})
     assert outcome.ok and outcome.steps == 2
     assert seen["cwd"] == tmp_path / "workspace" and seen["args"][:2] == ["run", task.request]
