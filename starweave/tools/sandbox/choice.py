@@ -139,6 +139,8 @@ def probe_bwrap_sync(allow_network: bool) -> tuple[bool, str]:
                 if fallback[0]:
                     result = fallback
                     remember_bwrap_userns(exe, False)
+                else:
+                    result = (False, f"{result[1]}; without a user namespace: {fallback[1]}")
             if result[0] and os.path.realpath(exe) not in known_bwrap_variants():
                 remember_bwrap_userns(exe, True)
         _bwrap_cache[key] = result
