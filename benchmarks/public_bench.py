@@ -24,9 +24,7 @@ changed only from what the dev half shows; the test half is only ever scored, an
 from the test half, never from the dev half. Report both halves with ``--guards on`` and ``off``.
 
 ``--guards off`` runs the CLI with ``STARWEAVE_SYSTEM__GUARDS=off`` (``on``, the default, leaves the
-variable unset). The ``GUARDS`` setting is being added separately: until it is, ``starweave run``
-warns that ``GUARDS`` is not a Starweave setting and ignores it (it does not fail), so both settings
-run the same agent.
+variable unset): the LinuxAgent then runs without its guard table (README, *Guards*).
 """
 
 from __future__ import annotations

@@ -180,6 +180,9 @@ class SystemConfig(_Section):
     # Customization: questions to the user in PENDING, and the question-and-answer memory. A relative
     # QA_PAIR_FILE is under the data folder ($XDG_DATA_HOME/starweave).
     ask_question: bool = Field(False, validation_alias=AliasChoices("ASK_QUESTION", "ask_question"))
+    # The agents' guards (starweave.agent.guards): on, or off for a model strong enough without them.
+    # "on"/"off" (YAML reads them as booleans), true/false and yes/no are all accepted.
+    guards: bool = Field(True, validation_alias=AliasChoices("GUARDS", "guards"))
     use_customization: bool = Field(
         False, validation_alias=AliasChoices("USE_CUSTOMIZATION", "use_customization")
     )

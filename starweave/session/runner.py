@@ -309,6 +309,7 @@ def make_linux_agent(
         prompt_budget_chars=_prompt_budget(config.agent_llm(AGENT_NAME)),
         command_timeout=command_timeout,
         retriever=retriever_of(config.system),
+        guards=config.system.guards,
     )
     if not isinstance(agent, LinuxAgent):
         raise ConfigError(f"agent {AGENT_NAME!r} is registered as {type(agent).__name__}, not LinuxAgent")

@@ -70,7 +70,10 @@ async def test_three_plans_one_failing_give_a_summary_table_and_json(tmp_path: P
     write_replay(
         replay,
         "a_append",
-        [answer("echo 'second line' >> draft.txt"), answer(None, "FINISH", result="appended")],
+        [
+            answer("echo 'second line' >> draft.txt && cat draft.txt"),
+            answer(None, "FINISH", result="appended"),
+        ],
     )
     write_replay(replay, "b_impossible", [answer(None, "FAIL", result="no telescope here")])
     write_replay(

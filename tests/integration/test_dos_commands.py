@@ -44,7 +44,7 @@ DOS: dict[str, list[dict[str, Any]]] = {
 async def test_dos_command_ends_within_its_deadline_while_another_device_works(
     tmp_path: Path, name: str
 ) -> None:
-    # A FINISH right after a failed command is refused once (finish.py), so the model insists.
+    # A FINISH right after a failed command is refused once (guards.py: after_error), so the model insists.
     answers = [*DOS[name], step(None, "FINISH", "done"), step(None, "FINISH", "done")]
     async with (
         agent_server(tmp_path, answers) as server,

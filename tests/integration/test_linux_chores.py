@@ -21,7 +21,8 @@ from embedded_tasks_linux import TASKS, run_linux_suite
 
 BY_NAME = {task.name: task for task in TASKS}
 
-# What a good model answers for each task, one answer per step.
+# What a good model answers for each task, one answer per step; a change it made is looked at before
+# it finishes (the ``checked`` guard).
 GOOD: dict[str, list[dict[str, Any]]] = {
     "demo": [answer("mkdir -p demo && echo hello > demo/a.txt", "FINISH", "Wrote hello into demo/a.txt.")],
     "count_lines": [answer("wc -l data/names.txt"), answer(None, "FINISH", "data/names.txt has 37 lines.")],
@@ -33,10 +34,18 @@ GOOD: dict[str, list[dict[str, Any]]] = {
         answer("awk -F, 'NR>1 {s+=$2} END {print s}' sales.csv"),
         answer(None, "FINISH", "The amounts add up to 62."),
     ],
-    "replace_text": [answer("sed -i 's/localhost/127.0.0.1/g' config.ini", "FINISH", "Replaced.")],
-    "sort_lines": [answer("sort words.txt > sorted.txt", "FINISH", "Saved the sorted lines in sorted.txt.")],
-    "unique_lines": [answer("sort -u colors.txt > unique.txt", "FINISH", "Wrote unique.txt.")],
-    "append_line": [answer("echo banana >> fruits.txt", "FINISH", "Added banana.")],
+    "replace_text": [
+        answer("sed -i 's/localhost/127.0.0.1/g' config.ini && cat config.ini", "FINISH", "Replaced.")
+    ],
+    "sort_lines": [
+        answer(
+            "sort words.txt > sorted.txt && cat sorted.txt", "FINISH", "Saved the sorted lines in sorted.txt."
+        )
+    ],
+    "unique_lines": [
+        answer("sort -u colors.txt > unique.txt && cat unique.txt", "FINISH", "Wrote unique.txt.")
+    ],
+    "append_line": [answer("echo banana >> fruits.txt && cat fruits.txt", "FINISH", "Added banana.")],
     "backup_copy": [answer("cp notes.txt notes.bak", "FINISH", "Copied notes.txt to notes.bak.")],
     "archive_folder": [answer("tar czf docs.tar.gz docs", "FINISH", "Created docs.tar.gz.")],
     "rename_ext": [

@@ -1,6 +1,6 @@
 """FINISH on recorded answers, with the real shell: a finishing call must succeed, a result must be grounded.
 
-See starweave/agents/linux/finish.py. Every test runs the real agent and MCP servers in a temp workspace.
+See starweave/agents/linux/guards.py. Every test runs the real agent and MCP servers in a temp workspace.
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from helpers.linux_replay import answer, prompts, responses, run, tool_answer
+import pytest
+from helpers.linux_replay import answer, prompts, responses, run
 
 
 async def test_a_finish_with_a_call_that_succeeds_ends_the_task_in_one_step(tmp_path: Path) -> None:
@@ -165,9 +166,9 @@ async def test_giving_up_right_after_a_failed_command_is_refused_once(tmp_path: 
     ]
     result = await run(tmp_path, answers, request="Delete the .tmp files in cache.", auto_approve=True)
     assert result["status"] == "FINISH" and not (tmp_path / "ws" / "cache" / "a.tmp").exists()
-    # bash's error came back with a hint naming a way that works
+    # bash's own error came back
     first = prompts(tmp_path)[1][-1]["content"]
-    assert "unexpected EOF while looking for matching" in first and "Hint: a quote is not closed" in first
+    assert "unexpected EOF while looking for matching" in first
     # after a failure the cue asks for a different command, not for FINISH
     assert first.endswith(
         "That failed. Send a different command that avoids the error, or FAIL if the request cannot be done."
@@ -267,74 +268,52 @@ async def test_taking_turns_between_two_failing_calls_ends_the_task(tmp_path: Pa
     assert len(responses(tmp_path)) == 5
 
 
-async def test_writing_an_expression_is_refused_once_with_its_value(tmp_path: Path) -> None:
-    write = {"path": "double.txt", "content": "21*2"}
+# ---- checked: a FINISH rests on what the changed files hold now ------------------------------------
+
+
+def _words(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    (tmp_path / "ws" / "words.txt").write_text("pear\napple\n")
+
+
+async def test_a_finish_over_a_file_nobody_looked_at_shows_it_once(tmp_path: Path) -> None:
+    _words(tmp_path)
     answers = [
-        tool_answer("write_file", write, "FINISH", result="Wrote 42."),
-        tool_answer("write_file", {"path": "double.txt", "content": "42"}, "FINISH", result="Wrote 42."),
+        answer("sort words.txt > sorted.txt", "FINISH", result="Sorted into sorted.txt."),
+        answer(None, "FINISH", result="Sorted into sorted.txt."),
     ]
-    result = await run(tmp_path, answers, request="Write the number 21 times two into double.txt.")
-    assert (tmp_path / "ws" / "double.txt").read_text() == "42"
+    result = await run(tmp_path, answers, request="Sort the lines of words.txt into sorted.txt.")
     assert result["status"] == "FINISH" and result["steps"] == 2
-    seen = prompts(tmp_path)[1][-1]["content"]
-    assert "Not written: the content 21*2 is an arithmetic expression" in seen and "value is 42" in seen
+    shown = prompts(tmp_path)[1][-1]["content"]
+    # the workspace, read back after the change, not the model's claim
+    assert "Not finished yet: check what the workspace holds now" in shown
+    assert "- sorted.txt: new, 11 B, begins:\napple\npear" in shown
 
 
-async def test_an_expression_written_again_is_written(tmp_path: Path) -> None:
-    write = {"path": "sum.txt", "content": "3+4"}
+async def test_a_finish_that_looked_at_its_change_is_accepted_at_once(tmp_path: Path) -> None:
+    _words(tmp_path)
+    answers = [answer("sort words.txt > sorted.txt && cat sorted.txt", "FINISH", result="Sorted.")]
+    result = await run(tmp_path, answers, request="Sort the lines of words.txt into sorted.txt.")
+    assert result["status"] == "FINISH" and result["steps"] == 1
+
+
+async def test_moved_copied_and_typed_files_need_no_second_look(tmp_path: Path) -> None:
+    _words(tmp_path)
     answers = [
-        tool_answer("write_file", write, "FINISH", result="Wrote the sum."),
-        tool_answer("write_file", write, "FINISH", result="Wrote the sum."),
+        answer(
+            "mkdir -p old && mv words.txt old/ && cp old/words.txt backup.txt && echo note > note.txt",
+            "FINISH",
+            result="Done.",
+        )
     ]
-    result = await run(tmp_path, answers, request="Write the expression 3+4 into sum.txt.")
-    assert (tmp_path / "ws" / "sum.txt").read_text() == "3+4"
-    assert result["status"] == "FINISH" and result["steps"] == 2
+    result = await run(tmp_path, answers, request="Tidy up.", auto_approve=True)
+    assert result["status"] == "FINISH" and result["steps"] == 1
 
 
-async def test_files_counted_with_wc_l_are_lines_and_the_finish_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "ws").mkdir()
-    for name in ("a0.txt", "a1.txt", "a2.txt"):
-        (tmp_path / "ws" / name).write_text("a")  # no newline: wc -l says 0
-    answers = [
-        answer("wc -l *.txt"),
-        answer(None, "FINISH", result="There are 0 .txt files."),
-        answer("ls -d *.txt | wc -l"),
-        answer(None, "FINISH", result="There are 3 .txt files."),
-    ]
-    result = await run(tmp_path, answers, request="Count the .txt files in the current directory.")
-    assert result["status"] == "FINISH" and result["result"] == "There are 3 .txt files."
-    seen = prompts(tmp_path)[2][-1]["content"]
-    assert "wc -l *.txt counts the lines inside each file, not the files" in seen
-    assert "Its output lists 3 file(s)" in seen
-    assert "ls -d *.txt | wc -l" in seen
-
-
-async def test_lines_counted_with_wc_l_finish_at_once(tmp_path: Path) -> None:
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "a.txt").write_text("x\ny\n")
-    answers = [answer("wc -l a.txt"), answer(None, "FINISH", result="a.txt has 2 lines.")]
-    result = await run(tmp_path, answers, request="Count the lines of the files a.txt.")
-    assert result["status"] == "FINISH" and result["steps"] == 2
-
-
-async def test_files_counted_with_a_long_listing_lose_the_total_line(tmp_path: Path) -> None:
-    # The demo's mistake: on an empty workspace `ls -l | wc -l` prints 1 (the "total 0" line).
-    (tmp_path / "ws").mkdir()
-    answers = [
-        answer("ls -l | wc -l", "FINISH", result="There is 1 file."),
-        answer("ls | wc -l", "FINISH", result="There are 0 files."),
-    ]
-    result = await run(tmp_path, answers, request="Count the files in the workspace.")
-    assert result["status"] == "FINISH" and result["result"].startswith("There are 0 files.")
-    seen = prompts(tmp_path)[1][-1]["content"]
-    assert 'ls -l starts its listing with a "total" line' in seen
-    assert "the number of files is 0" in seen and "ls | wc -l" in seen
-    assert [r["status"] for r in responses(tmp_path)] == ["CONTINUE", "FINISH"]  # refused once
-
-
-async def test_files_counted_with_a_plain_listing_finish_at_once(tmp_path: Path) -> None:
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "a.txt").write_text("a")
-    answers = [answer("ls | wc -l", "FINISH", result="There is 1 file.")]
-    result = await run(tmp_path, answers, request="Count the files in the workspace.")
+async def test_with_guards_off_nothing_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STARWEAVE_SYSTEM__GUARDS", "off")
+    _words(tmp_path)
+    answers = [answer("sort words.txt > sorted.txt", "FINISH", result="Sorted 12 lines into sorted.txt.")]
+    result = await run(tmp_path, answers, request="Sort the lines of words.txt into sorted.txt.")
+    # neither the unseen number (grounded) nor the unread file (checked) stops this FINISH
     assert result["status"] == "FINISH" and result["steps"] == 1

@@ -8,7 +8,9 @@ from typing import Any, ClassVar
 
 from starweave.agent import AgentRegistry, BasicAgent
 from starweave.agent.blackboard import QUESTIONS_HEADER, Blackboard
+from starweave.agent.guards import GuardState
 from starweave.agents.common import Asker, ask_questions
+from starweave.agents.linux.guards import linux_guards
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.prompter import LinuxAgentPrompter
 from starweave.agents.linux.response import LinuxAgentStatus
@@ -39,7 +41,8 @@ class LinuxAgent(BasicAgent):
     Whoever creates it passes ``llm`` (an LLMClient); optionally ``view`` (a console view),
     ``confirmer`` (asks the user about a dangerous command), ``auto_approve`` (``--yes``), the
     memory keys other agents see (``history_keys``), the prompt's size budget, the time a
-    command may take and the ``retriever`` of help documents and examples (rag.yaml).
+    command may take, the ``retriever`` of help documents and examples (rag.yaml) and whether its
+    guards are on (``guards``, from ``GUARDS`` in system.yaml).
     """
 
     state_manager_cls: ClassVar[type[LinuxAgentStateManager]] = LinuxAgentStateManager
@@ -59,6 +62,7 @@ class LinuxAgent(BasicAgent):
         prompt_budget_chars: int = DEFAULT_PROMPT_BUDGET_CHARS,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
         retriever: Retriever | None = None,
+        guards: bool = True,
     ) -> None:
         super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(main_prompt, example_prompt)
@@ -67,20 +71,9 @@ class LinuxAgent(BasicAgent):
         self.auto_approve = auto_approve
         self.history_keys: list[str] = list(DEFAULT_HISTORY_KEYS if history_keys is None else history_keys)
         self.command_timeout = command_timeout
-        # Loop guards (see strategies): the last call and whether it succeeded, immediate repeats
-        # seen, steps without an action, and how often each call failed for the current request.
-        self.last_call = ""
-        self.last_call_ok = False
-        self.repeats = 0
-        self.idle_steps = 0
-        self.failed_calls: dict[str, int] = {}
-        # Writes of an arithmetic expression refused once (content.py): written again, they run.
-        self.expressions_refused: set[str] = set()
-        # The FINISH guards (see finish.py): refusals so far for the current request, and whether
-        # the previous step was one.
-        self.finish_refusals = 0
-        self.refused_last_step = False
-        self.current_request = ""
+        # The guards (guards.py) and what they remember of the current request.
+        self.guard_table = linux_guards(guards)
+        self.guard_state = GuardState()
         # A dangerous call waiting for the user (status CONFIRM), and the prompt's size budget.
         self.pending_action: PendingAction | None = None
         self.prompt_budget_chars = prompt_budget_chars
@@ -94,16 +87,6 @@ class LinuxAgent(BasicAgent):
         self.orientation = ""
         self.oriented_for: str | None = None
         self.set_state(self.default_state)
-
-    def begin_request(self, request: str) -> None:
-        """Start the per-request guard counts afresh when ``request`` is a new one (an agent reused
-        for several subtasks keeps its memory, not its refusals)."""
-        if request != self.current_request:
-            self.current_request = request
-            self.failed_calls = {}
-            self.expressions_refused = set()
-            self.finish_refusals = 0
-            self.refused_last_step = False
 
     def get_prompter(self, main_prompt: str | Path, example_prompt: str | Path) -> LinuxAgentPrompter:
         """The LinuxAgent prompter over the given templates."""

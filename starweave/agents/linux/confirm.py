@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from starweave.agent import ContextNames, ProcessingContext, provides
+from starweave.agent import ProcessingContext, provides
 from starweave.agent.processor import PhaseStrategies
 from starweave.agents.common import ConfirmedActionStrategy, confirm_strategies
-from starweave.agents.linux.feedback import step_output
+from starweave.agents.linux.feedback import results_failed, step_output
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.strategies import PendingAction, run_action, settle
@@ -41,14 +41,11 @@ class LinuxConfirmedActionStrategy(ConfirmedActionStrategy):
         results: list[Result] = []
         if await agent.confirm(held.command_text, held.reason):
             dispatcher = context.global_context.command_dispatcher
-            results = await run_action(agent, dispatcher, held.command, held.signature)
-            request = str(context.get_global(ContextNames.REQUEST) or "")
-            outcome = settle(
-                agent, request, held.status, held.result, results, ran_call=True, command=held.command_text
-            )
+            results = await run_action(agent, dispatcher, held.command, held.step.signature)
+            outcome = await settle(agent, held.step, results, ran_call=True)
             status, result = outcome.status, outcome.result
             note = " ".join(filter(None, ["Confirmed by the user.", outcome.note]))
-            output = step_output(results, held.command_text, outcome.note) if results else note
+            output = step_output(results, outcome.note) if results else note
         else:
             status = FAIL
             note = f"Stopped: the user did not allow `{held.command_text}` ({held.reason})."
@@ -58,9 +55,10 @@ class LinuxConfirmedActionStrategy(ConfirmedActionStrategy):
             "output": output,
             "status": status,
             "results": [r.model_dump(mode="json") for r in results],
-            "failed": bool(results) and not all(r.ok for r in results),
+            "failed": results_failed(results),
         }
-        data = {"results": results, "call": held.call, "note": note, "result": result, "output": output}
+        agent.guard_state.end_step()
+        data = {"results": results, "call": held.step.call, "note": note, "result": result, "output": output}
         return status, {**data, "amended_memory": amended}
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from starweave.agents.linux.hints import failure_hint
+from starweave.agents.linux.orientation import size_text
 from starweave.commands import Result, ResultStatus
 
 # Per stream, in characters. The embedded model has a 4,096-token window shared by the system
@@ -48,18 +49,14 @@ def _shell_output(value: dict[str, Any], limit: int) -> str:
     return "\n".join(parts)
 
 
-# A listing invites counting by eye and has no dates; the model is told what answers such questions.
-LISTING_NOTE = "\n(no dates here: ls -t sorts by time, ls -S by size; count with ls | wc -l or grep -c)"
-
-
 def _entry(entry: Any) -> str:
     if not isinstance(entry, dict):
         return str(entry)
     name, kind = str(entry.get("name")), entry.get("type")
     if kind == "dir":
         return f"{name}/"
-    if kind == "file":
-        return f"{name}  {entry.get('size')} bytes"
+    if kind == "file" and isinstance(entry.get("size"), int):
+        return f"{name}  {size_text(entry['size'])}"
     return f"{name}  ({kind})"
 
 
@@ -75,7 +72,7 @@ def _file_tool_output(value: dict[str, Any], limit: int) -> str | None:
         total = value.get("total", len(entries))
         lines = [f"{value.get('path', '')}: {total} entries", *(_entry(e) for e in entries)]
         more = "\n(more entries were left out)" if value.get("truncated") else ""
-        return clip("\n".join(lines), limit) + more + note + LISTING_NOTE
+        return clip("\n".join(lines), limit) + more + note
     if isinstance(value.get("content"), str):
         cut = ", cut short" if value.get("truncated") else ""
         head = f"{value.get('path', '')} ({value.get('size', '?')} bytes{cut}):"
@@ -109,13 +106,18 @@ def describe_results(results: list[Result], limit: int = OUTPUT_LIMIT) -> str:
     return "\n".join(describe_result(r, limit) for r in results) if results else NOTHING_RUN
 
 
-def step_output(results: list[Result], command: str = "", note: str = "") -> str:
+def results_failed(results: list[Result]) -> bool:
+    """Whether a step ran a call and it failed (some result is not ok)."""
+    return bool(results) and not all(r.ok for r in results)
+
+
+def step_output(results: list[Result], note: str = "") -> str:
     """What the model is shown of a step: the note, the results and, if the call failed, a hint."""
     output = describe_results(results) if results else note or NOTHING_RUN
     if results and note:
         output = f"{note}\n{output}"
-    if results and not all(r.ok for r in results):
-        hint = failure_hint(command, output)
+    if results_failed(results):
+        hint = failure_hint(results)
         if hint:
             output = f"{output}\n{hint}"
     return output

@@ -9,6 +9,7 @@ what the model's commands would see, and gives no view the sandbox does not.
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from typing import Any
 
 from starweave.commands import Command, Result
@@ -19,71 +20,112 @@ AFTER_FAILURE_DEPTH = 1
 MAX_SHOWN = 40  # entries shown; the shallowest first, then in name order
 MAX_READ = 2000  # entries read from find (its output is cut there)
 LOOK_TIMEOUT = 15
+ROOT_MARK = "ROOT\t"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a listing: find's kind letter (f, d, l, ...), size, modification time, path
+    relative to the listed folder."""
+
+    kind: str
+    size: int
+    mtime: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A listed folder (absolute, as the shell saw it) and its entries."""
+
+    root: str
+    entries: tuple[Entry, ...]
+    complete: bool  # False when find's output was cut at MAX_READ lines
 
 
 def _find_pattern(path: str) -> str:
     return "".join(f"\\{c}" if c in "*?[]\\" else c for c in path)
 
 
-def listing_command(depth: int = TREE_DEPTH, skip: str = "") -> str:
-    """A bash line printing ``kind<TAB>size<TAB>path`` for every entry of the current folder,
-    ``depth`` levels deep, at most MAX_READ lines; the absolute folder ``skip`` (the run's own log
-    folder) is left out."""
+def listing_command(depth: int = TREE_DEPTH, skip: str = "", root: str = "") -> str:
+    """A bash line printing the listed folder (``root``, default the current one) on a first
+    ``ROOT`` line, then ``kind<TAB>size<TAB>mtime<TAB>path`` for every entry ``depth`` levels deep,
+    at most MAX_READ lines; the absolute folder ``skip`` (the run's own log folder) is left out."""
     prune = f"-path {shlex.quote(_find_pattern(skip))} -prune -o " if skip else ""
+    where = shlex.quote(root) if root else '"$PWD"'
     return (
-        f"find \"$PWD\" -mindepth 1 -maxdepth {depth} {prune}-printf '%y\\t%s\\t%P\\n' "
-        f"2>/dev/null | head -n {MAX_READ}"
+        f"printf 'ROOT\\t%s\\n' {where}; find {where} -mindepth 1 -maxdepth {depth} {prune}"
+        f"-printf '%y\\t%s\\t%T@\\t%P\\n' 2>/dev/null | head -n {MAX_READ}"
     )
 
 
-def _size(size: int) -> str:
+def parse_listing(raw: str) -> Listing:
+    """The output of :func:`listing_command` as a Listing."""
+    root = ""
+    entries: list[Entry] = []
+    for line in raw.splitlines():
+        if line.startswith(ROOT_MARK):
+            root = line[len(ROOT_MARK) :]
+            continue
+        fields = line.split("\t", 3)
+        if len(fields) == 4 and fields[1].isdigit() and fields[3]:
+            entries.append(Entry(fields[0], int(fields[1]), fields[2], fields[3]))
+    return Listing(root, tuple(entries), len(entries) < MAX_READ)
+
+
+def size_text(size: int) -> str:
+    """A size as people read it: 5 B, 2.9 KB, 1.2 MB."""
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if size >= scale:
             return f"{size / scale:.1f} {unit}"
     return f"{size} B"
 
 
-def folder_view(raw: str, where: str, depth: int) -> str:
-    """The lines of :func:`listing_command`'s output as the model reads them: folders with a
-    trailing ``/``, files with their size, the shallowest MAX_SHOWN entries in name order."""
-    entries: list[tuple[str, int, str]] = []
-    for line in raw.splitlines():
-        kind, _, rest = line.partition("\t")
-        digits, _, path = rest.partition("\t")
-        if path and digits.isdigit():
-            entries.append((kind, int(digits), path))
+def entry_text(entry: Entry) -> str:
+    """One entry as the model reads it: a folder with a trailing ``/``, a file with its size."""
+    if entry.kind == "d":
+        return f"{entry.path}/"
+    if entry.kind == "f":
+        return f"{entry.path}  {size_text(entry.size)}"
+    if entry.kind == "l":
+        return f"{entry.path}  (symlink)"
+    return f"{entry.path}  (special file)"
+
+
+def folder_view(listing: Listing, where: str, depth: int) -> str:
+    """The entries of ``listing`` at most ``depth`` levels deep as the model reads them, the
+    shallowest MAX_SHOWN in name order."""
+    entries = [e for e in listing.entries if e.path.count("/") < depth]
     levels = "" if depth == 1 else f", {depth} levels deep"
     if not entries:
         return f"The folder {where} is empty."
-    chosen = sorted(entries, key=lambda e: (e[2].count("/"), e[2]))[:MAX_SHOWN]
-    lines = []
-    for kind, size, path in sorted(chosen, key=lambda e: e[2]):
-        if kind == "d":
-            lines.append(f"{path}/")
-        elif kind == "f":
-            lines.append(f"{path}  {_size(size)}")
-        elif kind == "l":
-            lines.append(f"{path}  (symlink)")
-        else:
-            lines.append(f"{path}  (special file)")
-    counted = f"{len(entries)}+" if len(entries) >= MAX_READ else str(len(entries))
+    chosen = sorted(entries, key=lambda e: (e.path.count("/"), e.path))[:MAX_SHOWN]
+    lines = [entry_text(e) for e in sorted(chosen, key=lambda e: e.path)]
+    counted = f"{len(entries)}+" if not listing.complete else str(len(entries))
     more = f"\n… and {len(entries) - len(chosen)} more" if len(entries) > len(chosen) else ""
     noun = "entry" if counted == "1" else "entries"
     return f"The folder {where} holds ({counted} {noun}{levels}):\n" + "\n".join(lines) + more
 
 
-async def look(dispatcher: Any, where: str, depth: int = TREE_DEPTH, skip: str = "") -> str:
-    """The view of the shell's current folder (``where`` says which it is to the model) through
-    the device's shell, or "" when it could not be listed."""
+async def list_folder(dispatcher: Any, depth: int, skip: str = "", root: str = "") -> Listing | None:
+    """The listing of ``root`` (default the shell's current folder) through the device's shell,
+    or None when it could not be listed."""
     command = Command(
         tool_name=SHELL_TOOL,
-        parameters={"command": listing_command(depth, skip), "timeout": LOOK_TIMEOUT},
+        parameters={"command": listing_command(depth, skip, root), "timeout": LOOK_TIMEOUT},
         tool_type="action",
     )
     results: list[Result] = list(await dispatcher.execute_commands([command], timeout=LOOK_TIMEOUT) or [])
     if not results or not results[0].ok or not isinstance(results[0].result, dict):
-        return ""
-    return folder_view(str(results[0].result.get("stdout") or ""), where, depth)
+        return None
+    return parse_listing(str(results[0].result.get("stdout") or ""))
+
+
+async def look(dispatcher: Any, where: str, depth: int = TREE_DEPTH, skip: str = "") -> str:
+    """The view of the shell's current folder (``where`` says which it is to the model), or ""
+    when it could not be listed."""
+    listing = await list_folder(dispatcher, depth, skip)
+    return folder_view(listing, where, depth) if listing is not None else ""
 
 
 def has_shell(tools: list[dict[str, Any]]) -> bool:

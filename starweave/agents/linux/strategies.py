@@ -1,22 +1,18 @@
 """The LinuxAgent's three phase strategies: ask the model, run its tool call, remember the step.
 
 There is no DATA_COLLECTION phase: the agent gathers information by running commands
-(spec C §4.3). An answer that repeats the previous step's call is drawn once more at a higher
-temperature before any guard sees it. A FINISH or FAIL is settled by ``finish``: a FINISH that
-carries a call runs it and ends the task only if it succeeds, and an ungrounded or premature
-FINISH (or a FAIL right after a failure) is refused once with a note. Three more guards make the
-small embedded model usable: a call identical to the one the previous step ran successfully is not
-run again (the model is told its output is above; a second such repeat fails the task); a failing
-call proposed a third time fails the task; and an answer with CONTINUE but no action gets
-a reminder (twice in a row fails the task). A dangerous command (``dangerous_reason``) is not run
-here: the status becomes CONFIRM and ConfirmLinuxAgentState asks the user, unless ``--yes``
-approved it already.
+(spec C §4.3). An answer that repeats the previous step's call (or a call that failed) is drawn once
+more at a higher temperature before the guards see it. The action phase runs the agent's guard
+table (``guards``) on the proposed step, runs its call, and for a FINISH or FAIL runs the table
+again on the outcome. A FINISH that carries a call means "this call completes the request": if the
+call fails, the step goes on (that is the response format's meaning, not a guard). A dangerous
+command (``dangerous_reason``) is not run here: the status becomes CONFIRM and
+ConfirmLinuxAgentState asks the user, unless ``--yes`` approved it already.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -36,12 +32,29 @@ from starweave.agent import (
     provides,
     record_step,
 )
-from starweave.agents.linux.content import expression_note, written_expression
-from starweave.agents.linux.feedback import step_output
-from starweave.agents.linux.finish import decide_fail, decide_finish
+from starweave.agent.guards import Decision
+from starweave.agents.linux.feedback import clip, results_failed, step_output
+from starweave.agents.linux.guards import (
+    LAST_CALL,
+    LAST_OK,
+    SKIP,
+    WORLD,
+    LinuxStep,
+    call_signature,
+    remember_call,
+    repeats_a_call,
+)
 from starweave.agents.linux.local import LinuxProcessorContext
-from starweave.agents.linux.orientation import AFTER_FAILURE_DEPTH, has_shell, look
+from starweave.agents.linux.orientation import (
+    AFTER_FAILURE_DEPTH,
+    TREE_DEPTH,
+    folder_view,
+    has_shell,
+    list_folder,
+    look,
+)
 from starweave.agents.linux.response import LinuxAgentResponse, LinuxAgentStatus, response_json_schema
+from starweave.agents.linux.world import WORLD_DEPTH
 from starweave.commands import Command, Result
 from starweave.tools.servers.shell.danger import dangerous_reason
 
@@ -49,57 +62,31 @@ if TYPE_CHECKING:
     from starweave.agents.linux.agent import LinuxAgent
     from starweave.llm.base import Completion
 
-MAX_REPEATS = 2
-# A call that failed may be retried once as it is; the same failing call a third time ends the task,
-# whenever it comes (the small model otherwise retries failing commands until the step cap, also
-# taking turns between two of them).
-MAX_FAILED_RETRIES = 1
-MAX_IDLE_STEPS = 2
 # Enough for the longest answer the response schema allows (its strings are capped).
 ANSWER_TOKENS = 700
 # The temperature of the second draw when the model repeats its previous call (see the LLM strategy).
 RESAMPLE_TEMPERATURE = 0.7
 
 
-def repeats_a_call(agent: LinuxAgent, response: LinuxAgentResponse) -> bool:
-    """Whether ``response`` proposes to run again the call the previous step made, or a call that
-    already failed for this request (a FINISH that names the call that just succeeded is an answer,
-    not a repeat)."""
-    if not response.action.function:
-        return False
-    signature = call_signature(response)
-    if signature in agent.failed_calls:
-        return True
-    if signature != agent.last_call:
-        return False
-    return not (agent.last_call_ok and response.status == LinuxAgentStatus.FINISH.value)
-
-
-def call_signature(response: LinuxAgentResponse) -> str:
-    """A canonical key of the tool call, for spotting repeats."""
-    return json.dumps([response.action.function, response.action.arguments], sort_keys=True)
-
-
 @dataclass
 class PendingAction:
-    """A dangerous call waiting for the user's decision (status CONFIRM)."""
+    """A dangerous call waiting for the user's decision (status CONFIRM), and the step it is part of."""
 
     command: Command
     command_text: str
     reason: str
-    call: str
-    signature: str
-    status: str
-    result: str
+    step: LinuxStep
+
+
+#: Characters of a finishing call's output added to the result.
+FINISH_OUTPUT_CHARS = 400
+FAILED_FINISH_NOTE = "Not finished: the command failed."
 
 
 async def run_action(agent: LinuxAgent, dispatcher: Any, command: Command, signature: str) -> list[Result]:
-    """Send one command through the dispatcher and remember it for the repeat guard."""
+    """Send one command through the dispatcher and remember it for the guards."""
     results = list(await dispatcher.execute_commands([command], timeout=agent.command_timeout) or [])
-    agent.last_call = signature
-    agent.last_call_ok = bool(results) and all(r.ok for r in results)
-    if not agent.last_call_ok:
-        agent.failed_calls[signature] = agent.failed_calls.get(signature, 0) + 1
+    remember_call(agent.guard_state, signature, results)
     return results
 
 
@@ -118,25 +105,32 @@ class StepOutcome:
     result: str = ""
 
 
-def settle(
-    agent: LinuxAgent,
-    request: str,
-    status: str,
-    result: str,
-    results: list[Result],
-    *,
-    ran_call: bool,
-    command: str = "",
-) -> StepOutcome:
-    """The outcome of a step whose call (if any) has run: a FINISH or FAIL is checked (see ``finish``).
-    ``command``: the shell command the step ran, if its call was one."""
-    if status == LinuxAgentStatus.FINISH.value:
-        decision = decide_finish(agent, request, result, results, ran_call, command=command)
-    elif status == LinuxAgentStatus.FAIL.value:
-        decision = decide_fail(agent, request, result)
-    else:
+def _stdout(results: list[Result]) -> str:
+    texts = [str(r.result.get("stdout") or "").strip() for r in results if isinstance(r.result, dict)]
+    return "\n".join(t for t in texts if t)
+
+
+async def settle(agent: LinuxAgent, step: LinuxStep, results: list[Result], *, ran_call: bool) -> StepOutcome:
+    """The outcome of a step whose call (if any) has run: a FINISH or FAIL is judged by the guards.
+
+    A finishing call's output that the result does not already quote is added to the result: the
+    user sees the real output, not only the model's summary of it."""
+    status = step.status
+    if status not in (LinuxAgentStatus.FINISH.value, LinuxAgentStatus.FAIL.value):
         return StepOutcome(status, "", results)
-    return StepOutcome(decision.status, decision.note, results, decision.result)
+    if ran_call and status == LinuxAgentStatus.FINISH.value and results_failed(results):
+        return StepOutcome(LinuxAgentStatus.CONTINUE.value, FAILED_FINISH_NOTE, results)
+    step.results, step.ran_call = results, ran_call
+    verdict = await agent.guard_table.judge(step, agent.guard_state)
+    if verdict.decision is Decision.STOP:
+        return StepOutcome(LinuxAgentStatus.FAIL.value, verdict.note, results)
+    if verdict.decision is Decision.REFUSE:
+        return StepOutcome(LinuxAgentStatus.CONTINUE.value, verdict.note, results)
+    result = step.result
+    printed = _stdout(results) if ran_call and status == LinuxAgentStatus.FINISH.value else ""
+    if printed and printed not in result:
+        result = f"{result}\nOutput:\n{clip(printed, FINISH_OUTPUT_CHARS)}".strip()
+    return StepOutcome(status, "", results, result)
 
 
 async def redraw(
@@ -177,13 +171,18 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
         """Ask the model for the next step."""
         tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
         request = str(context.get("request") or context.get_global(ContextNames.REQUEST))
-        agent.begin_request(request)
+        state = agent.guard_state
+        state.begin(request)
         if agent.oriented_for != request:
-            # The first observation is the workspace itself: the model should not guess where files are.
+            # The first observation is the workspace itself: the model should not guess where files
+            # are. The same listing, deeper, is what a FINISH is checked against (guards.Checked).
             dispatcher = context.global_context.command_dispatcher
             logs = str(context.get_global(ContextNames.LOG_PATH) or "")
             skip = await asyncio.to_thread(os.path.realpath, logs) if logs else ""
-            agent.orientation = await look(dispatcher, "you are in", skip=skip) if has_shell(tools) else ""
+            listing = await list_folder(dispatcher, WORLD_DEPTH, skip) if has_shell(tools) else None
+            agent.orientation = folder_view(listing, "you are in", TREE_DEPTH) if listing else ""
+            state.facts[WORLD] = listing
+            state.facts[SKIP] = skip
             agent.oriented_for = request
         await agent.context_provision(request)
         messages = agent.message_constructor(request=request, tools=tools)
@@ -191,7 +190,12 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
         log_request(context, {"prompt": messages, "schema": schema})
         completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
         parsed = LinuxAgentResponse.model_validate(completion.parsed)
-        if repeats_a_call(agent, parsed):
+        signature = call_signature(parsed.action.function, parsed.action.arguments)
+        if (
+            agent.guard_table.enabled
+            and parsed.action.function
+            and repeats_a_call(state, signature, parsed.status)
+        ):
             # At temperature 0 a small model answers a near-identical prompt with the same call,
             # and the guards would only refuse it; a second draw at a higher temperature often
             # finds another way. The prompt is cached, so this costs only the generation.
@@ -212,7 +216,8 @@ class LinuxLLMInteractionStrategy(BaseProcessingStrategy):
 @depends_on("parsed_response")
 @provides("results", "status", "note", "call", "result", "surroundings")
 class LinuxActionExecutionStrategy(BaseProcessingStrategy):
-    """Run the chosen tool through the command dispatcher, with the repeat and danger guards."""
+    """Judge the proposed step by the guards, run its call through the command dispatcher (a
+    dangerous one only once the user confirmed it) and settle a FINISH or FAIL."""
 
     strategy_name = "linux_action_execution"
     default_fail_fast = False
@@ -220,13 +225,15 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
     async def execute(self, agent: LinuxAgent, context: ProcessingContext) -> ProcessingResult:
         """Execute the action and decide the step's status."""
         parsed = present(context.local(LinuxProcessorContext).parsed_response, "parsed_response")
-        if parsed.status == LinuxAgentStatus.CONTINUE.value:
-            agent.refused_last_step = False
         outcome = await self._run(agent, context, parsed)
+        agent.guard_state.end_step()
         surroundings = ""
         tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
-        failed = bool(outcome.results) and not all(r.ok for r in outcome.results)
-        if failed and outcome.status == LinuxAgentStatus.CONTINUE.value and has_shell(tools):
+        if (
+            results_failed(outcome.results)
+            and outcome.status == LinuxAgentStatus.CONTINUE.value
+            and has_shell(tools)
+        ):
             # After a failure the next observation shows what is there (a missing file, a wrong
             # folder): what a person at a terminal would look at before trying again.
             surroundings = await look(
@@ -255,69 +262,52 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
         self, agent: LinuxAgent, context: ProcessingContext, parsed: LinuxAgentResponse
     ) -> StepOutcome:
         status = parsed.action.status
-        request = str(context.get("request") or context.get_global(ContextNames.REQUEST) or "")
         if status == LinuxAgentStatus.PENDING.value:
             # A question for the user (in result): nothing runs; PendingLinuxAgentState asks it.
             question = parsed.result or parsed.comment or parsed.thought
             return StepOutcome(status, QUESTION_NOTE, [], question)
-        if not parsed.action.function:
-            if status != LinuxAgentStatus.CONTINUE.value:
-                return settle(agent, request, status, parsed.result, [], ran_call=False)
-            agent.idle_steps += 1
-            if agent.idle_steps >= MAX_IDLE_STEPS:
-                return StepOutcome(
-                    LinuxAgentStatus.FAIL.value, "Stopped: the model gave no action twice in a row."
-                )
-            return StepOutcome(status, "No action was given: run a command, or reply FINISH with the answer.")
-        agent.idle_steps = 0
-        if status == LinuxAgentStatus.FAIL.value:
-            # Giving up comes with no call to run, whatever the answer names.
-            return settle(agent, request, status, parsed.result, [], ran_call=False)
-
-        signature = call_signature(parsed)
-        if signature == agent.last_call and agent.last_call_ok:
-            if status == LinuxAgentStatus.FINISH.value:
-                # "This call completes the request" about the call that just succeeded: its output
-                # is what the answer rests on, so it is a FINISH without a call.
-                return settle(agent, request, status, parsed.result, [], ran_call=False)
-            # Only an immediate repeat of a successful call is refused: running `ls` again after
-            # `mkdir` is legitimate, and a failed call may be retried.
-            agent.repeats += 1
-            if agent.repeats >= MAX_REPEATS:
-                note = f"Stopped: the model kept repeating {parsed.call_string()}."
-                return StepOutcome(LinuxAgentStatus.FAIL.value, note)
-            note = (
-                f"Not run again: the previous step ran exactly {parsed.call_string()}; its output is "
-                "above. If it answers the request, reply FINISH with the answer in result; otherwise "
-                "run something else."
-            )
-            return StepOutcome(LinuxAgentStatus.CONTINUE.value, note)
-        agent.repeats = 0
-        failures = agent.failed_calls.get(signature, 0)
-        if failures > MAX_FAILED_RETRIES:
-            note = (
-                f"Stopped: {parsed.call_string()} failed {failures} times; the task needs another approach."
-            )
-            return StepOutcome(LinuxAgentStatus.FAIL.value, note)
-
-        written = written_expression(parsed.action.function, parsed.action.arguments)
-        if written is not None and signature not in agent.expressions_refused:
-            agent.expressions_refused.add(signature)
-            return StepOutcome(LinuxAgentStatus.CONTINUE.value, expression_note(*written))
-
-        command = Command(
-            tool_name=parsed.action.function, parameters=parsed.action.arguments, tool_type="action"
-        )
-        command_text = str(parsed.action.arguments.get("command", ""))
-        reason = dangerous_reason(command_text) if parsed.action.function == "execute_command" else None
+        step = linux_step(agent, context, parsed)
+        state = agent.guard_state
+        finishing = status in (LinuxAgentStatus.FINISH.value, LinuxAgentStatus.FAIL.value)
+        if finishing and (
+            not step.function
+            or status == LinuxAgentStatus.FAIL.value
+            or (step.signature == state.facts.get(LAST_CALL) and state.facts.get(LAST_OK))
+        ):
+            # Giving up comes with no call to run, whatever the answer names; and "this call
+            # completes the request" about the call that just succeeded rests on its output.
+            return await settle(agent, step, [], ran_call=False)
+        verdict = await agent.guard_table.judge(step, state)
+        if verdict.decision is Decision.STOP:
+            return StepOutcome(LinuxAgentStatus.FAIL.value, verdict.note)
+        if verdict.decision is Decision.REFUSE:
+            return StepOutcome(LinuxAgentStatus.CONTINUE.value, verdict.note)
+        if not step.function:
+            return StepOutcome(status)
+        command = Command(tool_name=step.function, parameters=step.arguments, tool_type="action")
+        command_text = str(step.arguments.get("command", ""))
+        reason = dangerous_reason(command_text) if step.function == "execute_command" else None
         if reason and not agent.auto_approve:
-            agent.pending_action = PendingAction(
-                command, command_text, reason, parsed.call_string(), signature, status, parsed.result
-            )
+            agent.pending_action = PendingAction(command, command_text, reason, step)
             return StepOutcome(LinuxAgentStatus.CONFIRM.value, f"Waiting for the user to confirm: {reason}.")
+        results = await run_action(agent, context.global_context.command_dispatcher, command, step.signature)
+        return await settle(agent, step, results, ran_call=True)
 
-        results = await run_action(agent, context.global_context.command_dispatcher, command, signature)
-        return settle(agent, request, status, parsed.result, results, ran_call=True, command=command_text)
+
+def linux_step(agent: LinuxAgent, context: ProcessingContext, parsed: LinuxAgentResponse) -> LinuxStep:
+    """What the guards see of the step ``parsed`` proposes."""
+    request = str(context.get("request") or context.get_global(ContextNames.REQUEST) or "")
+    return LinuxStep(
+        request=request,
+        status=parsed.action.status,
+        function=parsed.action.function,
+        arguments=parsed.action.arguments,
+        call=parsed.call_string(),
+        result=parsed.result,
+        memory=list(agent.memory.content),
+        dispatcher=context.global_context.command_dispatcher,
+        skip=str(agent.guard_state.facts.get(SKIP) or ""),
+    )
 
 
 @depends_on("parsed_response")
@@ -334,7 +324,7 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
         parsed = present(local.parsed_response, "parsed_response")
         results = local.results
         note = local.note or ""
-        output = step_output(results, str(parsed.action.arguments.get("command") or ""), note)
+        output = step_output(results, note)
         if local.surroundings:
             output = f"{output}\n{local.surroundings}"
         step = int(context.get_global(ContextNames.SESSION_STEP) or 0)
@@ -350,7 +340,7 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
                 "status": local.status or parsed.status,
                 "result": local.result or "",
                 "output": output,
-                "failed": bool(results) and not all(r.ok for r in results),
+                "failed": results_failed(results),
                 "response": parsed.model_dump(include={"observation", "thought", "action", "result"}),
                 # The model's own text comes back in the next prompts (see prompter.answer_text).
                 "answer_text": local.response_text or "",

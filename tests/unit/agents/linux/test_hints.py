@@ -1,35 +1,38 @@
-"""Hints after a failed command: matched on the command and bash's own error output, the first that fits."""
+"""Hints after a failed command: read from the exit codes bash gives a meaning, never from wording."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from starweave.agents.linux.feedback import step_output
-from starweave.agents.linux.hints import failure_hint
+from starweave.agents.linux.hints import TIMEOUT_HINT, failure_hint
 from starweave.commands import Result, ResultStatus
 
 
-def test_habits_that_fail_get_a_way_that_works() -> None:
-    missing = "exit code 127\nstderr:\nbash: line 1: rename: command not found"
-    assert "Rename with a loop" in failure_hint("rename 's/a/b/' *.txt", missing)
-    assert "python3" in failure_hint("python sum.py", "exit code 127\nstderr:\npython: command not found")
-    open_quote = "exit code 2\nstderr:\nbash: -c: line 1: unexpected EOF while looking for matching `''"
-    assert "quote is not closed" in failure_hint("echo 'a", open_quote)
+def _shell(code: int | None, stderr: str = "", **extra: Any) -> Result:
+    value = {"success": code == 0, "exit_code": code, "stdout": "", "stderr": stderr, **extra}
+    return Result(status=ResultStatus.SUCCESS if code == 0 else ResultStatus.FAILURE, result=value)
 
 
-def test_other_failures_get_no_hint() -> None:
-    assert failure_hint("cat missing.txt", "exit code 1\nstderr:\ncat: missing.txt: No such file") == ""
-    assert failure_hint("python3 sum.py", "exit code 1\nstderr:\nSyntaxError") == ""
-    # A command that merely names rename but failed for another reason gets nothing.
-    assert failure_hint("rename 's/a/b/' *.txt", "exit code 1\nstderr:\nNo such file") == ""
+def test_the_shells_own_exit_codes_get_a_hint_whatever_the_message_says() -> None:
+    assert "not installed here" in failure_hint([_shell(127, "zsh-like wording: no such program")])
+    assert "not executable" in failure_hint([_shell(126)])
+    assert "killed" in failure_hint([_shell(137)])
+    assert failure_hint([_shell(None, error="Timeout after 5s.")]) == TIMEOUT_HINT
+
+
+def test_ordinary_failures_and_other_tools_get_no_hint() -> None:
+    assert failure_hint([_shell(1, "cat: missing.txt: No such file")]) == ""
+    assert failure_hint([_shell(2, "bash: -c: line 1: unexpected EOF while looking for matching")]) == ""
+    not_shell = Result(status=ResultStatus.FAILURE, result={"success": False, "error": "not a directory"})
+    assert failure_hint([not_shell]) == ""
+    assert failure_hint([_shell(0)]) == ""
 
 
 def test_only_a_failed_call_gets_a_hint() -> None:
     ok = Result(status=ResultStatus.SUCCESS, result={"exit_code": 0, "stdout": "x\n", "stderr": ""})
-    assert step_output([ok], "python sum.py") == "exit code 0\nstdout:\nx"
-    failed = Result(
-        status=ResultStatus.FAILURE,
-        result={"success": False, "exit_code": 127, "stdout": "", "stderr": "python: command not found"},
-    )
-    shown = step_output([failed], "python sum.py", note="Not finished.")
+    assert step_output([ok]) == "exit code 0\nstdout:\nx"
+    shown = step_output([_shell(127, "python: command not found")], note="Not finished.")
     assert shown.splitlines()[0] == "Not finished."
-    assert shown.splitlines()[-1] == "Hint: the interpreter is python3."
+    assert shown.splitlines()[-1].startswith("Hint: exit code 127")
     assert step_output([], note="No action was given.") == "No action was given."

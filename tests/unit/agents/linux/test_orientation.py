@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from starweave.agents.linux.orientation import MAX_SHOWN, folder_view, listing_command
+from starweave.agents.linux.orientation import MAX_SHOWN, folder_view, listing_command, parse_listing
 from starweave.errors import PolicyViolation
 from starweave.tools.confine.paths import PathGuard
 
@@ -16,7 +16,7 @@ from starweave.tools.confine.paths import PathGuard
 def _listing(folder: Path, depth: int = 3, skip: str = "") -> str:
     line = listing_command(depth, skip)
     out = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True, check=True)
-    return folder_view(out.stdout, "you are in", depth)
+    return folder_view(parse_listing(out.stdout), "you are in", depth)
 
 
 def test_the_view_shows_folders_files_and_sizes_a_few_levels_deep(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from starweave.agents.linux.feedback import LISTING_NOTE, clip, describe_result
+from starweave.agents.linux.feedback import clip, describe_result
 from starweave.agents.linux.response import LinuxAgentResponse, response_json_schema
 from starweave.commands import Result, ResultStatus
 from starweave.llm.jsonschema import schema_errors
@@ -154,11 +154,8 @@ def test_file_tool_answers_read_like_command_output() -> None:
             "total": 3,
         },
     )
-    assert (
-        describe_result(listing)
-        == "/ws/reports: 3 entries\na.csv  4 bytes\nold/\nlink  (symlink)" + LISTING_NOTE
-    )
-    assert "ls -t" in LISTING_NOTE  # a listing has no dates: the note names what sorts by time
+    # the same words as the workspace view (orientation): sizes as people read them
+    assert describe_result(listing) == "/ws/reports: 3 entries\na.csv  4 B\nold/\nlink  (symlink)"
     read = Result(
         status=ResultStatus.SUCCESS,
         result={"success": True, "path": "/ws/a.txt", "size": 6, "content": "hello\n", "truncated": False},

@@ -1,8 +1,8 @@
-"""The FINISH rules' pure parts: which facts of a result were never seen, which failures are errors."""
+"""The grounding guards' pure parts: which facts of a result were never seen, which failures are errors."""
 
 from __future__ import annotations
 
-from starweave.agents.linux.finish import failed_with_error, unseen_facts
+from starweave.agents.linux.guards import failed_with_error, unseen_facts
 from starweave.commands import Result, ResultStatus
 
 
@@ -49,3 +49,27 @@ def test_loud_failures_are_errors_quiet_non_zero_exits_are_answers() -> None:
     assert failed_with_error([shell(1, error="the command is empty")]) == "the command is empty"
     assert failed_with_error([Result(status=ResultStatus.FAILURE, error="tool missing")]) == "tool missing"
     assert len(failed_with_error([shell(1, stderr="e" * 1000)])) < 300
+
+
+def test_every_linux_guard_states_one_principle_in_one_line() -> None:
+    from starweave.agents.linux.guards import linux_guards
+
+    table = linux_guards()
+    names = [g.name for g in table.guards]
+    assert len(set(names)) == len(names) == 8
+    for guard in table.guards:
+        assert (
+            "\n" not in guard.principle and 20 < len(guard.principle) < 110 and guard.principle.endswith(".")
+        )
+    assert not linux_guards(enabled=False).enabled
+
+
+def test_guards_on_and_off_read_from_yaml_and_the_environment() -> None:
+    import yaml
+
+    from starweave.config.models import SystemConfig
+
+    assert SystemConfig.model_validate(yaml.safe_load("GUARDS: off")).guards is False
+    assert SystemConfig.model_validate(yaml.safe_load("GUARDS: on")).guards is True
+    assert SystemConfig.model_validate({"GUARDS": "off"}).guards is False  # an environment variable
+    assert SystemConfig.model_validate({}).guards is True
