@@ -50,6 +50,9 @@ class Wiring:
     evaluator: EvaluationAgent | None = None
     #: Whether the whole session is judged (EVA_SESSION / --evaluate); EVA_ROUND alone judges rounds only.
     judge_session: bool = True
+    #: What the workspace says about the finished run (``files`` it changed, names ``absent``),
+    #: merged into the result; None: this kind of agent reports none.
+    evidence: Callable[[], Awaitable[dict[str, Any] | None]] | None = None
 
 
 #: Sets up the session's agent and context; closers go on the stack, model calls to the logs.
@@ -120,6 +123,8 @@ async def run_local_session(
             _report_interrupted(logs, config, request, view, outcome())
             raise
         result = outcome()
+        if wiring.evidence is not None:
+            result.update(await wiring.evidence() or {})
         _write_outcome(logs, config, request, result)
         view.finish(result)
         ran = len(session.rounds)

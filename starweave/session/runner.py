@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +203,8 @@ async def run_linux_task(options: RunOptions, view: ConsoleView | None = None) -
             evaluator = make_evaluation_agent(config, llm, stack, logs, view)
         if evaluator is not None:
             header["evaluation"] = f"{evaluator.llm.name} · {evaluator.llm.model}"
-        return Wiring(agent, context, header, evaluator, evaluation_wanted(options, config))
+        evidence = partial(agent.run_evidence, dispatcher)
+        return Wiring(agent, context, header, evaluator, evaluation_wanted(options, config), evidence)
 
     def result_of(session: LinuxSession, log_path: Path, duration: float) -> dict[str, Any]:
         return session_result(session, log_path, duration, workspace)

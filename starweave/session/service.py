@@ -68,7 +68,10 @@ class LinuxServiceSession(DeviceServiceSession):
         tools = await self.device_tools()
         agent = make_linux_agent(config, self.llm, self.view, self.settings.auto_approve)
         session = await self.run_agent(agent, logs, tools)
-        return session_result(session, logs.path, time.monotonic() - started)
+        result = session_result(session, logs.path, time.monotonic() - started)
+        # The device's workspace, read after the run: what a Galaxy task's result is checked against.
+        result.update(await agent.run_evidence(self.dispatcher) or {})
+        return result
 
 
 SESSION_KINDS: dict[str, type[DeviceServiceSession]] = {

@@ -79,7 +79,11 @@ GOOD: dict[str, list[dict[str, Any]]] = {
 
 # What a poor model answers: each must fail the task's check (the checks can fail).
 POOR: dict[str, list[dict[str, Any]]] = {
-    "demo": [answer("mkdir demo && touch demo/a.txt", "FINISH", "Created demo/a.txt.")],
+    # shown the empty file (the checked guard), it insists
+    "demo": [
+        answer("mkdir demo && touch demo/a.txt", "FINISH", "Created demo/a.txt."),
+        answer(None, "FINISH", "Created demo/a.txt."),
+    ],
     "count_lines": [answer(None, "FINISH", "It has 36 lines."), answer(None, "FINISH", "It has 36 lines.")],
     "largest_file": [
         answer("ls -S data"),

@@ -118,7 +118,7 @@ async def test_refusals_are_capped_per_request(tmp_path: Path) -> None:
         answer(None, "FINISH", result="It is 3."),  # a third refusal would be one too many
     ]
     result = await run(tmp_path, answers, request="Guess.")
-    assert result["status"] == "FINISH" and result["result"] == "It is 3."
+    assert result["status"] == "FINISH" and result["result"] == "It is 3.\nOutput:\nb"
     assert [r["status"] for r in responses(tmp_path)] == ["CONTINUE"] * 4 + ["FINISH"]
 
 
@@ -288,6 +288,23 @@ async def test_a_finish_over_a_file_nobody_looked_at_shows_it_once(tmp_path: Pat
     # the workspace, read back after the change, not the model's claim
     assert "Not finished yet: check what the workspace holds now" in shown
     assert "- sorted.txt: new, 11 B, begins:\napple\npear" in shown
+    # result.json says what the workspace holds, read there after the run
+    assert result["files"] == [
+        {"path": "sorted.txt", "change": "new", "kind": "f", "size": 11, "head": "apple\npear\n"}
+    ]
+    assert result["absent"] == [] and result["complete"] is True
+
+
+async def test_a_result_naming_a_file_that_was_never_there_is_refused_once(tmp_path: Path) -> None:
+    answers = [
+        answer(None, "FINISH", result="Saved it in summary.md."),
+        answer(None, "FINISH", result="Saved it in summary.md."),
+    ]
+    result = await run(tmp_path, answers, request="Summarise the notes into summary.md.")
+    assert result["status"] == "FINISH" and result["steps"] == 2  # the model insisted: it stands
+    shown = prompts(tmp_path)[1][-1]["content"]
+    assert "your result names summary.md, which the workspace does not hold and did not hold before" in shown
+    assert result["absent"] == ["summary.md"]  # and result.json says so
 
 
 async def test_a_finish_that_looked_at_its_change_is_accepted_at_once(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from starweave.agents.evaluation.prompter import EvaluationAgentPrompter
 from starweave.agents.evaluation.response import EvaluationResponse
 from starweave.agents.evaluation.screenshots import chosen_screenshots
 from starweave.agents.evaluation.trajectory import TRAJECTORY_CHARS, trajectory_text
+from starweave.agents.linux.world import evidence_text
 
 #: Tokens the verdict may take: the capped reason and sub-scores fit with room to spare.
 VERDICT_TOKENS = 512
@@ -69,6 +70,7 @@ class EvaluationAgent(BasicAgent):
             status=str(outcome.get("status") or ""),
             result=str(outcome.get("result") or outcome.get("error") or ""),
             agent=str(outcome.get("agent") or ""),
+            workspace=evidence_text(outcome),
         )
         content: str | list[dict[str, Any]] = visual_content(user, list(images)) if images else user
         return self.prompter.prompt_construction(self.prompter.system_prompt_construction(), content)

@@ -20,15 +20,23 @@ class EvaluationAgentPrompter(BasicPrompter):
         return str(self.prompt_template["system"]).format(max_sub_scores=MAX_SUB_SCORES)
 
     def user_prompt_construction(
-        self, request: str, trajectory: str, status: str = "", result: str = "", agent: str = ""
+        self,
+        request: str,
+        trajectory: str,
+        status: str = "",
+        result: str = "",
+        agent: str = "",
+        workspace: str = "",
     ) -> str:
-        """The request, the run's final status and result, and its trajectory."""
+        """The request, the run's final status and result, what its workspace held afterwards
+        (read there, not claimed) and its trajectory."""
         return str(self.prompt_template["user"]).format(
             request=request,
             trajectory=trajectory,
             status=status or "(unknown)",
             result=result or "(none)",
             agent=agent or "(unknown)",
+            workspace=workspace or "(not read)",
         )
 
     def user_content_construction(self, *args: Any, **kwargs: Any) -> str:

@@ -10,12 +10,14 @@ from starweave.agent import AgentRegistry, BasicAgent
 from starweave.agent.blackboard import QUESTIONS_HEADER, Blackboard
 from starweave.agent.guards import GuardState
 from starweave.agents.common import Asker, ask_questions
-from starweave.agents.linux.guards import linux_guards
+from starweave.agents.linux.guards import SKIP, WORLD, linux_guards
+from starweave.agents.linux.orientation import Listing
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.prompter import LinuxAgentPrompter
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.states import LinuxAgentStateManager
 from starweave.agents.linux.strategies import PendingAction
+from starweave.agents.linux.world import run_evidence
 from starweave.knowledge.retrieval import RETRIEVAL_SHARE, KnowledgeSlots, Retriever, with_block
 
 # Characters of prompt (system + request + history) the model may receive. Three characters per
@@ -110,6 +112,17 @@ class LinuxAgent(BasicAgent):
         used = sum(len(str(m["content"])) for m in messages)
         messages.extend(self.prompter.history_messages(self.memory.content, self.prompt_budget_chars - used))
         return messages
+
+    async def run_evidence(self, dispatcher: Any) -> dict[str, Any] | None:
+        """What the workspace says about the finished request (see ``world.run_evidence``): the
+        files it changed and the files the answer names that were never there; None when the
+        workspace was not listed at the start (no shell) or cannot be read now."""
+        before = self.guard_state.facts.get(WORLD)
+        if not isinstance(before, Listing):
+            return None
+        latest = self.memory.get_latest_item()
+        answer = str(latest.get_value("result") or "") if latest is not None else ""
+        return await run_evidence(dispatcher, before, str(self.guard_state.facts.get(SKIP) or ""), answer)
 
     async def ask_user(self) -> None:
         """PENDING: ask the question of the last step (its result); the pair goes on the Blackboard."""

@@ -13,6 +13,7 @@ Asked about a FINISH or FAIL once its call (if any) has run:
 * ``after_error``: a FINISH right after a command failed with an error first fixes it, or says the
   failure is the answer;
 * ``grounded``: every number and file name a result states was seen in the request or an output;
+* ``claimed``: a file a result names is in the workspace, or was before the run;
 * ``checked``: a FINISH rests on what the files the run changed hold now, seen after their change;
 * ``gave_up``: a FAIL right after a failed command tries another way first.
 """
@@ -31,6 +32,7 @@ from starweave.agents.linux.orientation import Listing
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.world import (
     MAX_CHANGES,
+    absent_names,
     change_text,
     changes,
     needs_a_look,
@@ -84,6 +86,7 @@ class LinuxStep:
     dispatcher: Any = None
     skip: str = ""
     signature: str = field(init=False)
+    _after: Listing | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.signature = call_signature(self.function, self.arguments)
@@ -92,6 +95,12 @@ class LinuxStep:
     def settling(self) -> bool:
         """Whether this is the FINISH or FAIL check (the call, if any, has run)."""
         return self.results is not None
+
+    async def workspace_now(self, before: Listing) -> Listing | None:
+        """The workspace as it is now (listed once per step, like ``before``)."""
+        if self._after is None:
+            self._after = await snapshot(self.dispatcher, self.skip, before.root)
+        return self._after
 
     def earlier(self) -> list[MemoryItem]:
         """The earlier steps of this request."""
@@ -115,6 +124,13 @@ def unseen_facts(result: str, seen: str) -> list[str]:
             missing.append(number)
     missing.extend(name for name in _NAME.findall(result) if name.lower() not in lowered)
     return list(dict.fromkeys(missing))
+
+
+def quotes_any(result: str, output: str) -> bool:
+    """Whether ``result`` repeats something of ``output``: one of its lines, numbers or file names."""
+    lines = [line.strip() for line in output.splitlines() if len(line.strip()) >= 3]
+    tokens = [*lines, *_NUMBER.findall(output), *_NAME.findall(output)]
+    return any(re.search(rf"(?<![\w.]){re.escape(t)}(?!\w)", result) for t in tokens)
 
 
 def failed_with_error(results: list[Result]) -> str:
@@ -279,6 +295,34 @@ class Grounded:
         )
 
 
+async def _finish_world(step: LinuxStep, state: GuardState) -> tuple[Listing, Listing] | None:
+    """For a FINISH being settled: the workspace before the request (when fully listed) and now."""
+    before = state.facts.get(WORLD)
+    if not step.settling or step.status != FINISH or not isinstance(before, Listing) or not before.complete:
+        return None
+    after = await step.workspace_now(before)
+    return None if after is None else (before, after)
+
+
+class Claimed:
+    """A result naming files that were never there."""
+
+    name = "claimed"
+    principle = "A file a result names is in the workspace, or was before the run."
+
+    async def check(self, step: LinuxStep, state: GuardState) -> Verdict:
+        world = await _finish_world(step, state)
+        absent = absent_names(step.result, *world) if world is not None and world[1].complete else []
+        if not absent:
+            return ALLOW
+        names = ", ".join(absent[:3])
+        return refuse(
+            f"Not finished: your result names {names}, which the workspace does not hold and did not "
+            "hold before. If the request asks for it, make it; if its absence is the answer, reply "
+            "FINISH again."
+        )
+
+
 class Checked:
     """A FINISH over files whose new contents nobody looked at."""
 
@@ -286,17 +330,10 @@ class Checked:
     principle = "A FINISH rests on what the files the run changed hold now, seen after their last change."
 
     async def check(self, step: LinuxStep, state: GuardState) -> Verdict:
-        before = state.facts.get(WORLD)
-        if (
-            not step.settling
-            or step.status != FINISH
-            or not isinstance(before, Listing)
-            or not before.complete
-        ):
+        world = await _finish_world(step, state)
+        if world is None:
             return ALLOW
-        after = await snapshot(step.dispatcher, step.skip, before.root)
-        if after is None:
-            return ALLOW
+        before, after = world
         found = changes(before, after)
         key = repr([(c.what, c.entry) for c in found])
         if not found or state.facts.get(WORLD_SHOWN) == key:
@@ -364,5 +401,6 @@ def repeats_a_call(state: GuardState, signature: str, status: str) -> bool:
 def linux_guards(enabled: bool = True) -> GuardTable[LinuxStep]:
     """The LinuxAgent's table, in the order the guards are asked."""
     return GuardTable(
-        [Act(), Repeat(), Retry(), Started(), AfterError(), Grounded(), Checked(), GaveUp()], enabled
+        [Act(), Repeat(), Retry(), Started(), AfterError(), Grounded(), Claimed(), Checked(), GaveUp()],
+        enabled,
     )

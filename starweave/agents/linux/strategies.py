@@ -41,8 +41,10 @@ from starweave.agents.linux.guards import (
     WORLD,
     LinuxStep,
     call_signature,
+    quotes_any,
     remember_call,
     repeats_a_call,
+    results_of,
 )
 from starweave.agents.linux.local import LinuxProcessorContext
 from starweave.agents.linux.orientation import (
@@ -110,11 +112,24 @@ def _stdout(results: list[Result]) -> str:
     return "\n".join(t for t in texts if t)
 
 
+def _evidence_of(step: LinuxStep, results: list[Result], ran_call: bool) -> list[Result]:
+    """The results a FINISH rests on: its own call's, or without one the previous step's (when
+    that step, of the same request, ran a call that succeeded)."""
+    if ran_call:
+        return results
+    previous = step.memory[-1] if step.memory else None
+    if previous is None or previous.get_value("request") != step.request:
+        return []
+    earlier = results_of(previous.get_value("results"))
+    return [] if results_failed(earlier) else earlier
+
+
 async def settle(agent: LinuxAgent, step: LinuxStep, results: list[Result], *, ran_call: bool) -> StepOutcome:
     """The outcome of a step whose call (if any) has run: a FINISH or FAIL is judged by the guards.
 
-    A finishing call's output that the result does not already quote is added to the result: the
-    user sees the real output, not only the model's summary of it."""
+    The output a FINISH rests on (its call's, or the previous step's), when the result does not
+    already quote it, is added to the result: the user sees the real output, not only the model's
+    summary of it."""
     status = step.status
     if status not in (LinuxAgentStatus.FINISH.value, LinuxAgentStatus.FAIL.value):
         return StepOutcome(status, "", results)
@@ -127,8 +142,11 @@ async def settle(agent: LinuxAgent, step: LinuxStep, results: list[Result], *, r
     if verdict.decision is Decision.REFUSE:
         return StepOutcome(LinuxAgentStatus.CONTINUE.value, verdict.note, results)
     result = step.result
-    printed = _stdout(results) if ran_call and status == LinuxAgentStatus.FINISH.value else ""
-    if printed and printed not in result:
+    printed = (
+        _stdout(_evidence_of(step, results, ran_call)) if status == LinuxAgentStatus.FINISH.value else ""
+    )
+    # A result that quotes nothing of the earlier output it rests on ("the files are found") gets it.
+    if printed and printed not in result and (ran_call or not quotes_any(result, printed)):
         result = f"{result}\nOutput:\n{clip(printed, FINISH_OUTPUT_CHARS)}".strip()
     return StepOutcome(status, "", results, result)
 

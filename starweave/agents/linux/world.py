@@ -10,6 +10,8 @@ can be held against what the files now hold.
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +28,7 @@ from starweave.commands import Command, Result
 
 WORLD_DEPTH = 6  # levels of the workspace compared
 MAX_CHANGES = 6  # changed entries shown to the model
+MAX_REPORTED = 20  # changed entries reported in a run's result
 HEAD_BYTES = 300  # bytes of each changed file read back
 _SEPARATOR = "\x1fSTARWEAVE-FILE\x1f"
 _COPY = "\x1fCOPY\x1f"
@@ -187,3 +190,101 @@ def needs_a_look(head: Head | None, seen: str) -> bool:
         lines = lines[:-1]  # cut in the middle: the last line read is only part of one
     lines = [line for line in lines if line]
     return not lines or any(line not in seen for line in lines)
+
+
+# A relative file path as people write it in prose: words, dots, slashes, and an extension of 2-8
+# characters starting with a letter (out.txt, data/a.csv, ./report.md).
+_PATH = re.compile(r"(?<![\w./~-])(?:\./)?[\w-]+(?:[./][\w-]+)*\.[A-Za-z][A-Za-z0-9]{1,7}\b(?!/)")
+
+
+def file_names(text: str) -> list[str]:
+    """The relative file paths ``text`` names, in order, once each (absolute and ~ paths, which
+    are not the workspace's, are left out)."""
+    return list(dict.fromkeys(m.removeprefix("./") for m in _PATH.findall(text)))
+
+
+def _holds(listing: Listing, name: str) -> bool:
+    tail = "/" + name
+    base = name.rsplit("/", 1)[-1]
+    return any(
+        e.path == name or e.path.endswith(tail) or e.path.rsplit("/", 1)[-1] == base for e in listing.entries
+    )
+
+
+def absent_names(text: str, before: Listing, after: Listing) -> list[str]:
+    """The files ``text`` names that the workspace held neither before the run nor after it (a
+    file the run removed or moved is not absent: it was there)."""
+    return [n for n in file_names(text) if not _holds(after, n) and not _holds(before, n)]
+
+
+def changes_report(found: list[Change], heads: dict[str, Head]) -> list[dict[str, Any]]:
+    """What a run changed, for ``result.json`` and a Galaxy task's result: each entry's path, what
+    happened to it, its kind and size, and for a text file its first bytes."""
+    report: list[dict[str, Any]] = []
+    for change in found[:MAX_REPORTED]:
+        entry = change.entry
+        item: dict[str, Any] = {
+            "path": entry.path,
+            "change": change.what,
+            "kind": entry.kind,
+            "size": entry.size,
+        }
+        if change.source:
+            item["from"] = change.source
+        head = heads.get(entry.path)
+        if head is not None and head.copy_of:
+            item["copy_of"] = head.copy_of
+        elif head is not None and not is_binary(head):
+            item["head"] = head.text
+        report.append(item)
+    return report
+
+
+async def run_evidence(dispatcher: Any, before: Listing, skip: str, answer: str) -> dict[str, Any] | None:
+    """What the workspace says about a finished run: the changes (``files``) and the files the
+    answer names that were never there (``absent``); None when the workspace could not be read."""
+    after = await snapshot(dispatcher, skip, before.root)
+    if after is None:
+        return None
+    found = changes(before, after)
+    files = [c for c in found if c.what in ("new", "changed") and c.entry.kind == "f"][:MAX_REPORTED]
+    heads = await read_heads(dispatcher, before.root, [c.entry.path for c in files], twins_of(after, files))
+    return {
+        "files": changes_report(found, heads),
+        "absent": absent_names(answer, before, after),
+        "complete": before.complete and after.complete,
+    }
+
+
+EVIDENCE_CHARS = 400
+"""An account of a run's workspace (what its files hold now) is cut to this many characters."""
+_HEAD_CHARS = 80
+
+
+def _file_text(item: dict[str, Any]) -> str:
+    what = f"{item.get('path')} ({item.get('change')}"
+    if item.get("from"):
+        what += f" from {item['from']}"
+    if item.get("copy_of"):
+        what += f", a copy of {item['copy_of']}"
+    head = item.get("head")
+    if isinstance(head, str):
+        text = " ".join(head.split())
+        shown = text if len(text) <= _HEAD_CHARS else text[:_HEAD_CHARS] + "..."
+        what += f", holds {json.dumps(shown, ensure_ascii=False)}" if text else ", empty"
+    return what + ")"
+
+
+def evidence_text(evidence: Any, limit: int = EVIDENCE_CHARS) -> str:
+    """A run's evidence (``files`` and ``absent`` of :func:`run_evidence`, or a result holding
+    them) as one line for a reader that must not rely on the agent's claims; "" without any."""
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("files"), list):
+        return ""
+    parts = [_file_text(f) for f in evidence["files"] if isinstance(f, dict)]
+    absent = [str(n) for n in evidence.get("absent") or []]
+    if absent:
+        parts.append(f"named but never there: {', '.join(absent)}")
+    text = "; ".join(parts) if parts else "no file changed"
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return f"the workspace after the run: {text}"

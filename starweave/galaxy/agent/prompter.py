@@ -21,7 +21,7 @@ from starweave.errors import InvalidArgumentError
 from starweave.galaxy.agent.response import WeavingMode
 from starweave.galaxy.constellation import TaskConstellation
 from starweave.galaxy.constellation.mcp_server import HIDDEN_FROM_LLM
-from starweave.galaxy.orchestrator.requests import result_text
+from starweave.galaxy.orchestrator.requests import result_text, workspace_text
 
 NO_DEVICES_TEXT = "No devices available."
 NO_TASKS_TEXT = "(no tasks)"
@@ -131,6 +131,8 @@ def plan_text(constellation: TaskConstellation | None) -> str:
         )
         if task.status.value == "completed":
             line += f" | result: {' '.join(result_text(task.result, PROMPT_RESULT_CHARS).split())}"
+            seen = workspace_text(task.result)
+            line += f" {seen}" if seen else ""
         elif task.error is not None and str(task.error):
             error = " ".join(str(task.error).split())
             cut = error if len(error) <= PROMPT_RESULT_CHARS else error[:PROMPT_RESULT_CHARS] + "..."

@@ -25,7 +25,7 @@ from starweave.galaxy.types import ExecutionResult
 from .assignment import ConstellationManager
 from .executor import DeviceExecutor, StartedCallback
 from .publishing import OrchestratorEvents
-from .requests import build_task_request, result_payload
+from .requests import absent_claims, build_task_request, result_payload
 from .synchronizer import ConstellationModificationSynchronizer
 
 log = logging.getLogger("starweave.galaxy.orchestrator")
@@ -367,6 +367,15 @@ class TaskConstellationOrchestrator:
                 c.constellation_id,
             )
             return
+        claims = absent_claims(task, result) if result.status == "completed" else []
+        if claims:
+            # Checked against the world before any dependant starts: the device says it made a
+            # file the task asked for, and its workspace never held it.
+            result.status = "failed"
+            result.error = (
+                f"the device's answer names {', '.join(claims)}, which the task asks for, but its "
+                "workspace never held it"
+            )
         success = result.status == "completed"
         newly = c.mark_task_completed(
             task_id,

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from starweave.agents.common import PREREQUISITE_RESULTS_HEADER
+from starweave.agents.linux.world import evidence_text
 from starweave.galaxy.constellation import TaskConstellation, TaskStar, TaskStatus
 from starweave.galaxy.types import ExecutionResult
 
@@ -65,6 +66,25 @@ def result_text(result: Any, limit: int = MAX_RESULT_CHARS) -> str:
     return text
 
 
+def workspace_text(result: Any) -> str:
+    """What the device's workspace held after the task, read there after the run (its session's
+    ``files`` and ``absent``; see ``world.evidence_text``), as one line; "" when the device reported
+    none. This, not the device agent's own account, is what a reader can rely on."""
+    text = evidence_text(result_payload(result))
+    return f"[{text}]" if text else ""
+
+
+def absent_claims(task: TaskStar, result: Any) -> list[str]:
+    """The files the task's description names that the device's answer names too, but that its
+    workspace never held (neither before the task nor after): a claim the world contradicts."""
+    payload = result_payload(result)
+    if not isinstance(payload, dict):
+        return []
+    absent = [str(n) for n in payload.get("absent") or []]
+    description = task.to_request_string()
+    return [n for n in absent if n in description]
+
+
 def _predecessors(task: TaskStar, constellation: TaskConstellation) -> list[TaskStar]:
     seen: dict[str, TaskStar] = {}
     for line in constellation.get_task_dependencies(task.task_id):
@@ -88,6 +108,8 @@ def build_task_request(
     for source in _predecessors(task, constellation):
         if source.status is TaskStatus.COMPLETED:
             body = result_text(source.result, max_result_chars)
+            seen = workspace_text(source.result)
+            body = f"{body} {seen}" if seen else body
         elif source.status is TaskStatus.FAILED:
             body = f"(failed: {source.error})"
         else:

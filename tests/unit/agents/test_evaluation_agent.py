@@ -115,6 +115,20 @@ async def test_evaluate_makes_one_schema_call_with_request_outcome_and_trajector
     assert "yes|no|unsure" in calls[0]["messages"][0]["content"]
 
 
+def test_the_judge_reads_what_the_workspace_holds_not_only_the_claim() -> None:
+    agent = EvaluationAgent(llm=None)
+    files = [{"path": "out.txt", "change": "new", "kind": "f", "size": 12, "head": "wc -l a.txt\n"}]
+    outcome = {"status": "FINISH", "result": "Wrote the count into out.txt.", "files": files, "absent": []}
+    user = agent.message_constructor("count the lines of a.txt into out.txt", "(steps)", outcome)[1][
+        "content"
+    ]
+    shown = 'the workspace after the run: out.txt (new, holds "wc -l a.txt")'
+    assert f"Workspace after the run (read there, not claimed): {shown}" in user
+    # a run that reported no evidence says so rather than inventing any
+    bare = agent.message_constructor("x", "(steps)", {"status": "FINISH"})[1]["content"]
+    assert "Workspace after the run (read there, not claimed): (not read)" in bare
+
+
 def test_rendering_a_step_leaves_its_record_unchanged() -> None:
     action = [{"function": "click_input", "arguments": {"id": "3"}}]
     record = {"step": 1, "action": action, "function_name": "select_app", "function_arguments": {"id": "1"}}

@@ -135,7 +135,8 @@ async def test_host_assigns_third_party_linux_agent(context: Context, desk: Any,
         "application": "LinuxAgent",
         "subtask": "list files",
         "status": "FINISH",
-        "result": "a b",
+        # an answer that quotes nothing of the output it rests on gets that output
+        "result": "a b\nOutput:\nran ls",
     }
     assert context.get(ContextNames.LLM_CALLS) == 4
     assert agent.appagent_dict["LinuxAgent"].blackboard is agent.blackboard

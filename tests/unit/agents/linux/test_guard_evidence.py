@@ -56,7 +56,7 @@ def test_every_linux_guard_states_one_principle_in_one_line() -> None:
 
     table = linux_guards()
     names = [g.name for g in table.guards]
-    assert len(set(names)) == len(names) == 8
+    assert len(set(names)) == len(names) == 9
     for guard in table.guards:
         assert (
             "\n" not in guard.principle and 20 < len(guard.principle) < 110 and guard.principle.endswith(".")
@@ -73,3 +73,12 @@ def test_guards_on_and_off_read_from_yaml_and_the_environment() -> None:
     assert SystemConfig.model_validate(yaml.safe_load("GUARDS: on")).guards is True
     assert SystemConfig.model_validate({"GUARDS": "off"}).guards is False  # an environment variable
     assert SystemConfig.model_validate({}).guards is True
+
+
+def test_a_result_quotes_its_output_by_a_line_a_number_or_a_file_name() -> None:
+    from starweave.agents.linux.guards import quotes_any
+
+    assert quotes_any("huge.bin is the largest.", "huge.bin\nsmall.bin")
+    assert quotes_any("data/names.txt has 37 lines.", "37 data/names.txt")
+    assert not quotes_any("The files are found.", "dir1/file.c\ndir2/b.c")
+    assert not quotes_any("Removed the last 3 characters of 987654321.", "987654")  # not inside a number

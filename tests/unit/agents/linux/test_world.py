@@ -98,3 +98,40 @@ def test_a_file_is_news_when_some_line_of_it_was_never_typed_or_read() -> None:
     # a head cut in the middle of a line: that partial line is not asked for
     cut = "seen line\n" + "x" * (HEAD_BYTES - 10)
     assert not needs_a_look(Head(cut), "seen line")
+
+
+def test_the_files_an_answer_names_and_those_that_were_never_there(tmp_path: Path) -> None:
+    from starweave.agents.linux.world import absent_names, file_names
+
+    text = "Wrote 42 to out.txt and data/a.csv; see ./r.md, /etc/x.conf, ~/n.txt, v1.2 and old.log"
+    assert file_names(text) == ["out.txt", "data/a.csv", "r.md", "old.log"]
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.csv").write_text("a\n")
+    (tmp_path / "old.log").write_text("x\n")
+    before = _listing(tmp_path)
+    (tmp_path / "old.log").unlink()  # removed by the run: it was there
+    (tmp_path / "r.md").write_text("r\n")
+    assert absent_names(text, before, _listing(tmp_path)) == ["out.txt"]
+
+
+def test_the_evidence_reads_as_one_line_of_what_the_files_hold() -> None:
+    from starweave.agents.linux.orientation import Entry
+    from starweave.agents.linux.world import Change, Head, changes_report, evidence_text
+
+    found = [
+        Change("new", Entry("f", 3, "1", "out.txt")),
+        Change("new", Entry("f", 0, "1", "empty.txt")),
+        Change("moved", Entry("f", 5, "1", "b/x.png"), "a/x.png"),
+        Change("removed", Entry("f", 1, "1", "gone.tmp")),
+    ]
+    report = changes_report(found, {"out.txt": Head("wc -l a.txt\n"), "empty.txt": Head("")})
+    assert report[0] == {"path": "out.txt", "change": "new", "kind": "f", "size": 3, "head": "wc -l a.txt\n"}
+    assert report[2]["from"] == "a/x.png" and "head" not in report[3]
+    text = evidence_text({"files": report, "absent": ["result.txt"]})
+    assert text == (
+        'the workspace after the run: out.txt (new, holds "wc -l a.txt"); empty.txt (new, empty); '
+        "b/x.png (moved from a/x.png); gone.tmp (removed); named but never there: result.txt"
+    )
+    assert evidence_text({"result": "no evidence"}) == "" and evidence_text({"files": []}).endswith(
+        "no file changed"
+    )
