@@ -141,6 +141,10 @@ async def test_a_quiet_non_zero_exit_is_an_answer_not_an_error(tmp_path: Path) -
     answers = [answer("grep ERROR app.log"), answer(None, "FINISH", result="app.log has no ERROR line.")]
     result = await run(tmp_path, answers, request="Does app.log have an ERROR line?")
     assert result["status"] == "FINISH" and result["steps"] == 2
+    # the model was shown the exit code as a result, with the usual cue, not "That failed"
+    seen = prompts(tmp_path)[1][-1]["content"]
+    assert "exit code 1" in seen and "That failed" not in seen and "reply FINISH" in seen
+    assert "The folder where the next command starts" not in seen  # nothing was missing
 
 
 async def test_a_confirmed_finishing_call_that_fails_goes_on(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from starweave.agent import ProcessingContext, provides
 from starweave.agent.processor import PhaseStrategies
 from starweave.agents.common import ConfirmedActionStrategy, confirm_strategies
-from starweave.agents.linux.feedback import results_failed, step_output
+from starweave.agents.linux.feedback import step_output
+from starweave.agents.linux.guards import failed_with_error
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.strategies import PendingAction, run_action, settle
@@ -55,7 +56,7 @@ class LinuxConfirmedActionStrategy(ConfirmedActionStrategy):
             "output": output,
             "status": status,
             "results": [r.model_dump(mode="json") for r in results],
-            "failed": results_failed(results),
+            "failed": bool(failed_with_error(results)),
         }
         agent.guard_state.end_step()
         data = {"results": results, "call": held.step.call, "note": note, "result": result, "output": output}

@@ -41,6 +41,7 @@ from starweave.agents.linux.guards import (
     WORLD,
     LinuxStep,
     call_signature,
+    failed_with_error,
     quotes_any,
     remember_call,
     repeats_a_call,
@@ -248,7 +249,7 @@ class LinuxActionExecutionStrategy(BaseProcessingStrategy):
         surroundings = ""
         tools: list[dict[str, Any]] = context.get_global(ContextNames.TOOL_INFO) or []
         if (
-            results_failed(outcome.results)
+            failed_with_error(outcome.results)
             and outcome.status == LinuxAgentStatus.CONTINUE.value
             and has_shell(tools)
         ):
@@ -358,7 +359,9 @@ class LinuxMemoryUpdateStrategy(BaseProcessingStrategy):
                 "status": local.status or parsed.status,
                 "result": local.result or "",
                 "output": output,
-                "failed": results_failed(results),
+                # A quiet non-zero exit (grep finding nothing, a loop's last test) is an answer: only
+                # a call that failed with an error gets the "that failed" cue.
+                "failed": bool(failed_with_error(results)),
                 "response": parsed.model_dump(include={"observation", "thought", "action", "result"}),
                 # The model's own text comes back in the next prompts (see prompter.answer_text).
                 "answer_text": local.response_text or "",

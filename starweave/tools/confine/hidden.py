@@ -215,15 +215,11 @@ def candidate_paths(homes: list[str] | None = None, near: list[str] | None = Non
 
 
 def hidden_paths(exempt: list[str], homes: list[str] | None = None) -> list[HiddenPath]:
-    """:func:`find_hidden_paths`, asked again for every command (a few milliseconds: the machine
-    scan lists only the folders that changed), so a secret made a moment ago is hidden too."""
-    return find_hidden_paths(exempt, homes)
-
-
-def find_hidden_paths(exempt: list[str], homes: list[str] | None = None) -> list[HiddenPath]:
-    """The existing secret paths, outermost first, none inside an ``exempt`` root (the workspace
-    and the read roots, around which secrets are searched too); a secret folder that holds an
-    exempt root is still listed (the caller binds the root back)."""
+    """The existing secret paths, outermost first, none inside an ``exempt`` root (the workspace and
+    the read roots, around which secrets are searched too); a secret folder that holds an exempt root
+    is still listed (the caller binds the root back). Asked again for every command: a few
+    milliseconds, as the machine scan lists only the folders that changed, so a secret made a moment
+    ago is hidden too."""
     result: dict[str, HiddenPath] = {}
     for path in candidate_paths(homes, near=[os.path.realpath(r) for r in exempt]):
         if os.path.islink(path) or not os.path.lexists(path):

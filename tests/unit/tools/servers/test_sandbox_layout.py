@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from starweave.config.models import ShellConfig
-from starweave.tools.confine.hidden import HiddenPath, candidate_paths, find_hidden_paths, hidden_paths
+from starweave.tools.confine.hidden import HiddenPath, candidate_paths, hidden_paths
 from starweave.tools.confine.paths import is_within
 from starweave.tools.sandbox import landlock
 from starweave.tools.sandbox.bwrap import BwrapLayout, bwrap_argv, filesystem_args, namespace_args
@@ -225,7 +225,7 @@ def test_secrets_next_to_the_workspace_are_hidden_but_not_those_inside(tmp_path:
         (out.parent / ".aws").mkdir()
         for path in (project / ".env", out / "deploy.pem", ws / ".env", project / "a.txt"):
             path.write_text("secret")
-        found = {h.path for h in find_hidden_paths([str(ws)], homes=[])}
+        found = {h.path for h in hidden_paths([str(ws)], homes=[])}
         assert {str(project / ".env"), str(out / "deploy.pem"), str(out.parent / ".aws")} <= found
         assert str(ws / ".env") not in found and str(project / "a.txt") not in found
     finally:
