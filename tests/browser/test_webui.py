@@ -53,7 +53,10 @@ PLAN = {
 DEVICE_RESULT = "wrote hello.txt"
 # Each device task waits a moment (a real command) before it finishes, so the page can be seen
 # (and photographed) while tasks run.
-DEVICE_STEPS = [answer("sleep 1.5", thought="take a moment"), answer(None, "FINISH", DEVICE_RESULT)]
+DEVICE_STEPS = [
+    answer("sleep 1.5; echo hello > hello.txt", thought="take a moment"),
+    answer(None, "FINISH", DEVICE_RESULT),
+]
 # The reference's colours, as the page's stylesheet draws each node's border.
 GRAY, BLUE, GREEN = "rgb(138, 143, 168)", "rgb(47, 140, 255)", "rgb(46, 204, 113)"
 
