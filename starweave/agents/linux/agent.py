@@ -10,7 +10,7 @@ from starweave.agent import AgentRegistry, BasicAgent
 from starweave.agent.blackboard import QUESTIONS_HEADER, Blackboard
 from starweave.agent.guards import GuardState
 from starweave.agents.common import Asker, ask_questions
-from starweave.agents.linux.guards import SKIP, WORLD, linux_guards
+from starweave.agents.linux.guards import CALLS, SKIP, WORLD, WORLD_END, linux_guards
 from starweave.agents.linux.orientation import Listing
 from starweave.agents.linux.processor import LinuxAgentProcessor
 from starweave.agents.linux.prompter import LinuxAgentPrompter
@@ -122,7 +122,11 @@ class LinuxAgent(BasicAgent):
             return None
         latest = self.memory.get_latest_item()
         answer = str(latest.get_value("result") or "") if latest is not None else ""
-        return await run_evidence(dispatcher, before, str(self.guard_state.facts.get(SKIP) or ""), answer)
+        # The FINISH check's look stands when no command ran after it.
+        calls, end = self.guard_state.facts.get(WORLD_END) or (-1, None)
+        fresh = end if calls == self.guard_state.counts[CALLS] else None
+        skip = str(self.guard_state.facts.get(SKIP) or "")
+        return await run_evidence(dispatcher, before, skip, answer, fresh)
 
     async def ask_user(self) -> None:
         """PENDING: ask the question of the last step (its result); the pair goes on the Blackboard."""

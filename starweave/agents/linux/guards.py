@@ -32,13 +32,12 @@ from starweave.agents.linux.orientation import Listing
 from starweave.agents.linux.response import LinuxAgentStatus
 from starweave.agents.linux.world import (
     MAX_CHANGES,
+    WorldEnd,
     absent_names,
     change_text,
-    changes,
     needs_a_look,
-    read_heads,
+    read_end,
     snapshot,
-    twins_of,
 )
 from starweave.commands import Result
 
@@ -49,6 +48,10 @@ CONTINUE, FINISH, FAIL = (
 )
 #: Facts the guards share in the request's GuardState.
 LAST_CALL, LAST_OK, WORLD, WORLD_SHOWN, SKIP = "last_call", "last_ok", "world", "world_shown", "skip"
+#: The workspace as a FINISH check last read it, with the number of calls run by then (the run's
+#: evidence reuses it when no call ran since).
+WORLD_END = "world_end"
+CALLS = "calls"
 
 # A number (1, 24, 3.5, 1,024) not glued to letters or other digits, and a file-like name: a stem,
 # a dot and an extension of 2-8 characters starting with a letter (a.txt, notes.md, data.tar.gz).
@@ -87,6 +90,7 @@ class LinuxStep:
     skip: str = ""
     signature: str = field(init=False)
     _after: Listing | None = field(default=None, init=False, repr=False)
+    _end: WorldEnd | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.signature = call_signature(self.function, self.arguments)
@@ -101,6 +105,14 @@ class LinuxStep:
         if self._after is None:
             self._after = await snapshot(self.dispatcher, self.skip, before.root)
         return self._after
+
+    async def world_end(self, before: Listing, after: Listing, state: GuardState) -> WorldEnd:
+        """The changes since ``before`` with their files' heads (read once per step); kept in
+        ``state`` for the run's evidence."""
+        if self._end is None:
+            self._end = await read_end(self.dispatcher, before, after)
+            state.facts[WORLD_END] = (state.counts[CALLS], self._end)
+        return self._end
 
     def earlier(self) -> list[MemoryItem]:
         """The earlier steps of this request."""
@@ -173,8 +185,9 @@ def seen_text(step: LinuxStep) -> str:
     parts = [step.request]
     for item in step.memory:
         action = item.get_value("action")
-        parts.extend(_typed(action.get("arguments") if isinstance(action, dict) else None))
-        parts.append(str(item.get_value("call") or ""))
+        # The arguments as typed; the rendered call only where they are not kept (it escapes quotes).
+        typed = _typed(action.get("arguments") if isinstance(action, dict) else None)
+        parts.extend(typed or [str(item.get_value("call") or "")])
         parts.append(str(item.get_value("output") or ""))
     parts.extend(_typed(step.arguments))
     if step.results:
@@ -333,18 +346,12 @@ class Checked:
         world = await _finish_world(step, state)
         if world is None:
             return ALLOW
-        before, after = world
-        found = changes(before, after)
+        end = await step.world_end(*world, state)
+        found, heads = end.found, end.heads
         key = repr([(c.what, c.entry) for c in found])
         if not found or state.facts.get(WORLD_SHOWN) == key:
             return ALLOW
-        files = [c for c in found if c.what in ("new", "changed") and c.entry.kind == "f"][:MAX_CHANGES]
-        heads = await read_heads(
-            step.dispatcher,
-            before.root,
-            [c.entry.path for c in files],
-            twins_of(after, [c for c in found if c.what in ("new", "changed")]),
-        )
+        files = end.changed_files()[:MAX_CHANGES]
         # What the model typed (a call's text) or read (an output, the request) it knows already.
         seen = seen_text(step)
         if not any(needs_a_look(heads.get(c.entry.path), seen) for c in files):
@@ -384,6 +391,7 @@ def remember_call(state: GuardState, signature: str, results: list[Result]) -> N
     failed = not results or results_failed(results)
     state.facts[LAST_CALL] = signature
     state.facts[LAST_OK] = not failed
+    state.bump(CALLS)
     if failed:
         state.bump(failed_key(signature))
 

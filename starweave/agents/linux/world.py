@@ -240,19 +240,49 @@ def changes_report(found: list[Change], heads: dict[str, Head]) -> list[dict[str
     return report
 
 
-async def run_evidence(dispatcher: Any, before: Listing, skip: str, answer: str) -> dict[str, Any] | None:
-    """What the workspace says about a finished run: the changes (``files``) and the files the
-    answer names that were never there (``absent``); None when the workspace could not be read."""
-    after = await snapshot(dispatcher, skip, before.root)
-    if after is None:
-        return None
+@dataclass(frozen=True)
+class WorldEnd:
+    """The workspace as a run leaves it: listed again (``after``), its changes since the first
+    listing (``found``) and the first bytes of the files among them (``heads``)."""
+
+    after: Listing
+    found: list[Change]
+    heads: dict[str, Head]
+
+    def changed_files(self) -> list[Change]:
+        """The files the run made or changed, in listing order."""
+        return changed_files(self.found)
+
+
+def changed_files(found: list[Change]) -> list[Change]:
+    """The files among ``found`` that were made or changed (not folders, not removed)."""
+    return [c for c in found if c.what in ("new", "changed") and c.entry.kind == "f"]
+
+
+async def read_end(dispatcher: Any, before: Listing, after: Listing) -> WorldEnd:
+    """Compare ``after`` with ``before`` and read the heads of the files changed (one look serves
+    the FINISH check and the run's evidence)."""
     found = changes(before, after)
-    files = [c for c in found if c.what in ("new", "changed") and c.entry.kind == "f"][:MAX_REPORTED]
+    files = changed_files(found)[:MAX_REPORTED]
     heads = await read_heads(dispatcher, before.root, [c.entry.path for c in files], twins_of(after, files))
+    return WorldEnd(after, found, heads)
+
+
+async def run_evidence(
+    dispatcher: Any, before: Listing, skip: str, answer: str, end: WorldEnd | None = None
+) -> dict[str, Any] | None:
+    """What the workspace says about a finished run: the changes (``files``) and the files the
+    answer names that were never there (``absent``); None when the workspace could not be read.
+    ``end`` is a look already taken after the run's last command (it is listed again otherwise)."""
+    if end is None:
+        after = await snapshot(dispatcher, skip, before.root)
+        if after is None:
+            return None
+        end = await read_end(dispatcher, before, after)
     return {
-        "files": changes_report(found, heads),
-        "absent": absent_names(answer, before, after),
-        "complete": before.complete and after.complete,
+        "files": changes_report(end.found, end.heads),
+        "absent": absent_names(answer, before, end.after),
+        "complete": before.complete and end.after.complete,
     }
 
 

@@ -161,23 +161,24 @@ async def test_the_example_loop_does_what_its_answer_says(tmp_path: Path, kind: 
     [(index, loop)] = [(i, a) for i, a in answers if is_loop(a)]
     command = loop["action"]["arguments"]["command"]
     ws = tmp_path / "ws"
-    (ws / "notes").mkdir(parents=True)
-    for name in ("a.txt", "b.txt"):
-        (ws / "notes" / name).write_text(name)
-    (ws / "top.txt").write_text("top")  # not in the folder the request names
+    (ws / "data").mkdir(parents=True)
+    for name in ("a", "b"):
+        (ws / "data" / f"{name}.csv").write_text(f"{name},head\n1,2\n")
+    (ws / "top.csv").write_text("top\n")  # not in the folder the request names
     session = session_for(kind, ws)
     value = await run(session, command)  # real bash in the sandbox, as execute_command runs it
-    assert sorted(p.name for p in (ws / "notes").iterdir()) == ["a.md", "b.md"]
-    assert (ws / "notes" / "a.md").read_text() == "a.txt" and (ws / "top.txt").exists()
+    assert sorted(p.name for p in (ws / "data").iterdir()) == ["a.csv", "a.head", "b.csv", "b.head"]
+    assert (ws / "data" / "a.head").read_text() == "a,head\n" and not (ws / "top.head").exists()
     # the output the example shows is what the model really sees of that call
     shown = describe_result(Result(status=ResultStatus.SUCCESS, result=value))
     assert lines[index + 1] == f"Output: {' '.join(shown.split())}"
-    # only the .txt files change
-    (ws / "notes" / "c.txt").write_text("c")
-    (ws / "notes" / "keep.csv").write_text("k")
+    # only the .csv files get one
+    (ws / "data" / "c.csv").write_text("c\n")
+    (ws / "data" / "keep.txt").write_text("k")
     again = await run(session, command)
     assert again["exit_code"] == 0, again
-    assert sorted(p.name for p in (ws / "notes").iterdir()) == ["a.md", "b.md", "c.md", "keep.csv"]
+    made = sorted(p.name for p in (ws / "data").iterdir() if p.suffix == ".head")
+    assert made == ["a.head", "b.head", "c.head"]
 
 
 def test_system_prompt_is_the_same_for_every_request() -> None:

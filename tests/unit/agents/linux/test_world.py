@@ -14,8 +14,12 @@ from starweave.agents.linux.world import (
     heads_command,
     needs_a_look,
     parse_heads,
+    read_end,
+    run_evidence,
+    snapshot,
     twins_of,
 )
+from starweave.commands import Command, Result, ResultStatus
 
 
 def _bash(line: str, cwd: Path) -> str:
@@ -135,3 +139,43 @@ def test_the_evidence_reads_as_one_line_of_what_the_files_hold() -> None:
     assert evidence_text({"result": "no evidence"}) == "" and evidence_text({"files": []}).endswith(
         "no file changed"
     )
+
+
+class _LocalShell:
+    """A dispatcher whose shell is bash in ``folder``, counting the calls it runs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.calls = 0
+
+    async def execute_commands(self, commands: list[Command], timeout: float = 0) -> list[Result]:  # noqa: ASYNC109
+        self.calls += len(commands)
+        return [
+            Result(
+                status=ResultStatus.SUCCESS,
+                result={"stdout": _bash(str(c.parameters["command"]), self.folder)},
+            )
+            for c in commands
+        ]
+
+
+async def test_one_look_at_the_end_serves_the_finish_check_and_the_evidence(tmp_path: Path) -> None:
+    (tmp_path / "old.txt").write_text("old\n")
+    shell = _LocalShell(tmp_path)
+    before = await snapshot(shell, "", str(tmp_path))
+    assert before is not None
+    (tmp_path / "made.txt").write_text("made here\n")
+    after = await snapshot(shell, "", str(tmp_path))
+    assert after is not None
+    end = await read_end(shell, before, after)
+    assert [c.entry.path for c in end.changed_files()] == ["made.txt"]
+    assert end.heads["made.txt"].text == "made here\n"
+    looked = shell.calls
+    kept = await run_evidence(shell, before, "", "Wrote made.txt and gone.txt.", end)
+    assert shell.calls == looked  # the FINISH's look is reused: nothing is listed or read again
+    again = await run_evidence(shell, before, "", "Wrote made.txt and gone.txt.")
+    assert shell.calls > looked and kept == again
+    assert kept is not None and kept["absent"] == ["gone.txt"]
+    assert kept["files"] == [
+        {"path": "made.txt", "change": "new", "kind": "f", "size": 10, "head": "made here\n"}
+    ]
