@@ -11,7 +11,9 @@ A guard looks at one step and returns a :class:`Verdict`:
   once only: the model may insist (a refusal never follows a refusal), and a request gets at most
   ``GuardTable.max_refusals`` of them, so a guard costs a step or two, never a loop;
 * ``stop``: the request ends as failed, with the note as the reason (for loops that would
-  otherwise run to the step cap).
+  otherwise run to the step cap);
+* ``finish``: the request ends as done, with the note as its result (for a loop over work that is
+  already done and stands: going round again would change nothing).
 
 Each agent has one :class:`GuardTable`; its processor runs it at one point of the step, the action
 phase, through :meth:`GuardTable.judge` (on the proposed step before its call runs, and on a FINISH
@@ -43,6 +45,7 @@ class Decision(StrEnum):
     ALLOW = "allow"
     REFUSE = "refuse"
     STOP = "stop"
+    FINISH = "finish"
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,11 @@ def refuse(note: str) -> Verdict:
 def stop(note: str) -> Verdict:
     """A stop with ``note`` (the table fills in the guard's name)."""
     return Verdict(Decision.STOP, note)
+
+
+def finish(note: str) -> Verdict:
+    """An end as done with ``note`` as the result (the table fills in the guard's name)."""
+    return Verdict(Decision.FINISH, note)
 
 
 @dataclass
@@ -121,7 +129,8 @@ class Guard(Protocol[StepT]):
 @dataclass
 class GuardTable(Generic[TableStepT]):
     """An agent's guards, in the order they are asked. The first verdict that is not ``allow``
-    decides; a refusal the model may overrule (see the module docstring) counts as ``allow``."""
+    decides (``stop`` and ``finish`` always); a refusal the model may overrule (see the module
+    docstring) counts as ``allow``."""
 
     guards: Sequence[Guard[TableStepT]]
     enabled: bool = True
@@ -140,8 +149,8 @@ class GuardTable(Generic[TableStepT]):
             if verdict.decision is Decision.ALLOW:
                 continue
             verdict = Verdict(verdict.decision, verdict.note, guard.name)
-            if verdict.decision is Decision.STOP:
-                return verdict
+            if verdict.decision is not Decision.REFUSE:
+                return verdict  # stop or finish: final
             if state.refused_last or state.refusals >= self.max_refusals:
                 continue  # the model insists, or has been refused enough for this request
             state.refusals += 1

@@ -174,6 +174,7 @@ def make_host_agent(
             include_last_screenshot=config.system.include_last_screenshot,
         ),
         retriever=retriever_of(config.system),
+        guards=config.system.guards,
     )
     if not isinstance(agent, HostAgent):
         raise ConfigError(f"agent 'host' is registered as {type(agent).__name__}, not HostAgent")

@@ -173,6 +173,7 @@ def make_mobile_agent(
         confirmer=console_confirmer(view),
         auto_approve=auto_approve,
         is_visual=config.agent_llm(AGENT_NAME).visual_mode,
+        guards=config.system.guards,
     )
     if not isinstance(agent, MobileAgent):
         raise ConfigError(f"agent {AGENT_NAME!r} is registered as {type(agent).__name__}, not MobileAgent")

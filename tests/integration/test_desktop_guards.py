@@ -226,3 +226,29 @@ async def test_a_finish_with_the_text_not_written_or_the_file_not_saved_is_refus
         assert steps[2]["output"].startswith("FINISH refused: ")
         assert "hello.txt has unsaved changes: save it with save_file" in steps[2]["output"]
         assert result["subtasks"][0]["result"] == "Saved 'hello desktop' as hello.txt"
+
+
+async def test_with_guards_off_the_host_takes_a_bare_finish_and_a_repeated_subtask(
+    tmp_path: Path,
+    calculator: LaunchedApp,
+    desktop_backend: LinuxDesktopBackend,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STARWEAVE_SYSTEM__GUARDS", "off")
+    async with asyncio.timeout(TIMEOUT):
+        window, name, xid = await launched_window(desktop_backend, "gnome-calculator")
+        display = (await control_labels(desktop_backend, xid))[("Edit", "")]
+        answers = [
+            select(window, name, SUBTASK),
+            app("FINISH", call("texts", name="", id=display), result="The calculation is done."),
+            select(window, name, SUBTASK),  # with the guards on: refused, then the round ends
+            app("FINISH", call("texts", name="", id=display), result="The calculation is done."),
+            host("FINISH", result="12 + 30 = 42"),
+        ]
+        result = await run_host(tmp_path, answers)
+        assert result["status"] == "FINISH", result
+        assert [s["status"] for s in result["subtasks"]] == ["FINISH", "FINISH"]
+        assert result["llm_calls"] == 5
+        (tmp_path / "bare").mkdir()
+        bare = await run_host(tmp_path / "bare", [host("FINISH", result="12 + 30 = 42")])
+        assert bare["status"] == "FINISH" and bare["llm_calls"] == 1  # not refused as unbacked

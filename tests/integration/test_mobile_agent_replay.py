@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.android_sim import NOTES, SimulatedPhone
 from helpers.android_sim import android_phone as android_phone
 from helpers.evaluation import verdict
@@ -151,3 +152,24 @@ async def test_a_repeated_launch_is_redrawn_then_refused_then_fails(
     assert [m["role"] for m in prompts[1]] == ["system", "user", "assistant", "user"]
     assert json.loads(prompts[1][2]["content"])["action"]["function"] == "launch_app"
     assert "[Current Screen Controls]" in prompts[1][1]["content"]
+
+
+async def test_with_guards_off_a_repeat_runs_but_a_sensitive_action_still_asks(
+    tmp_path: Path, android_phone: SimulatedPhone, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STARWEAVE_SYSTEM__GUARDS", "off")
+    android_phone.update(notes=["keep me"])
+    launch = mobile_answer("launch_app", {"package_name": NOTES})
+    delete = mobile_answer("click_control", {"control_id": "4", "control_name": "Delete"})
+    # no redraw and no refusal: the repeated launch runs, and the model's own answers decide
+    result = await run_mobile(
+        tmp_path, [launch, launch, delete], phone_options(android_phone), "delete my notes"
+    )
+    launched = f"shell monkey -p {NOTES} -c android.intent.category.LAUNCHER 1"
+    assert [a for a in actions(android_phone) if a == launched] == [launched, launched]
+    assert not any(
+        "Not run again" in s["note"] for s in read_jsonl(tmp_path / "logs" / "run1" / "response.log")
+    )
+    # the CONFIRM check is no guard: the delete was asked about, refused and not run
+    assert result["asked"] == ["click_control(control_id='4', control_name='Delete')"]
+    assert android_phone.state()["notes"] == ["keep me"] and result["status"] == "FAIL"

@@ -18,6 +18,7 @@ from mcp import Client
 
 from starweave.config.models import ShellConfig
 from starweave.tools.mcp_manager import default_registry
+from starweave.tools.mobile import Adb
 from starweave.tools.servers.mobile import (
     MobileRegistry,
     MobileServerState,
@@ -182,6 +183,19 @@ async def test_failed_adb_gives_the_error_shapes(android_phone: SimulatedPhone) 
         }
         controls = await data.call_tool("get_app_window_controls_target_info", {})
         assert controls.is_error and "device offline" in controls.content[0].text
+
+
+async def test_the_device_state_comes_from_adbs_device_list(android_phone: SimulatedPhone) -> None:
+    state = MobileServerState(android_phone.adb_client())
+    async with Client(create_data_collector_server(state)) as data:
+        assert _data(await data.call_tool("get_device_state", {})) == {"success": True, "state": "device"}
+        android_phone.update(adb_state="unauthorized")
+        assert _data(await data.call_tool("get_device_state", {}))["state"] == "unauthorized"
+        android_phone.set_online(False)
+        assert _data(await data.call_tool("get_device_state", {}))["state"] == "absent"
+    missing = MobileServerState(Adb(str(android_phone.folder / "no-adb"), android_phone.serial))
+    async with Client(create_data_collector_server(missing)) as data:
+        assert _data(await data.call_tool("get_device_state", {}))["state"] == "no_adb"
 
 
 async def test_local_registration_drives_the_bound_phone(android_phone: SimulatedPhone) -> None:

@@ -7,15 +7,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from starweave.agent import AgentFactory, AgentRegistry, BasicAgent, Context, ContextNames
-from starweave.agents.app.agent import AppAgent
+from starweave.agent.guards import GuardState
+from starweave.agents.app.agent import AppAgent, SubtaskOutcome
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools, run_one
 from starweave.agents.app.prompter import blackboard_text
 from starweave.agents.app.safety import Confirmer
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.common import Asker, ask_questions
+from starweave.agents.host.guards import host_guards
 from starweave.agents.host.processor import HostAgentProcessor
 from starweave.agents.host.prompter import HostAgentPrompter, host_steps_text
-from starweave.agents.host.repeats import Verdict, repeat_verdict, same_subtask, third_party_outcomes
+from starweave.agents.host.repeats import third_party_outcomes
 from starweave.agents.host.response import SELECT_APPLICATION_COMMAND, HostAgentResponse, HostAgentStatus
 from starweave.agents.host.states import HostAgentStateManager
 from starweave.agents.host.targets import TargetInfo, TargetKind
@@ -80,7 +82,8 @@ class HostAgent(BasicAgent):
     ``asker`` (PENDING), ``action_sequence`` (speculative multi-action for the AppAgents),
     ``annotator`` and ``view``. What the models see is given at construction: ``is_visual`` (the
     host's model), ``app_visual`` (the AppAgents') and ``visual`` (their screenshot options), and
-    the ``retriever`` of help documents and examples (rag.yaml), shared with its sub-agents.
+    the ``retriever`` of help documents and examples (rag.yaml), shared with its sub-agents, and
+    whether its guards are on (``guards``, from ``GUARDS`` in system.yaml).
     """
 
     state_manager_cls: ClassVar[type[HostAgentStateManager]] = HostAgentStateManager
@@ -102,6 +105,7 @@ class HostAgent(BasicAgent):
         app_visual: bool = False,
         visual: VisualOptions | None = None,
         retriever: Retriever | None = None,
+        guards: bool = True,
     ) -> None:
         super().__init__(name, llm=llm)
         self.prompter = self.get_prompter(is_visual, main_prompt, example_prompt)
@@ -131,14 +135,9 @@ class HostAgent(BasicAgent):
         self.history_keys: list[str] = list(DEFAULT_HISTORY_KEYS)
         self.selection: Selection | None = None
         self.held: HeldAction | None = None
-        # Loop guards (repeats.py): the verdict that ended the round instead of a repeated
-        # assignment, and whether a FINISH with nothing behind it was refused already.
-        self.round_verdict: Verdict | None = None
-        self.finish_refused = False
-        # Whether a FINISH with part of the request undone (repeats.uncovered) was refused already.
-        self.partial_refused = False
-        # The subtasks refused once as repeats, per target: the next repeat ends the round.
-        self.warned: dict[str, list[str]] = {}
+        # The guards (guards.py) and what they remember of the current request.
+        self.guard_table = host_guards(guards)
+        self.guard_state = GuardState()
         self.llm_calls = 0
         self._tools: list[dict[str, Any]] | None = None
         # What retrieval found for the request (rag.yaml); its AppAgents retrieve for their subtasks.
@@ -245,26 +244,17 @@ class HostAgent(BasicAgent):
             setattr(agent, option, getattr(self, option))
         return agent
 
-    def repeat_verdict(self, subtask: str, context: Context) -> Verdict | None:
-        """What to do instead of handing ``subtask`` to the selected target again (repeats.py; None:
-        assign it). A repeat refused once is remembered: the next one ends the round."""
+    def target_history(self, context: Context) -> tuple[str, list[SubtaskOutcome]]:
+        """The selected target's name and its earlier subtasks (what the ``repeat`` and ``retry``
+        guards compare a new subtask with); ``("", [])`` when nothing is selected."""
         selection = self.selection
         if selection is None:
-            return None
+            return "", []
         if selection.third_party:
             records = context.get(ContextNames.PREVIOUS_SUBTASKS) or []
-            earlier = third_party_outcomes(records, selection.name)
-            target = selection.name
-        else:
-            app = self.appagent_dict.get(f"{selection.root_name}/{selection.process_name}")
-            if not isinstance(app, AppAgent):
-                return None
-            earlier, target = app.outcomes, selection.root_name
-        warned = any(same_subtask(subtask, w) for w in self.warned.get(target, []))
-        verdict = repeat_verdict(earlier, subtask, target, warned)
-        if verdict is not None and verdict.status == HostAgentStatus.CONTINUE.value:
-            self.warned.setdefault(target, []).append(subtask)
-        return verdict
+            return selection.name, third_party_outcomes(records, selection.name)
+        app = self.appagent_dict.get(f"{selection.root_name}/{selection.process_name}")
+        return selection.root_name, list(app.outcomes) if isinstance(app, AppAgent) else []
 
     def get_active_appagent(self) -> AppAgent | None:
         """The AppAgent the last ASSIGN handed over to (None after a third-party run)."""

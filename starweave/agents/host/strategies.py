@@ -1,9 +1,17 @@
 """The HostAgent's four phase strategies (seed 002 wiring): list the desktop, ask the model, select the
-target (or launch/close an application), remember the step."""
+target (or launch/close an application), remember the step.
+
+The action phase runs the agent's guard table (``guards.py``) at one point: on the step as it would
+take effect, once a selected target would receive the subtask (ASSIGN) and before any other host
+tool runs; then it closes the step (``GuardState.end_step``). A refusal makes the step CONTINUE with
+the note; ``stop`` ends the round as FAIL and ``finish`` as FINISH, with the note as its result.
+A sensitive host tool waits for the user (CONFIRM) whether or not the guards are on.
+"""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from starweave.agent import (
@@ -20,14 +28,15 @@ from starweave.agent import (
     provides,
     record_step,
 )
+from starweave.agent.guards import Decision
 from starweave.agents.app.actions import ActionCommandInfo
 from starweave.agents.app.data_strategies import capture, step_file
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.app.safety import sensitive_reason
 from starweave.agents.app.vision import DESKTOP
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
+from starweave.agents.host.guards import HostStep
 from starweave.agents.host.local import HostProcessorContext
-from starweave.agents.host.repeats import UNBACKED_FINISH_NOTE, unbacked_finish, uncovered, uncovered_note
 from starweave.agents.host.response import (
     SELECT_APPLICATION_COMMAND,
     HostAgentResponse,
@@ -49,6 +58,20 @@ if TYPE_CHECKING:
 
 ANSWER_TOKENS = 900
 _ROUND_END = (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value)
+#: The status a guard's final verdict ends the round with.
+_VERDICT_STATUS = {Decision.STOP: HostAgentStatus.FAIL.value, Decision.FINISH: HostAgentStatus.FINISH.value}
+
+
+@dataclass
+class HostOutcome:
+    """What the action phase settled: the status, a note for the model, the tool's result, the
+    selected target, and whether the note is the round's result (a guard ended the round)."""
+
+    status: str
+    note: str
+    result: Result
+    target: TargetInfo | None = None
+    settled: bool = False
 
 
 @depends_on("command_dispatcher", "log_path", "session_step")
@@ -124,6 +147,7 @@ class HostLLMInteractionStrategy(BaseProcessingStrategy):
         targets = [TargetInfo.model_validate(t) for t in local.target_info_list or []]
         tools = await agent.action_tools(context.global_context)
         desktop_url = local.desktop_screenshot_url or ""
+        agent.guard_state.begin(str(context.get("request") or ""))
         await agent.context_provision(str(context.get("request") or ""))
         messages = agent.message_constructor(
             request=str(context.get("request") or ""),
@@ -186,9 +210,11 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
         local = context.local(HostProcessorContext)
         parsed = present(local.parsed_response, "parsed_response")
         registry = present(local.target_registry, "target_registry")
-        status, note, result, target = await self._run(agent, context, parsed, registry)
-        if status in (HostAgentStatus.FINISH.value, HostAgentStatus.FAIL.value):
-            outcome = note if agent.round_verdict is not None else parsed.result or note
+        settled = await self._run(agent, context, parsed, registry)
+        agent.guard_state.end_step()
+        status, note, result, target = settled.status, settled.note, settled.result, settled.target
+        if status in _ROUND_END:
+            outcome = note if settled.settled else parsed.result or note
             if not outcome and status == HostAgentStatus.FINISH.value:
                 outcome = last_subtask_result(context)
             context.global_context.set(ContextNames.ROUND_RESULT, outcome)
@@ -224,70 +250,66 @@ class HostActionExecutionStrategy(BaseProcessingStrategy):
         context: ProcessingContext,
         parsed: HostAgentResponse,
         registry: TargetRegistry,
-    ) -> tuple[str, str, Result, TargetInfo | None]:
+    ) -> HostOutcome:
         status = parsed.status
         none = Result(status=ResultStatus.NONE)
+        result, target = none, None
         if parsed.function == SELECT_APPLICATION_COMMAND:
             target = registry.get(parsed.arguments.get("id"))
             if target is None:
                 ids = [t.id for t in registry.all()]
                 note = f"No target has id {parsed.arguments.get('id')!r}; the targets are {ids}."
-                return HostAgentStatus.CONTINUE.value, note, _failure(note), None
+                return HostOutcome(HostAgentStatus.CONTINUE.value, note, _failure(note))
             result = await agent.select_target(target, context.global_context)
             if not result.ok:
-                return HostAgentStatus.CONTINUE.value, f"Selecting {target.name} failed.", result, target
+                return HostOutcome(
+                    HostAgentStatus.CONTINUE.value, f"Selecting {target.name} failed.", result, target
+                )
             # A successful selection hands the subtask over, whatever status the model wrote with it.
             if status in (HostAgentStatus.CONTINUE.value, HostAgentStatus.ASSIGN.value):
                 status = HostAgentStatus.ASSIGN.value
-                subtask = parsed.current_subtask or str(context.get_global(ContextNames.REQUEST) or "")
-                verdict = agent.repeat_verdict(subtask, context.global_context)
-                if verdict is not None and verdict.status == HostAgentStatus.CONTINUE.value:
-                    return verdict.status, verdict.result, result, target
-                if verdict is not None:
-                    agent.round_verdict = verdict
-                    return verdict.status, verdict.result, result, target
-            return status, "", result, target
-        if status == HostAgentStatus.ASSIGN.value and agent.selection is None:
+        elif status == HostAgentStatus.ASSIGN.value and agent.selection is None:
             note = "ASSIGN needs a target: call select_application_window with a target id."
-            return HostAgentStatus.CONTINUE.value, note, none, None
-        if (
-            status == HostAgentStatus.FINISH.value
-            and not agent.finish_refused
-            and unbacked_finish(
-                context.get_global(ContextNames.PREVIOUS_SUBTASKS) or [],
-                [a for item in agent.memory.content for a in item.get_value("action") or []],
-                len(agent.blackboard.questions),
-            )
-        ):
-            agent.finish_refused = True
-            return HostAgentStatus.CONTINUE.value, UNBACKED_FINISH_NOTE, none, None
-        if status == HostAgentStatus.FINISH.value and not agent.partial_refused:
-            missing = uncovered(
-                str(context.get_global(ContextNames.REQUEST) or ""),
-                context.get_global(ContextNames.PREVIOUS_SUBTASKS) or [],
-            )
-            if missing:
-                agent.partial_refused = True
-                return HostAgentStatus.CONTINUE.value, uncovered_note(missing), none, None
-        if not parsed.function:
-            return status, "", none, None
+            return HostOutcome(HostAgentStatus.CONTINUE.value, note, none)
+        verdict = await agent.guard_table.judge(host_step(agent, context, parsed, status), agent.guard_state)
+        if verdict.decision is Decision.REFUSE:
+            return HostOutcome(HostAgentStatus.CONTINUE.value, verdict.note, result, target)
+        if verdict.decision in _VERDICT_STATUS:
+            return HostOutcome(_VERDICT_STATUS[verdict.decision], verdict.note, result, target, settled=True)
+        if parsed.function == SELECT_APPLICATION_COMMAND or not parsed.function:
+            return HostOutcome(status, "", result, target)
         reason = sensitive_reason(parsed.function, parsed.arguments)
         if reason is None and status == HostAgentStatus.CONFIRM.value:
             reason = "the model asked for the user's confirmation"
         if reason and agent.safe_guard and not agent.auto_approve:
             agent.hold_for_confirmation(parsed, reason)
-            return (
-                HostAgentStatus.CONFIRM.value,
-                f"Waiting for the user to approve {parsed.call_string()}: {reason}.",
-                none,
-                None,
-            )
+            note = f"Waiting for the user to approve {parsed.call_string()}: {reason}."
+            return HostOutcome(HostAgentStatus.CONFIRM.value, note, none)
         result = await run_one(
             agent.dispatcher(context.global_context), parsed.function, parsed.arguments, "action"
         )
         if status == HostAgentStatus.CONFIRM.value:
             status = HostAgentStatus.CONTINUE.value
-        return status, "", result, None
+        return HostOutcome(status, "", result)
+
+
+def host_step(
+    agent: HostAgent, context: ProcessingContext, parsed: HostAgentResponse, status: str
+) -> HostStep:
+    """What the guards see of the step ``parsed`` proposes, with ``status`` as it would take effect."""
+    request = str(context.get_global(ContextNames.REQUEST) or "")
+    target, earlier = agent.target_history(context.global_context)
+    return HostStep(
+        request=request,
+        status=status,
+        function=parsed.function,
+        subtask=parsed.current_subtask or request,
+        target=target if status == HostAgentStatus.ASSIGN.value else "",
+        earlier=earlier,
+        records=list(context.get_global(ContextNames.PREVIOUS_SUBTASKS) or []),
+        host_actions=[a for item in agent.memory.content for a in item.get_value("action") or []],
+        answers=len(agent.blackboard.questions),
+    )
 
 
 def host_memory(agent: HostAgent, context: ProcessingContext, parsed: HostAgentResponse) -> MemoryItem:

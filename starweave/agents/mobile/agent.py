@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from starweave.agent import AgentRegistry, BasicAgent, Context
+from starweave.agent.guards import GuardState
 from starweave.agents.app.dispatch import list_action_tools
 from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.mobile import tools
+from starweave.agents.mobile.guards import mobile_guards
 from starweave.agents.mobile.local import MobileProcessorContext
 from starweave.agents.mobile.processor import MobileAgentProcessor
 from starweave.agents.mobile.prompter import MobileAgentPrompter
@@ -29,8 +31,9 @@ class MobileAgent(BasicAgent):
     types and launches apps until the request is done.
 
     Whoever creates it passes ``llm``; optionally ``view`` (a console view), ``confirmer`` (asks the
-    user about a sensitive action), ``auto_approve`` (``--yes``) and ``is_visual`` (VISUAL_MODE: the
-    screenshots go to the model).
+    user about a sensitive action), ``auto_approve`` (``--yes``), ``is_visual`` (VISUAL_MODE: the
+    screenshots go to the model) and whether its guards are on (``guards``, from ``GUARDS`` in
+    system.yaml; the CONFIRM check of sensitive actions stays on either way).
     """
 
     state_manager_cls: ClassVar[type[MobileAgentStateManager]] = MobileAgentStateManager
@@ -47,6 +50,7 @@ class MobileAgent(BasicAgent):
         confirmer: Confirmer | None = None,
         auto_approve: bool = False,
         is_visual: bool = False,
+        guards: bool = True,
     ) -> None:
         super().__init__(name, llm=llm)
         self.is_visual = is_visual
@@ -58,9 +62,9 @@ class MobileAgent(BasicAgent):
         self.annotator: SetOfMarkAnnotator | None = SetOfMarkAnnotator()
         #: The calls that succeeded, for the prompt's "[Last Success Actions]".
         self.success_actions: list[str] = []
-        self.idle_steps = 0
-        # The repeat guard (strategies.NO_REPEAT): refused repeats in a row.
-        self.repeats = 0
+        # The guards (guards.py) and what they remember of the current request.
+        self.guard_table = mobile_guards(guards)
+        self.guard_state = GuardState()
         self.pending: PendingMobileAction | None = None
         self._tools: list[dict[str, Any]] | None = None
         self.set_state(self.default_state)

@@ -4,9 +4,11 @@ screen's controls, composed in one ``MobileDataCollectionStrategy``.
 The screenshot is saved as ``action_step{N}.png`` and, with the controls' ids drawn on it, as
 ``action_step{N}_annotated.png``. A text-only model never sees them (the controls come as text), so a
 failed capture is a warning; a failed app or control list is an empty list with a warning, and the
-model is told the screen showed no controls. When adb no longer reaches the phone (no screenshot, and
-the control list failed with "device not found/offline/unauthorized"), the step FAILs the task with
-that reason instead of letting the model act blind until the step limit.
+model is told the screen showed no controls. When adb no longer reaches the phone (no screenshot, the
+control list failed, and ``get_device_state`` reads from adb's device list that the phone is absent,
+offline or unauthorized, or that adb cannot start), the step FAILs the task with that reason instead
+of letting the model act blind until the step limit. The state is read, never the wording of an
+error message.
 
 The controls are read with ``force_refresh`` each step: the server's 5 s cache is for repeated reads
 within a step, and the screen may have changed since the last one (a ``wait``, an app still loading).
@@ -15,7 +17,6 @@ within a step, and the screen may have changed since the last one (a ``wait``, a
 from __future__ import annotations
 
 import logging
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,17 +43,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-#: adb's words for a phone it cannot reach (the simulator and real adb say the same).
-PHONE_GONE = re.compile(
-    r"device '[^']*' not found|no devices/emulators found|device (offline|unauthorized)|adb not found at"
-)
-
-
-def phone_gone(error: str) -> bool:
-    """Whether a tool's ``error`` says adb cannot reach the phone at all."""
-    return bool(PHONE_GONE.search(error))
-
-
 async def collect_logged(
     context: ProcessingContext, tool_name: str, parameters: dict[str, Any] | None = None
 ) -> Result:
@@ -61,6 +51,12 @@ async def collect_logged(
     if not result.ok:
         logger.warning("%s failed: %s", tool_name, result.error)
     return result
+
+
+async def unreachable_state(context: ProcessingContext) -> str:
+    """The phone's state when adb cannot use it (absent, offline, unauthorized, no adb), else ""."""
+    state = tools.device_state(await collect_logged(context, tools.DEVICE_STATE))
+    return state if tools.phone_gone(state) else ""
 
 
 @depends_on("log_path", "session_step")
@@ -130,11 +126,15 @@ class MobileControlsCollectionStrategy(BaseProcessingStrategy):
         started = time.perf_counter()
         result = await collect_logged(context, tools.SCREEN_CONTROLS, {"force_refresh": True})
         local = context.local(MobileProcessorContext)
-        if not result.ok and not local.clean_screenshot_url and phone_gone(result.error or ""):
+        gone = "" if result.ok or local.clean_screenshot_url else await unreachable_state(context)
+        if gone:
             return ProcessingResult(
                 success=False,
                 phase=ProcessingPhase.DATA_COLLECTION,
-                error=f"the phone is no longer reachable (no screenshot, no controls): {result.error}",
+                error=(
+                    f"the phone is no longer reachable (no screenshot, no controls; adb: {gone}): "
+                    f"{result.error}"
+                ),
             )
         controls = tools.controls_of(result)
         clean = local.clean_screenshot_path or ""

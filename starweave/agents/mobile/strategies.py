@@ -5,7 +5,11 @@ action phase runs the call through the command dispatcher: a control action (``c
 ``type_text``) must name a control of this step's list (its ``control_name`` is filled in from the
 list when the model left it out); an action whose control or text says send, delete, pay, install
 or uninstall waits for the user (status CONFIRM, see ``safety``); a failed action turns a FINISH
-into CONTINUE, so the model sees the failure. Two answers in a row without an action end the task.
+into CONTINUE, so the model sees the failure (that is the response format's meaning, not a guard).
+The agent's guard table (``guards.py``) is asked once per step, about the proposed action before it
+runs; the step then closes (``GuardState.end_step``). The small model at temperature 0 answers the
+same screen with the same call: with the guards on, an action the ``repeat`` guard would refuse is
+drawn once more at a higher temperature first.
 """
 
 from __future__ import annotations
@@ -28,11 +32,13 @@ from starweave.agent import (
     provides,
     record_step,
 )
+from starweave.agent.guards import Decision
 from starweave.agents.app.controls import Control
 from starweave.agents.app.dispatch import run_one
 from starweave.agents.common import NO_ACTION_RUN, noted_output
 from starweave.agents.linux.strategies import redraw
 from starweave.agents.mobile import tools
+from starweave.agents.mobile.guards import MobileStep
 from starweave.agents.mobile.local import MobileProcessorContext
 from starweave.agents.mobile.response import MobileAgentResponse, MobileAgentStatus, response_json_schema
 from starweave.agents.mobile.safety import mobile_risk
@@ -43,13 +49,6 @@ if TYPE_CHECKING:
 
 #: Enough for the longest answer the schema allows.
 ANSWER_TOKENS = 400
-MAX_IDLE_STEPS = 2
-#: Actions not run again once they succeeded: a second launch starts the app afresh and the same
-#: text would be typed twice (taps, swipes, keys and waits may well be repeated on purpose). The
-#: small model at temperature 0 otherwise answers the same screen with the same call; a repeat is
-#: drawn once more at a higher temperature, then refused with a note, and a second refusal ends it.
-NO_REPEAT = frozenset({"launch_app", "type_text"})
-MAX_REPEATS = 2
 #: MobileExecutor's tool naming the package launch_app would start (never offered to the model).
 RESOLVE_APP = "resolve_app"
 CONTINUE = MobileAgentStatus.CONTINUE.value
@@ -93,9 +92,11 @@ async def run_mobile_action(agent: MobileAgent, dispatcher: Any, held: PendingMo
     return MobileOutcome(held.status, "", results, held.comment if held.status in ENDS else "")
 
 
-def repeats_success(agent: MobileAgent, parsed: MobileAgentResponse) -> bool:
-    """Whether ``parsed`` is a :data:`NO_REPEAT` action identical to one that already succeeded."""
-    return parsed.action.function in NO_REPEAT and parsed.call_string() in agent.success_actions
+def mobile_step(agent: MobileAgent, request: str, parsed: MobileAgentResponse) -> MobileStep:
+    """What the guards see of the step ``parsed`` proposes."""
+    return MobileStep(
+        request, parsed.status, parsed.action.function, parsed.call_string(), list(agent.success_actions)
+    )
 
 
 def control_arguments(
@@ -146,13 +147,14 @@ class MobileLLMInteractionStrategy(BaseProcessingStrategy):
         """Ask the model for the next action."""
         local = context.local(MobileProcessorContext)
         request = str(context.get("request") or context.get_global(ContextNames.REQUEST) or "")
+        agent.guard_state.begin(request)
         action_tools = await agent.action_tools(context.global_context)
         messages = agent.message_constructor(request, action_tools, local)
         schema = response_json_schema(action_tools)
         log_request(context, {"prompt": messages, "schema": schema})
         completion = await agent.llm.complete(messages, schema=schema, max_tokens=ANSWER_TOKENS)
         parsed = MobileAgentResponse.model_validate(completion.parsed)
-        if repeats_success(agent, parsed):
+        if agent.guard_table.enabled and mobile_step(agent, request, parsed).repeats_success:
             completion = await redraw(agent.llm, messages, schema, ANSWER_TOKENS, completion)
             parsed = MobileAgentResponse.model_validate(completion.parsed)
         fields = {"action": parsed.action.model_dump(), "thought": parsed.thought, "comment": parsed.comment}
@@ -172,6 +174,7 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
         local = context.local(MobileProcessorContext)
         parsed = present(local.parsed_response, "parsed_response")
         outcome = await self._run(agent, context, local, parsed)
+        agent.guard_state.end_step()
         data = {
             "execution_result": outcome.results,
             "status": outcome.status,
@@ -191,25 +194,17 @@ class MobileActionExecutionStrategy(BaseProcessingStrategy):
         parsed: MobileAgentResponse,
     ) -> MobileOutcome:
         status, function = parsed.status, parsed.action.function
-        if not function or status == FAIL:
+        if status == FAIL or (not function and status in ENDS):
             # FINISH without a call, or giving up (whatever the answer names): nothing runs.
-            if status in ENDS:
-                return MobileOutcome(status, "", [], parsed.comment or parsed.thought)
-            agent.idle_steps += 1
-            if agent.idle_steps >= MAX_IDLE_STEPS:
-                return MobileOutcome(FAIL, "Stopped: the model gave no action twice in a row.")
-            return MobileOutcome(CONTINUE, "No action was given: act on the screen, or reply FINISH.")
-        agent.idle_steps = 0
-        if repeats_success(agent, parsed):
-            agent.repeats += 1
-            if agent.repeats >= MAX_REPEATS:
-                return MobileOutcome(FAIL, f"Stopped: the model kept repeating {parsed.call_string()}.")
-            note = (
-                f"Not run again: {parsed.call_string()} already succeeded (see the last success "
-                "actions). Do the next part of the request, or FINISH if every part is done."
-            )
-            return MobileOutcome(CONTINUE, note)
-        agent.repeats = 0
+            return MobileOutcome(status, "", [], parsed.comment or parsed.thought)
+        request = str(context.get("request") or context.get_global(ContextNames.REQUEST) or "")
+        verdict = await agent.guard_table.judge(mobile_step(agent, request, parsed), agent.guard_state)
+        if verdict.decision is Decision.STOP:
+            return MobileOutcome(FAIL, verdict.note)
+        if verdict.decision is Decision.REFUSE:
+            return MobileOutcome(CONTINUE, verdict.note)
+        if not function:
+            return MobileOutcome(CONTINUE)  # nothing to run (the guards are off, or let it pass)
         arguments, problem = control_arguments(function, parsed.action.arguments, local.annotation_dict)
         if problem:
             return MobileOutcome(CONTINUE, problem)

@@ -27,6 +27,11 @@ EXECUTOR = "MobileExecutor"
 CAPTURE_SCREENSHOT = "capture_screenshot"
 INSTALLED_APPS = "get_mobile_app_target_info"
 SCREEN_CONTROLS = "get_app_window_controls_target_info"
+#: Whether adb reaches the phone (``{"success", "state"}``, the state ``adb devices`` lists).
+DEVICE_STATE = "get_device_state"
+#: The device states of a phone adb cannot use: not listed, offline, unauthorized, or no adb at all.
+#: ("several": no serial given and more than one attached, which is no unplugged phone.)
+USABLE_STATES = frozenset({"device", "several"})
 
 #: The action tools the model may choose (MobileExecutor).
 ACTION_TOOLS = ("tap", "swipe", "type_text", "launch_app", "press_key", "click_control", "wait")
@@ -65,6 +70,20 @@ def controls_of(result: Result) -> list[Control]:
 def apps_of(result: Result) -> list[str]:
     """The installed apps' package names from ``get_mobile_app_target_info``."""
     return [str(item.get("name") or item.get("type") or "") for item in target_list(result) if item]
+
+
+def device_state(result: Result) -> str:
+    """The phone's state from ``get_device_state`` ("" when the tool failed or is not offered:
+    unknown, which is not taken for a phone that is gone)."""
+    value = result.result if result.ok else None
+    if isinstance(value, dict) and value.get("success"):
+        return str(value.get("state") or "")
+    return ""
+
+
+def phone_gone(state: str) -> bool:
+    """Whether a ``device_state`` says adb cannot use the phone at all."""
+    return bool(state) and state not in USABLE_STATES
 
 
 def action_failure(result: Result) -> str:

@@ -60,8 +60,21 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
 ADB_MISSING_HINT = "install the Debian 'adb' package or pass --adb-path"
 
 
+#: ``AdbError.kind`` of an adb program that cannot be started (absent or not executable).
+ADB_MISSING = "missing"
+#: ``Adb.device_state()`` values besides the states ``adb devices`` lists (device, offline,
+#: unauthorized...): the phone is not listed; several are and none was named; adb cannot start.
+ABSENT, SEVERAL, NO_ADB = "absent", "several", "no_adb"
+
+
 class AdbError(ToolError):
-    """An adb command that failed (non-zero exit), was not found, timed out or got bad arguments."""
+    """An adb command that failed (non-zero exit), was not found, timed out or got bad arguments.
+
+    ``kind`` is :data:`ADB_MISSING` when the adb program itself cannot be started, else "failed"."""
+
+    def __init__(self, message: str, kind: str = "failed") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class _TooMuchOutput(Exception):
@@ -231,9 +244,11 @@ class Adb:
                 stderr=asyncio.subprocess.PIPE,
             )
         except FileNotFoundError:
-            raise AdbError(f"`{shown}`: adb not found at {self.path!r}; {ADB_MISSING_HINT}") from None
+            message = f"`{shown}`: adb not found at {self.path!r}; {ADB_MISSING_HINT}"
+            raise AdbError(message, ADB_MISSING) from None
         except PermissionError:
-            raise AdbError(f"`{shown}`: {self.path!r} is not executable; {ADB_MISSING_HINT}") from None
+            message = f"`{shown}`: {self.path!r} is not executable; {ADB_MISSING_HINT}"
+            raise AdbError(message, ADB_MISSING) from None
         try:
             out, errs = await asyncio.wait_for(_collect(proc), limit)
         except TimeoutError:
@@ -263,6 +278,22 @@ class Adb:
             if len(parts) >= 2:
                 found.append((parts[0], parts[1]))
         return found
+
+    async def device_state(self) -> str:
+        """This device's state as ``adb devices`` lists it (``device`` when usable, ``offline``,
+        ``unauthorized``...), :data:`ABSENT` when it is not listed, :data:`SEVERAL` when no serial
+        was given and several are, :data:`NO_ADB` when adb cannot start. Read from adb's device
+        list, never from the wording of a failed command's error."""
+        try:
+            attached = await self.devices()
+        except AdbError as exc:
+            if exc.kind == ADB_MISSING:
+                return NO_ADB
+            raise
+        states = [state for serial, state in attached if serial == self.serial or not self.serial]
+        if not states:
+            return ABSENT
+        return states[0] if len(states) == 1 else SEVERAL
 
     async def screencap_png(self) -> bytes:
         """The screen as PNG bytes: ``exec-out screencap -p``; when that gives no PNG (old adb),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from starweave.agent.guards import ALLOW, Decision, GuardState, GuardTable, Verdict, refuse, stop
+from starweave.agent.guards import ALLOW, Decision, GuardState, GuardTable, Verdict, finish, refuse, stop
 
 
 @dataclass
@@ -51,6 +51,15 @@ async def test_stop_is_final_and_guards_off_allows_everything() -> None:
     assert (await table.judge("step", state)).decision is Decision.STOP  # insisting does not lift it
     off = GuardTable([Fixed("loop", stop("Stopped.")), Fixed("nag", refuse("x"))], enabled=False)
     assert (await off.judge("step", GuardState())) == ALLOW
+
+
+async def test_finish_is_final_too_and_keeps_its_note_as_the_result() -> None:
+    state = GuardState()
+    state.refused_last = True
+    table = GuardTable([Fixed("done", finish("42 (done already)")), Fixed("nag", refuse("x"))])
+    verdict = await table.judge("step", state)
+    assert (verdict.decision, verdict.note, verdict.reason) == (Decision.FINISH, "42 (done already)", "done")
+    assert not verdict.allowed and state.refusals == 0
 
 
 def test_the_state_counts_per_request() -> None:

@@ -102,6 +102,16 @@ def create_data_collector_server(state: MobileServerState) -> MCPServer:
         return {"success": True, "device_info": info, "from_cache": False}
 
     @srv.tool()
+    async def get_device_state() -> dict[str, Any]:
+        """Whether adb reaches the phone: {"success": true, "state": s}, s as ``adb devices`` lists
+        it ("device" when usable, "offline", "unauthorized"), or "absent" (not listed), "several"
+        (no serial given and several attached), "no_adb" (adb cannot start)."""
+        try:
+            return {"success": True, "state": await state.adb.device_state()}
+        except AdbError as exc:
+            return {"success": False, "error": str(exc)}
+
+    @srv.tool()
     async def get_mobile_app_target_info(
         filter: Annotated[
             str, Field(description="Keep packages containing this text (case-insensitive).")

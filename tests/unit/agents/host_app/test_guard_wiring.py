@@ -286,31 +286,6 @@ async def test_going_round_in_a_circle_ends_the_subtask(context: Context, desk: 
     )
 
 
-async def test_a_finish_with_a_file_of_the_request_undone_is_refused_once(
-    context: Context, desk: Any, replay: Any
-) -> None:
-    context.set(ContextNames.REQUEST, "type 7 in the calculator and save it in seven.txt")
-    llm = replay(
-        [
-            host("ASSIGN", "1", "type 7 in the calculator"),
-            app("FINISH", click("9", "7"), "7"),
-            host("FINISH", result="7"),
-            host("FINISH", result="7, not saved"),
-        ]
-    )
-    agent = HostAgent()
-    agent.llm = llm
-    round_ = BaseRound("t", context, "type 7 in the calculator and save it in seven.txt", agent, 0, 20)
-    async with asyncio.timeout(30):
-        await round_.run()
-    refused = agent.memory.content[1]
-    assert refused.get_value("status") == "CONTINUE"
-    assert refused.get_value("output").startswith(
-        "FINISH refused: the request also asks for seven.txt, which no finished subtask has done."
-    )
-    assert agent.status == "FINISH" and context.get(ContextNames.ROUND_RESULT) == "7, not saved"
-
-
 async def test_after_a_refused_claim_the_next_answer_reads_a_control_and_continues(
     context: Context, desk: Any, replay: Any
 ) -> None:

@@ -274,34 +274,3 @@ def test_a_subtask_naming_a_file_starts_with_the_file_api_when_there_is_one() ->
     first = AppAgentPrompter.first_tools("Save it as a.txt", tools)
     assert [t["name"] for t in first] == ["write_document", "save_file"]
     assert AppAgentPrompter.first_tools("Type 7", tools) == tools
-
-
-def test_a_file_or_text_the_request_names_must_be_in_a_finished_subtask() -> None:
-    from starweave.agents.host.repeats import uncovered
-
-    request = "compute 6 × 7 in the calculator, then save the result in result.txt with mousepad"
-    calculated = [{"subtask": "Compute 6 × 7 in the calculator.", "status": "FINISH", "result": "42"}]
-    assert uncovered(request, calculated) == "result.txt"
-    saved = [
-        *calculated,
-        {"subtask": "Write '42' and save it as result.txt", "status": "FINISH", "result": "ok"},
-    ]
-    assert uncovered(request, saved) == ""
-    failed = [*calculated, {"subtask": "Save result.txt", "status": "FAIL", "result": "no"}]
-    assert uncovered(request, failed) == "result.txt"
-    assert (
-        uncovered("write 'hi' in mousepad", [{"subtask": "Write hi", "status": "FINISH", "result": "hi"}])
-        == ""
-    )
-
-
-def test_the_prerequisites_results_of_a_galaxy_task_are_not_part_of_the_request() -> None:
-    from starweave.agents.host.repeats import uncovered
-    from starweave.galaxy.orchestrator import RESULTS_HEADER
-
-    request = f"Type the word in mousepad\n\n{RESULTS_HEADER}\n- t1 (print the word in word.txt): kiwi"
-    typed = [{"subtask": "Type kiwi in mousepad", "status": "FINISH", "result": "typed"}]
-    assert uncovered(request, typed) == ""
-    assert (
-        uncovered(request.replace("Type the word", "Type the word and save notes.txt"), typed) == "notes.txt"
-    )
