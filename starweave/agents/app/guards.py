@@ -35,6 +35,7 @@ from starweave.agents.app.step import (
     WITHHELD,
     AppStep,
 )
+from starweave.commands import ResultStatus
 
 if TYPE_CHECKING:
     from starweave.agents.app.agent import AppAgent
@@ -135,7 +136,7 @@ def remember_given(state: GuardState, call: str) -> None:
 def remember_run(state: GuardState, step: AppStep, info: ListActionCommandInfo) -> None:
     """Record a step whose actions ran: its call and the window it ran on (the ``repeat`` guard
     compares it with the next step's), and that an action that worked answers a call to act."""
-    if any(a.result.status.value != "skipped" for a in info.actions):
+    if any(a.result.status is not ResultStatus.SKIPPED for a in info.actions):
         state.facts[LAST_RUN] = step.call
         state.facts[RUN_WINDOW] = step.window
     if any(a.result.ok for a in info.actions):
