@@ -179,6 +179,7 @@ def make_host_agent(
     if not isinstance(agent, HostAgent):
         raise ConfigError(f"agent 'host' is registered as {type(agent).__name__}, not HostAgent")
     agent.action_sequence = desktop.multi_action
+    agent.app_guards = config.system.guards
     agent.save_full_screen = desktop.save_full_screen
     agent.annotator = SetOfMarkAnnotator()
     names = third_party_agents(config)

@@ -207,9 +207,9 @@ async def test_a_finish_with_the_text_not_written_or_the_file_not_saved_is_refus
             app("CONTINUE", call("open_file", path="hello.txt", create=True)),
             # What the model did: FINISH with the text it was asked for, nothing written.
             app("FINISH", call("read_document", path="hello.txt"), result="hello desktop"),
-            app(
-                "FINISH", call("write_document", path="hello.txt", content="hello desktop"), result="written"
-            ),
+            # (A refusal never follows a refusal: the unsaved FINISH comes a step later.)
+            app("CONTINUE", call("write_document", path="hello.txt", content="hello desktop")),
+            app("FINISH", call("read_document", path="hello.txt"), result="written"),
             app("FINISH", call("save_file", path="hello.txt"), result="Saved 'hello desktop' as hello.txt"),
             host("FINISH", result="saved"),
         ]
@@ -218,13 +218,13 @@ async def test_a_finish_with_the_text_not_written_or_the_file_not_saved_is_refus
         assert (tmp_path / "ws" / "hello.txt").read_text(encoding="utf-8") == "hello desktop"
         assert result["status"] == "FINISH", result
         steps = app_steps(tmp_path)
-        assert [s["status"] for s in steps] == ["CONTINUE", "CONTINUE", "CONTINUE", "FINISH"]
+        assert [s["status"] for s in steps] == ["CONTINUE", "CONTINUE", "CONTINUE", "CONTINUE", "FINISH"]
         assert steps[1]["output"].startswith(
             'FINISH refused: the subtask asks for "hello desktop", which neither the window nor your '
             "actions have"
         )
-        assert steps[2]["output"].startswith("FINISH refused: ")
-        assert "hello.txt has unsaved changes: save it with save_file" in steps[2]["output"]
+        assert steps[3]["output"].startswith("FINISH refused: ")
+        assert "hello.txt has unsaved changes: save it with save_file" in steps[3]["output"]
         assert result["subtasks"][0]["result"] == "Saved 'hello desktop' as hello.txt"
 
 

@@ -9,19 +9,21 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from starweave.agent import AgentRegistry, BasicAgent, Context, ContextNames
+from starweave.agent.guards import GuardState
 from starweave.agents.app.controls import Control, controls_prompt
 from starweave.agents.app.dispatch import RoutedDispatcher, list_action_tools
+from starweave.agents.app.guards import app_guards
 from starweave.agents.app.processor import AppAgentProcessor
 from starweave.agents.app.prompter import (
     AppAgentPrompter,
     blackboard_text,
-    file_hint,
     finished_work,
     steps_text,
 )
 from starweave.agents.app.response import AppAction, AppAgentResponse, AppAgentStatus
 from starweave.agents.app.safety import Confirmer, ask_confirmation
 from starweave.agents.app.states import AppAgentStateManager
+from starweave.agents.app.step import VERIFIED
 from starweave.agents.app.verify import acted
 from starweave.agents.app.vision import Image, VisualOptions
 from starweave.agents.common import Asker, ask_questions
@@ -95,6 +97,7 @@ class AppAgent(BasicAgent):
     sets ``llm``; the options below are copied from the host: ``confirmer``/``auto_approve``/
     ``safe_guard`` (the CONFIRM safeguard, on by default), ``action_sequence`` (speculative
     multi-action), ``asker`` (PENDING questions), ``annotator`` (set-of-mark screenshots).
+    ``guards`` (``GUARDS`` in system.yaml) turns the step guards (guards.py) on or off.
     """
 
     state_manager_cls: ClassVar[type[AppAgentStateManager]] = AppAgentStateManager
@@ -111,6 +114,7 @@ class AppAgent(BasicAgent):
         main_prompt: str | Path = "app_agent.yaml",
         example_prompt: str | Path = "app_agent_example.yaml",
         mode: str = "normal",
+        guards: bool = True,
     ) -> None:
         super().__init__(name)
         self.process_name = process_name
@@ -141,24 +145,11 @@ class AppAgent(BasicAgent):
         self.llm_calls = 0
         self.validations = 0
         self.pending: PendingActions | None = None
-        # FINISH checks (verify.py): answers refused in this subtask, whether the last FINISH was
-        # checked and found true, and how each subtask ended.
-        self.verify_finish = True
-        self.finish_refusals = 0
-        self.finish_verified = False
         self.outcomes: list[SubtaskOutcome] = []
         self.blackboard_start: int | None = None
-        # The next answer must run a tool: set at a subtask's start for a text-only model (a FINISH
-        # before looking at anything is a guess) and after a refused FINISH; cleared by an action.
-        self.must_act = False
-        # The next answer is a verification step (read a control, CONTINUE): after a refused claim.
-        self.must_read = False
-        # The repeat stop (guards.py): the last step's actions and how many steps in a row gave them.
-        self.last_call = ""
-        self.last_call_ok = False
-        self.same_calls = 0
-        # Tools the next answer may not use (after it repeated a call that had succeeded).
-        self.banned_tools: set[str] = set()
+        # The guards (guards.py) and what they remember of the current subtask.
+        self.guard_table = app_guards(guards)
+        self.guard_state = GuardState()
         self._tools: list[dict[str, Any]] | None = None
         # What retrieval found for the current subtask (rag.yaml); the HostAgent sets the retriever.
         self.knowledge = KnowledgeSlots(None, "app")
@@ -200,15 +191,10 @@ class AppAgent(BasicAgent):
         self.single_action_steps = 0
         self.pending = None
         self.last_selected_screenshot = ""
-        self.finish_refusals = 0
-        self.finish_verified = False
         self.blackboard_start = len(self.blackboard.trajectories)
-        self.must_act = self.prompter.text_only
-        self.must_read = False
-        self.last_call = ""
-        self.last_call_ok = False
-        self.same_calls = 0
-        self.banned_tools = set()
+        # A fresh state even for the same subtask assigned again: its steps start afresh too.
+        self.guard_state = GuardState()
+        self.guard_state.begin(subtask)
         self.status = AppAgentStatus.CONTINUE.value
 
     @property
@@ -236,7 +222,7 @@ class AppAgent(BasicAgent):
             "result": result,
         }
         self.blackboard.add_trajectories(record)
-        verified = status == AppAgentStatus.FINISH.value and self.finish_verified
+        verified = status == AppAgentStatus.FINISH.value and bool(self.guard_state.facts.get(VERIFIED))
         self.outcomes.append(
             SubtaskOutcome(self.subtask, status, result, acted(self.subtask_actions()), verified)
         )
@@ -268,16 +254,18 @@ class AppAgent(BasicAgent):
         multi_action: bool = False,
         screenshot_path: str = "",
         images: list[Image] | None = None,
+        effect: str = "",
     ) -> list[dict[str, Any]]:
         """The system prompt and one user message (controls as text, Blackboard, earlier steps; for a
-        visual model the step's ``images`` first)."""
+        visual model the step's ``images`` first); ``effect`` says what the last action changed."""
         system = self.prompter.system_prompt_construction(
             tools, multi_action, self.knowledge.additional_examples()
         )
         knowledge = self.knowledge.knowledge_text()
-        note = ""
+        notes = [effect]
         if self.action_sequence and not multi_action:
-            note = "The window changed during your last plan: give one action this step."
+            notes.append("The window changed during your last plan: give one action this step.")
+        note = "\n".join(n for n in notes if n)
         if self.prompter.text_only:
             first = {
                 "user_request": request,
@@ -288,9 +276,8 @@ class AppAgent(BasicAgent):
                 "knowledge": knowledge,
             }
             steps = self.memory.content[self.subtask_start :]
-            hint = file_hint(self.subtask, tools)
             return self.prompter.text_messages(
-                system, first, steps, controls_prompt(controls, text_only=True), note, hint
+                system, first, steps, controls_prompt(controls, text_only=True), note
             )
         user = self.prompter.user_content_construction(
             images or [],

@@ -173,13 +173,18 @@ def validation_problem(control_id: str | None, planned: dict[str, Control], live
     return ""
 
 
-# Spellings of the same key: the model types "-", "*" and "/" where the window shows − × ÷.
-_SAME_KEY = str.maketrans({"−": "-", "–": "-", "×": "*", "÷": "/", "“": '"', "”": '"', "‘": "'", "’": "'"})
+#: Typographic forms of ASCII characters that NFKC keeps apart: the minus sign and dashes, the
+#: multiplication and division signs, curly quotes. A model writes the ASCII form of what a window
+#: shows typographically, and means the same character.
+ASCII_FORMS = str.maketrans(
+    {"−": "-", "–": "-", "—": "-", "×": "*", "÷": "/", "“": '"', "”": '"', "‘": "'", "’": "'"}
+)
 
 
 def canonical_name(name: str) -> str:
-    """A control name for comparison: case, spacing, quotes and key spellings ignored."""
-    text = unicodedata.normalize("NFKC", name).translate(_SAME_KEY).casefold()
+    """A control name for comparison: case, spacing, surrounding quotes and the typographic
+    forms of ASCII characters (:data:`ASCII_FORMS`) ignored."""
+    text = unicodedata.normalize("NFKC", name).translate(ASCII_FORMS).casefold()
     return " ".join(text.split()).strip("\"'` ")
 
 

@@ -1,156 +1,182 @@
-"""The AppAgent's step guards: what the next answer may be, the FINISH check, the repeat stop.
+"""The AppAgent's guards (the contract is in ``starweave.agent.guards``), one principle each.
 
-``answer_schema`` narrows the answer's schema to what the model may do now; ``check_finish`` reads
-the window again after the step's actions and compares the FINISH with it (see verify.py);
-``repeat_check`` skips, then stops, the same action given again and again (a small model copies
-its previous answer, even when that action was refused).
+Asked about the proposed step, before its actions run:
+
+* ``act``: a step that goes on must act;
+* ``repeat``: an action repeated with no visible effect is not repeated again (a second time: stop);
+* ``loop``: the same action three times in a row, or three times in a subtask, stops the subtask.
+
+Asked about a FINISH once its actions ran (finish_guards.py): ``started``, ``claimed``,
+``unfinished``, ``saved``.
+
+What the guards remember lives in the agent's :class:`GuardState` (one per subtask): the facts the
+action phase records with :func:`remember_given` and :func:`remember_run`, and what a refusal
+asks of the next answer (:func:`after_refusal`), which :func:`answer_schema` reads: an answer that
+must act, tools withheld once.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
+from starweave.agent.guards import ALLOW, Decision, GuardState, GuardTable, Verdict, refuse, stop
 from starweave.agents.app.actions import ListActionCommandInfo
 from starweave.agents.app.controls import Control
-from starweave.agents.app.dispatch import run_one
-from starweave.agents.app.execution import fetch_controls
-from starweave.agents.app.response import LLM_STATUSES, AppAgentResponse, AppAgentStatus, response_json_schema
-from starweave.agents.app.verify import (
-    MAX_FINISH_REFUSALS,
-    Evidence,
-    action_texts,
-    claim_of,
-    claim_reason,
-    contradiction,
-    file_evidence,
-    file_names,
-    missing_texts,
-    refusal_note,
-    unsaved_files,
-    window_texts,
+from starweave.agents.app.finish_guards import Claimed, Saved, Started, Unfinished
+from starweave.agents.app.response import response_json_schema
+from starweave.agents.app.step import (
+    CONTINUE,
+    IN_A_ROW,
+    LAST_GIVEN,
+    LAST_RUN,
+    MUST_ACT,
+    REFUSED_BY,
+    RUN_WINDOW,
+    WITHHELD,
+    AppStep,
 )
-from starweave.errors import ToolError
+from starweave.commands import ResultStatus
 
 if TYPE_CHECKING:
-    from starweave.agent import ProcessingContext
     from starweave.agents.app.agent import AppAgent
 
-logger = logging.getLogger(__name__)
-
-#: The tool of the verification step after a refused claim.
-READ_TOOL = "texts"
-#: The same action this many times in a row ends the subtask (FAIL) instead of running again.
+#: The same action this many times ends the subtask (FAIL) instead of running again.
 MAX_SAME_ACTIONS = 3
-#: Tools whose repetition is an input of its own (a second click on "1" types 11): never skipped.
+#: Tools whose repetition is an input of its own (a second click on "1" types 11): a circle of
+#: them is no loop, and a refused repeat does not withhold them.
 REPEATABLE = frozenset(
     {"click_input", "keyboard_input", "wheel_mouse_input", "click_on_coordinates", "drag_on_coordinates"}
 )
-SKIPPED_REPEAT = (
-    "Not run: it is the same as the last step's action, which succeeded (its outcome is above). "
-    "Give another action, or FINISH if the subtask is done."
+#: Guards whose refusal asks for an action: a text-only model's next answer must give one.
+ASKS_FOR_ACTION = frozenset({"act", "started", "unfinished", "saved"})
+NO_ACTION_NOTE = "No action was given: give the action that gets the subtask done."
+UNCHANGED_NOTE = (
+    "Not run: it is the same as the last step's action, and that changed nothing the window shows "
+    "(its texts were the same before and after it). Try another way, or reply FAIL saying why the "
+    "subtask cannot be done."
 )
+
+
+class Act:
+    """A CONTINUE with nothing to do."""
+
+    name = "act"
+    principle = "A step that goes on must act: a CONTINUE without an action changes nothing."
+
+    async def check(self, step: AppStep, state: GuardState) -> Verdict:
+        if step.settling or step.status != CONTINUE or step.actions:
+            return ALLOW
+        return refuse(NO_ACTION_NOTE)
+
+
+class Repeat:
+    """The action that just ran, with no visible effect, proposed again."""
+
+    name = "repeat"
+    principle = (
+        "An action repeated with no visible effect is not repeated again: the window's texts were "
+        "the same before and after it."
+    )
+
+    async def check(self, step: AppStep, state: GuardState) -> Verdict:
+        if step.settling or not step.actions:
+            return ALLOW
+        if step.call != state.facts.get(LAST_RUN) or state.facts.get(RUN_WINDOW) != step.window:
+            state.counts[self.name] = 0
+            return ALLOW
+        if state.bump(self.name) >= 2:
+            return stop(
+                f"Stopped: {step.call} was given again after it changed nothing the window shows; "
+                "the subtask needs another way."
+            )
+        return refuse(UNCHANGED_NOTE)
+
+
+class Loop:
+    """The same action again and again."""
+
+    name = "loop"
+    principle = (
+        "The same action three times in a row, or one that adds nothing up three times in a "
+        "subtask, is a loop: the subtask stops."
+    )
+
+    async def check(self, step: AppStep, state: GuardState) -> Verdict:
+        if step.settling or not step.actions:
+            return ALLOW
+        row = in_a_row(state, step.call)
+        if row >= MAX_SAME_ACTIONS:
+            return stop(
+                f"Stopped: the same action {step.call} was given {row} times in a row without "
+                "getting the subtask done."
+            )
+        # Going round in a circle (A, A, B, A, A, B...) repeats one action too, if not in a row.
+        given = 1 + sum(1 for item in step.memory if item.get_value("call") == step.call)
+        if given >= MAX_SAME_ACTIONS and not any(a.function in REPEATABLE for a in step.actions):
+            return stop(
+                f"Stopped: the action {step.call} was given {given} times in this subtask without "
+                "getting it done."
+            )
+        return ALLOW
+
+
+def in_a_row(state: GuardState, call: str) -> int:
+    """How many steps in a row will have given ``call`` if this one does."""
+    if not call:
+        return 0
+    return state.counts[IN_A_ROW] + 1 if call == state.facts.get(LAST_GIVEN) else 1
+
+
+def remember_given(state: GuardState, call: str) -> None:
+    """Record the call a step gave (run or not): the ``loop`` guard counts repeats in a row."""
+    state.counts[IN_A_ROW] = in_a_row(state, call)
+    state.facts[LAST_GIVEN] = call
+
+
+def remember_run(state: GuardState, step: AppStep, info: ListActionCommandInfo) -> None:
+    """Record a step whose actions ran: its call and the window it ran on (the ``repeat`` guard
+    compares it with the next step's), and that an action that worked answers a call to act."""
+    if any(a.result.status is not ResultStatus.SKIPPED for a in info.actions):
+        state.facts[LAST_RUN] = step.call
+        state.facts[RUN_WINDOW] = step.window
+    if any(a.result.ok for a in info.actions):
+        state.facts[MUST_ACT] = False
+
+
+def after_refusal(state: GuardState, verdict: Verdict, step: AppStep) -> None:
+    """What a refusal asks of the next answer: an action (for a model that does not see the
+    window, the schema demands one), or, after a refused repeat, other tools than the repeated
+    ones (except those whose repetition adds up)."""
+    if verdict.decision is not Decision.REFUSE:
+        return
+    state.facts[REFUSED_BY] = verdict.reason
+    if verdict.reason in ASKS_FOR_ACTION and step.text_only:
+        state.facts[MUST_ACT] = True
+    if verdict.reason == Repeat.name:
+        state.facts[WITHHELD] = {a.function for a in step.actions if a.function not in REPEATABLE}
 
 
 def answer_schema(
     agent: AppAgent, tools: list[dict[str, Any]], controls: list[Control], multi: bool
 ) -> dict[str, Any]:
-    """The JSON schema of the next answer: the tools and statuses the model may use now.
+    """The JSON schema of the next answer: the tools the model may use now.
 
-    A text-only model names a listed control before its id; it must act at a subtask's start and
-    after an idle CONTINUE (``must_act``); a subtask that names a file starts with the application's
-    file API (prompter.first_tools); a tool whose call was just repeated is withheld once; after a
-    refused claim the answer is a verification step: read a control and CONTINUE (``must_read``).
+    A text-only model names a listed control before its id (the response format). With the guards
+    on, what the last refusal asked for narrows it once: an action (``MUST_ACT``), other tools than
+    a repeated one (``WITHHELD``).
     """
     text_only = agent.prompter.text_only
     shown = [c.id for c in controls if c.useful_to_text_model()] if text_only else None
-    offered = [t for t in agent.prompter.prompt_tools(tools) if t.get("name") not in agent.banned_tools]
-    agent.banned_tools = set()
-    if text_only and not multi and len(agent.memory.content) == agent.subtask_start:
-        offered = agent.prompter.first_tools(agent.subtask, offered)
-    statuses: tuple[str, ...] = LLM_STATUSES
-    reading = [t for t in offered if t.get("name") == READ_TOOL]
-    if agent.must_read and reading:
-        # A small model repeats its guess while the display shows 35: it reads the display first.
-        offered, statuses = reading, (AppAgentStatus.CONTINUE.value,)
-    agent.must_read = False
-    required = agent.must_act or statuses != LLM_STATUSES
-    return response_json_schema(offered, multi, text_only, shown, required, statuses)
+    offered = agent.prompter.prompt_tools(tools)
+    required = False
+    if agent.guard_table.enabled:
+        facts = agent.guard_state.facts
+        withheld = facts.pop(WITHHELD, set())
+        offered = [t for t in offered if t.get("name") not in withheld] or offered
+        required = bool(facts.get(MUST_ACT))
+    return response_json_schema(offered, multi, text_only, shown, required)
 
 
-def repeat_check(agent: AppAgent, parsed: AppAgentResponse) -> tuple[str, str]:
-    """``(stop, skip)``: why the subtask ends because ``parsed`` repeats the last actions once too often,
-    and why they are not run again this time (the same as the last step's, which all succeeded, and
-    none of them an input that adds up); "" when neither."""
-    call = parsed.call_string() if parsed.actions else ""
-    same = bool(call) and call == agent.last_call
-    agent.same_calls = agent.same_calls + 1 if same else (1 if call else 0)
-    agent.last_call = call
-    if agent.same_calls >= MAX_SAME_ACTIONS:
-        stop = f"Stopped: the same action {call} was given {agent.same_calls} times in a row without getting "
-        return stop + "the subtask done.", ""
-    # Going round in a circle (A, A, B, A, A, B...) repeats one action too, if not in a row.
-    given = 1 + sum(
-        1 for item in agent.memory.content[agent.subtask_start :] if item.get_value("call") == call
-    )
-    if call and given >= MAX_SAME_ACTIONS and not any(a.function in REPEATABLE for a in parsed.actions):
-        return (
-            f"Stopped: the action {call} was given {given} times in this subtask without getting it done.",
-            "",
-        )
-    if same and agent.last_call_ok and not any(a.function in REPEATABLE for a in parsed.actions):
-        # A model copying its last answer copies it again: the next answer may not use these tools.
-        agent.banned_tools = {a.function for a in parsed.actions}
-        return "", SKIPPED_REPEAT
-    return "", ""
-
-
-async def check_finish(
-    agent: AppAgent, context: ProcessingContext, result: str, info: ListActionCommandInfo
-) -> tuple[str, str]:
-    """FINISH, or (CONTINUE or, after too many refusals, FAIL, with the note) when the claimed result
-    is neither in the window nor in what the subtask's actions produced, a text the subtask quotes
-    is nowhere, or the editor's file API holds unsaved changes (see verify.py)."""
-    dispatcher = agent.dispatcher(context.global_context)
-    try:
-        controls = await fetch_controls(dispatcher, with_values=True)
-    except ToolError:
-        # The window is gone (the last action may have closed it): nothing to check against.
-        return AppAgentStatus.FINISH.value, ""
-    window = await run_one(
-        dispatcher, "get_app_window_info", {"field_list": ["control_text"]}, "data_collection"
-    )
-    title = (
-        str(window.result.get("control_text") or "") if window.ok and isinstance(window.result, dict) else ""
-    )
-    actions = [*agent.subtask_actions(), *info.to_list_of_dicts()]
-    evidence = Evidence(window_texts(controls, title), action_texts(actions))
-    missing = contradiction(result, evidence)
-    reason = claim_reason(result, missing) if missing else ""
-    if not reason:
-        broad = Evidence(
-            window_texts(controls, title, every_name=True), action_texts(actions, every_argument=True)
-        )
-        absent = missing_texts(agent.subtask, broad, file_evidence(title, actions))
-        reason = (
-            f"the subtask asks for {absent}, which neither the window nor your actions have" if absent else ""
-        )
-        if file_names(absent) and "write_document" in {t.get("name") for t in agent.known_tools}:
-            reason += " (a file is written and saved with write_document, save true)"
-    if not reason and "list_open_files" in {t.get("name") for t in agent.known_tools}:
-        listing = await run_one(dispatcher, "list_open_files", {}, "action")
-        unsaved = unsaved_files(listing.result) if listing.ok else []
-        reason = f"{', '.join(unsaved)} has unsaved changes: save it with save_file" if unsaved else ""
-    if not reason:
-        agent.finish_verified = bool(claim_of(result))
-        return AppAgentStatus.FINISH.value, ""
-    agent.finish_refusals += 1
-    # Something missing has to be done: the next answer must act. A wrong claim is followed by a
-    # verification step: the next answer reads a control (a model made to act picks any action and
-    # keeps its claim; one that reads sees the value).
-    agent.must_act = agent.prompter.text_only and not missing
-    agent.must_read = agent.prompter.text_only and bool(missing)
-    final = agent.finish_refusals > MAX_FINISH_REFUSALS
-    logger.info("%s: FINISH refused (%d): %s", agent.name, agent.finish_refusals, reason)
-    status = AppAgentStatus.FAIL if final else AppAgentStatus.CONTINUE
-    return status.value, refusal_note(reason, controls, final)
+def app_guards(enabled: bool = True) -> GuardTable[AppStep]:
+    """The AppAgent's table, in the order the guards are asked."""
+    return GuardTable([Act(), Repeat(), Loop(), Started(), Claimed(), Unfinished(), Saved()], enabled)

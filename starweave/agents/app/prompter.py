@@ -23,7 +23,6 @@ from typing import Any
 
 from starweave.agent import BasicPrompter, Blackboard, MemoryItem
 from starweave.agent.blackboard import QUESTIONS_HEADER, REQUESTS_HEADER, TRAJECTORIES_HEADER
-from starweave.agents.app.verify import claim_of, file_names
 from starweave.agents.app.vision import Image, visual_content
 from starweave.agents.linux.prompter import compact_tool_prompt
 from starweave.knowledge.retrieval import with_block
@@ -35,10 +34,6 @@ BLACKBOARD_ITEMS = 8
 BLACKBOARD_CHARS = 3000
 #: Tools a model that does not see the window cannot use: it has no coordinates.
 COORDINATE_TOOLS = frozenset({"click_on_coordinates", "drag_on_coordinates"})
-#: The window tools (AppUIExecutor's); any other action tool is the application's own API.
-GUI_TOOLS = frozenset(
-    {"click_input", "set_edit_text", "keyboard_input", "wheel_mouse_input", "texts", "wait", "summary"}
-)
 #: Parameters the text-only system prompt explains once.
 CONTROL_PARAMETERS = ("id", "name")
 TEXT_SUFFIX = "_text"
@@ -132,21 +127,6 @@ def text_tool_prompt(tool: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def file_hint(subtask: str, tools: list[dict[str, Any]]) -> str:
-    """For a subtask that names a file, in an application with a file API: how one action writes it.
-
-    A small model reads "write the text ... and save it as hello.txt" as typing into the window,
-    which saves nothing; the editor's API writes and saves the file in one call.
-    """
-    names = file_names(subtask)
-    if not names or not any(t.get("name") == "write_document" for t in tools):
-        return ""
-    texts = claim_of(subtask).texts
-    # With the text the subtask quotes the call is complete; without, "..." would be copied as is.
-    call = compact_json({"path": names[0], "content": texts[0], "save": True}) if texts else "with save true"
-    return f"Hint: the subtask names the file {names[0]}: write_document {call} writes and saves it."
-
-
 def compact_json(value: Any) -> str:
     """JSON without spaces: what the examples show is what the model writes, and spaces cost tokens."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -193,14 +173,6 @@ class AppAgentPrompter(BasicPrompter):
             return tools
         return [t for t in tools if t.get("name") not in COORDINATE_TOOLS]
 
-    @staticmethod
-    def first_tools(subtask: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The tools a text-only model may start a subtask with: for a subtask that names a file, in
-        an application with a file API (see :func:`file_hint`), the API's tools only; else all."""
-        if not file_hint(subtask, tools):
-            return tools
-        return [t for t in tools if t.get("name") not in GUI_TOOLS]
-
     def system_prompt_construction(
         self,
         tools: list[dict[str, Any]] | None = None,
@@ -245,15 +217,14 @@ class AppAgentPrompter(BasicPrompter):
         steps: list[MemoryItem],
         control_info: str,
         note: str = "",
-        hint: str = "",
     ) -> list[dict[str, Any]]:
         """A text-only model's messages: the system prompt, the subtask, then each earlier step as its
         answer (assistant) and its outcome (user), the last user turn ending with the controls now.
 
         ``first`` fills ``user_text`` (request, subtask, application, host message, Blackboard); its
         ``knowledge`` (retrieved passages) follows. Only the latest turn lists the controls: older
-        lists are stale, and each costs ~300 tokens. ``hint`` goes with the first turn (see
-        :func:`file_hint`).
+        lists are stale, and each costs ~300 tokens. ``note`` (what the last action changed, see
+        effect.py) goes just before them.
         """
         host_message = first.get("host_message", "")
         blackboard = first.get("blackboard", "")
@@ -265,8 +236,6 @@ class AppAgentPrompter(BasicPrompter):
             blackboard=f"\nDone before:\n{blackboard}" if blackboard else "",
         )
         head = with_block(head, first.get("knowledge", ""))
-        if hint:
-            head = f"{head}\n{hint}"
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": head},

@@ -4,11 +4,12 @@ The model answers with one action, or with a list when speculative multi-action 
 is not in its fallback window; the actions run through :func:`execute_actions`. A sensitive action
 is held back (status CONFIRM) unless the safeguard is off or the user approved in advance.
 
-Guards for a small text-only model (guards.py, verify.py): its answer names a control before its id,
-the id one of the listed ones, and an action whose name and id disagree is refused; the first answer
-of a subtask, the one after a refused FINISH and the one after a CONTINUE without action must act;
-a FINISH is checked against the window read again; the same action given again and again is skipped
-and then ends the subtask.
+The action phase runs the agent's guard table (guards.py, finish_guards.py) at one point: on the
+proposed step before its actions run, and on a FINISH once they ran (the window is read again).
+A refused step does not take effect and the model reads the note; a stopped one ends the subtask
+as FAIL. A text-only model's answer names a control before its id, and an action whose name and
+id disagree is not run (execution.py): that is the response format's meaning, not a guard, and
+stays on with ``GUARDS: off``, like the CONFIRM safeguard.
 """
 
 from __future__ import annotations
@@ -32,13 +33,16 @@ from starweave.agent import (
     provides,
     record_step,
 )
+from starweave.agent.guards import Decision, Verdict
 from starweave.agents.app.actions import ActionCommandInfo, ListActionCommandInfo
 from starweave.agents.app.controls import Control
 from starweave.agents.app.data_strategies import step_file, window_origin
+from starweave.agents.app.effect import effect_note
 from starweave.agents.app.execution import execute_actions
-from starweave.agents.app.guards import answer_schema, check_finish, repeat_check
+from starweave.agents.app.guards import after_refusal, answer_schema, remember_given, remember_run
 from starweave.agents.app.local import AppProcessorContext
 from starweave.agents.app.response import AppAgentResponse, AppAgentStatus
+from starweave.agents.app.step import RUN_WINDOW, AppStep
 from starweave.agents.app.vision import Image, app_step_images
 from starweave.agents.common import NO_ACTION_RUN, complete_counted, noted_output
 from starweave.commands import Result, ResultStatus
@@ -92,6 +96,8 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
                 agent.visual, clean, annotated, last_selected, step_file(context, "_concat.png")
             )
         await agent.context_provision(str(context.get("request") or ""))
+        # What the last action changed (nothing, or which texts): the controls alone do not say.
+        effect = effect_note(agent.guard_state.facts.get(RUN_WINDOW), controls.values())
         messages = agent.message_constructor(
             request=str(context.get("request") or ""),
             tools=tools,
@@ -99,6 +105,7 @@ class AppLLMInteractionStrategy(BaseProcessingStrategy):
             multi_action=multi,
             screenshot_path=annotated or clean,
             images=images,
+            effect=effect,
         )
         schema = answer_schema(agent, tools, list(controls.values()), multi)
         log_request(context, {"agent": agent.name, "prompt": messages})
@@ -148,9 +155,12 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
         local = context.local(AppProcessorContext)
         parsed = present(local.parsed_response, "parsed_response")
         planned = local.annotation_dict
-        stop, skip = repeat_check(agent, parsed)
-        if stop or skip:
-            return self._not_run(parsed, stop or skip, failed=bool(stop))
+        state = agent.guard_state
+        step = app_step(agent, context, parsed)
+        verdict = await agent.guard_table.judge(step, state)
+        remember_given(state, step.call)
+        if not verdict.allowed:
+            return self._refused(agent, step, verdict)
         outcome = await execute_actions(
             agent.dispatcher(context.global_context),
             parsed.actions,
@@ -179,18 +189,16 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
         if outcome.stopped and status in _END:
             # Not every planned action ran: the model must look again before finishing.
             status = AppAgentStatus.CONTINUE.value
-        agent.last_call_ok = outcome.info.all_succeeded
-        if any(a.result.ok for a in outcome.info.actions):
-            agent.must_act = False
-        elif status == AppAgentStatus.CONTINUE.value and not parsed.actions:
-            # CONTINUE without an action changes nothing: the next answer must act.
-            agent.must_act = agent.prompter.text_only
-            note = note or "No action was given: give the action that gets the subtask done."
-        if status == AppAgentStatus.FINISH.value and agent.verify_finish:
-            status, refusal = await check_finish(agent, context, parsed.result, outcome.info)
-            if refusal:
-                note = refusal
-                checked_result = refusal if status == AppAgentStatus.FAIL.value else ""
+        remember_run(state, step, outcome.info)
+        if status == AppAgentStatus.FINISH.value:
+            step.info = outcome.info
+            verdict = await agent.guard_table.judge(step, state)
+            after_refusal(state, verdict, step)
+            if verdict.decision is Decision.STOP:
+                status, note, checked_result = AppAgentStatus.FAIL.value, verdict.note, verdict.note
+            elif verdict.decision is Decision.REFUSE:
+                status, note, checked_result = AppAgentStatus.CONTINUE.value, verdict.note, ""
+        state.end_step()
         if not outcome.fallback:
             agent.end_fallback_step()
         selected_path = await selected_control_screenshot(agent, context, parsed, planned)
@@ -211,11 +219,15 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
         )
 
     @staticmethod
-    def _not_run(parsed: AppAgentResponse, note: str, failed: bool) -> ProcessingResult:
-        """The step's actions are not run: the subtask ends as FAIL (``failed``), or goes on."""
+    def _refused(agent: AppAgent, step: AppStep, verdict: Verdict) -> ProcessingResult:
+        """The step's actions are not run: the subtask ends as FAIL (a stop), or goes on."""
+        after_refusal(agent.guard_state, verdict, step)
+        agent.guard_state.end_step()
+        failed = verdict.decision is Decision.STOP
+        note = verdict.note
         status = AppAgentStatus.FAIL.value if failed else AppAgentStatus.CONTINUE.value
         info = ListActionCommandInfo()
-        for action in parsed.actions:
+        for action in step.actions:
             skipped = Result(status=ResultStatus.SKIPPED, error=note)
             info.add_action(
                 ActionCommandInfo(function=action.function, arguments=action.arguments, result=skipped)
@@ -225,6 +237,22 @@ class AppActionExecutionStrategy(BaseProcessingStrategy):
         return ProcessingResult(
             success=True, phase=ProcessingPhase.ACTION_EXECUTION, status=status, data=data
         )
+
+
+def app_step(agent: AppAgent, context: ProcessingContext, parsed: AppAgentResponse) -> AppStep:
+    """What the guards see of the step ``parsed`` proposes."""
+    return AppStep(
+        subtask=agent.subtask or str(context.get("request") or ""),
+        status=parsed.status,
+        actions=list(parsed.actions),
+        call=parsed.call_string() if parsed.actions else "",
+        result=parsed.result,
+        controls=list(context.local(AppProcessorContext).annotation_dict.values()),
+        memory=list(agent.memory.content[agent.subtask_start :]),
+        text_only=agent.prompter.text_only,
+        tools=agent.known_tools,
+        dispatcher=agent.dispatcher(context.global_context),
+    )
 
 
 async def selected_control_screenshot(

@@ -6,8 +6,9 @@ actions (the text of its controls and its title) and with what the subtask's act
 (their arguments and results: a document written through the editor's API is not on screen).
 Two kinds of claims are checked, both found in the result text:
 
-- numbers: the ones after the last "=" when there is one ("12 + 30 = 42" claims 42), else all of
-  them; a claimed number may be a rounding of a shown one (3.14 for 3.14159);
+- numbers: the ones the subtask does not give ("12 + 30 = 42" for "compute 12 + 30" claims 42;
+  the operands are the subtask's, not a result), or all of them when the subtask gives every one
+  ("7" for "type 7" claims 7); a claimed number may be a rounding of a shown one (3.14 for 3.14159);
 - quoted text ('hello desktop'), compared without case and spacing.
 
 A result with neither claims nothing checkable and passes. The echo tools (``summary`` repeats the
@@ -67,10 +68,12 @@ def numbers_in(text: str) -> list[Decimal]:
     return [n for n in found if n is not None]
 
 
-def claim_of(result: str) -> Claim:
-    """The checkable part of a FINISH result."""
-    tail = result.rsplit("=", 1)[1] if "=" in result else ""
-    numbers = numbers_in(tail) or numbers_in(result)
+def claim_of(result: str, given: str = "") -> Claim:
+    """The checkable part of a FINISH result: its quoted texts, and the numbers it states beyond
+    those ``given`` (the subtask) states, or all of them when ``given`` states every one."""
+    stated = numbers_in(result)
+    known = set(numbers_in(given))
+    numbers = [n for n in stated if n not in known] or stated
     texts = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(result)]
     return Claim(tuple(numbers), tuple(t for t in texts if t.strip()))
 
@@ -149,9 +152,10 @@ def acted(actions: Iterable[dict[str, Any]]) -> bool:
     )
 
 
-def contradiction(result: str, evidence: Evidence) -> str:
-    """What of ``result`` neither the window nor the subtask's actions show ("" when nothing)."""
-    claim = claim_of(result)
+def contradiction(result: str, evidence: Evidence, given: str = "") -> str:
+    """What of ``result`` neither the window nor the subtask's actions show ("" when nothing);
+    ``given`` is the subtask (the numbers it gives are no claim, see :func:`claim_of`)."""
+    claim = claim_of(result, given)
     if not claim:
         return ""
     shown = evidence.numbers()

@@ -125,6 +125,8 @@ class HostAgent(BasicAgent):
         self.annotator: Any = None
         self.auto_approve = auto_approve
         self.safe_guard = True
+        # The AppAgents' step guards (GUARDS in system.yaml): on, or off for a strong model.
+        self.app_guards = True
         self.action_sequence = False
         self.fallback_steps = 2
         self.save_full_screen = False
@@ -242,6 +244,7 @@ class HostAgent(BasicAgent):
         agent.prompter.is_visual = self.app_visual
         for option in APP_OPTIONS:
             setattr(agent, option, getattr(self, option))
+        agent.guard_table.enabled = self.app_guards
         return agent
 
     def target_history(self, context: Context) -> tuple[str, list[SubtaskOutcome]]:

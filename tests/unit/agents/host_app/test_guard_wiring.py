@@ -63,8 +63,11 @@ async def test_a_text_only_agent_cannot_finish_before_acting(
     )
     agent = subtask_app(llm)
     await run(context, agent)
-    # The first answer broke the schema (no action at a subtask's start) and was asked again.
-    assert agent.llm_calls == 3 and len(agent.memory.content) == 2
+    # The first answer, a FINISH before anything ran, was refused (guards: started).
+    assert agent.llm_calls == 3 and len(agent.memory.content) == 3
+    guessed = agent.memory.content[0]
+    assert guessed.get_value("status") == "CONTINUE"
+    assert guessed.get_value("output").startswith("Not finished: no action has run in this subtask")
     assert desk.windows["1"].display == "7" and agent.status == "FINISH"
 
 
@@ -286,15 +289,14 @@ async def test_going_round_in_a_circle_ends_the_subtask(context: Context, desk: 
     )
 
 
-async def test_after_a_refused_claim_the_next_answer_reads_a_control_and_continues(
+async def test_after_a_refused_claim_an_answer_that_looks_finishes_with_what_is_shown(
     context: Context, desk: Any, replay: Any
 ) -> None:
     desk.selected = "1"
-    read = {"function": "texts", "arguments": {"name": "", "id": "1"}}
+    read = {"function": "texts", "arguments": {"name": "7", "id": "1"}}  # the display
     llm = replay(
         [
             app("FINISH", click("9", "7"), "7 + 8 = 15"),  # the display shows 7
-            app("FINISH", read, "15"),  # refused by the schema: a verification step reads and CONTINUEs
             app("CONTINUE", read),
             app("FINISH", NO_ACTION, "The display shows 7"),
         ]
@@ -302,6 +304,23 @@ async def test_after_a_refused_claim_the_next_answer_reads_a_control_and_continu
     agent = subtask_app(llm)
     await run(context, agent)
     claimed, verified, finished = agent.memory.content
-    assert claimed.get_value("output").startswith("FINISH refused: the result '7 + 8 = 15' claims 15")
-    assert verified.get_value("action")[0]["function"] == "texts"
-    assert finished.get_value("status") == "FINISH" and agent.llm_calls == 4
+    # 7 is the subtask's own number: 8 and 15 are what the result claims.
+    assert claimed.get_value("output").startswith("FINISH refused: the result '7 + 8 = 15' claims 8, 15")
+    assert verified.get_value("action")[0]["result"]["status"] == "success"
+    assert finished.get_value("status") == "FINISH" and agent.outcomes[-1].verified
+
+
+async def test_a_claim_the_window_contradicts_given_again_right_away_ends_the_subtask(
+    context: Context, desk: Any, replay: Any
+) -> None:
+    desk.selected = "1"
+    read = {"function": "texts", "arguments": {"name": "7", "id": "1"}}  # the display
+    llm = replay([app("FINISH", click("9", "7"), "7 + 8 = 15"), app("FINISH", read, "15")])
+    agent = subtask_app(llm)
+    await run(context, agent)
+    assert agent.status == "FAIL" and agent.llm_calls == 2
+    result = context.get(ContextNames.PREVIOUS_SUBTASKS)[-1]["result"]
+    assert result.startswith(
+        "FINISH refused again: the result '15' claims 15, which the window does not show"
+    )
+    assert result.endswith("The subtask ends as FAIL.")

@@ -83,8 +83,12 @@ def test_matching_and_paraphrased_names_pass() -> None:
     assert 'id 2 is MenuItem "Edit", not "Document"' in name_problem("2", "Document", editor)
 
 
-def test_claims_are_the_numbers_after_the_last_equals_sign_or_all_numbers_and_quoted_text() -> None:
-    assert claim_of("12 + 30 = 42").numbers == (Decimal(42),)
+def test_claims_are_the_numbers_the_subtask_does_not_give_or_all_of_them_and_quoted_text() -> None:
+    assert claim_of("12 + 30 = 42", "Compute 12 + 30").numbers == (Decimal(42),)
+    assert claim_of("30 - 12 = 18", "subtract 12 from 30").numbers == (Decimal(18),)
+    # Every number given by the subtask: the result still claims them (the display shows 7).
+    assert claim_of("7", "type 7").numbers == (Decimal(7),)
+    assert claim_of("12 + 30 = 42").numbers == (Decimal(12), Decimal(30), Decimal(42))
     assert claim_of("The result is 1,234.5").numbers == (Decimal("1234.5"),)
     assert claim_of("wrote 'hello desktop' to notes1.txt").texts == ("hello desktop",)
     assert claim_of("wrote 'hello desktop' to notes1.txt").numbers == ()
@@ -93,11 +97,13 @@ def test_claims_are_the_numbers_after_the_last_equals_sign_or_all_numbers_and_qu
 
 def test_a_result_the_window_does_not_show_is_a_contradiction() -> None:
     window = Evidence(window_texts([*CALCULATOR, Control("40", "", "Edit", value="0")]), [])
-    assert contradiction("12 + 30 = 42", window) == "42"
+    assert contradiction("12 + 30 = 42", window, "Compute 12 + 30") == "42"
     # Button names are no evidence: the "2" key does not show that the result is 2.
-    assert contradiction("1 + 1 = 2", window) == "2"
+    assert contradiction("1 + 1 = 2", window, "add 1 and 1") == "2"
     shown = Evidence(window_texts([Control("11", "", "Edit", value="42")], "Calculator"), [])
-    assert contradiction("12 + 30 = 42", shown) == ""
+    assert contradiction("12 + 30 = 42", shown, "Compute 12 + 30") == ""
+    # Without the subtask, its operands are claims too, and the window does not show them.
+    assert contradiction("12 + 30 = 42", shown) == "12, 30"
     assert contradiction("3.14", Evidence(["3.14159"], [])) == ""  # a rounding of what is shown
     assert contradiction("Done.", window) == ""
 
@@ -258,19 +264,9 @@ def test_a_file_name_typed_into_a_document_is_no_saved_file() -> None:
     assert missing_texts(subtask, everything, file_evidence("list.txt - Mousepad", typed)) == ""
 
 
-def test_a_subtask_naming_a_file_starts_with_the_file_api_when_there_is_one() -> None:
-    from starweave.agents.app.prompter import AppAgentPrompter, file_hint
+def test_typographic_forms_of_ascii_characters_name_the_same_control() -> None:
+    from starweave.agents.app.controls import canonical_name
 
-    tools = [{"name": n} for n in ("click_input", "set_edit_text", "write_document", "save_file")]
-    assert file_hint("Write the text 'hello desktop' and save it as hello.txt", tools) == (
-        'Hint: the subtask names the file hello.txt: write_document {"path":"hello.txt",'
-        '"content":"hello desktop","save":true} writes and saves it.'
-    )
-    assert file_hint("Save list.txt with the word apples", tools).endswith(
-        "list.txt: write_document with save true writes and saves it."
-    )
-    assert file_hint("Compute 12 + 30", tools) == ""
-    assert file_hint("Save it as a.txt", tools[:2]) == ""  # no file API: nothing to hint
-    first = AppAgentPrompter.first_tools("Save it as a.txt", tools)
-    assert [t["name"] for t in first] == ["write_document", "save_file"]
-    assert AppAgentPrompter.first_tools("Type 7", tools) == tools
+    assert canonical_name("“A − B × C ÷ D”") == "a - b * c / d"
+    assert canonical_name("it’s — done") == "it's - done"
+    assert canonical_name("Ｆｕｌｌ　ｗｉｄｔｈ") == "full width"  # NFKC's own folding
