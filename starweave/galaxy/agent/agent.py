@@ -20,10 +20,12 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, ContextNames
+from starweave.agent.guards import GuardState, GuardTable
 from starweave.errors import AgentError, InvalidArgumentError
 from starweave.galaxy.agent.editing import load_editing_tools, log_skipped_review, retry_turns
 from starweave.galaxy.agent.inbox import next_batch, orchestration_over
 from starweave.galaxy.agent.local import ConstellationProcessorContext
+from starweave.galaxy.agent.plan_guards import PlanStep, plan_guards
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
 from starweave.galaxy.agent.prompter import (
     ConstellationPrompter,
@@ -65,7 +67,8 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
     is JSON but not a valid response (or a plan that cannot work) is asked again (unparsable JSON is
     retried by the LLM layer itself); ``edit_retries`` how often refused edits go back to the model
     within one review; ``review_mode`` is "fast" (ask the model only when its answer can change
-    something) or "always" (the reference: every batch of results is reviewed).
+    something) or "always" (the reference: every batch of results is reviewed); ``guards`` whether
+    the plan guards are on (``GUARDS`` in system.yaml).
     """
 
     state_manager_cls: ClassVar[type[ConstellationAgentStateManager]] = ConstellationAgentStateManager
@@ -90,6 +93,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         templates: dict[WeavingMode, tuple[str, str]] | None = None,
         review_mode: str = "fast",
         edit_retries: int = 2,
+        guards: bool = True,
     ) -> None:
         if review_mode not in REVIEW_MODES:
             raise InvalidArgumentError(
@@ -110,6 +114,9 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         self.templates = templates or {}
         self.review_mode = review_mode
         self.edit_retries = max(0, edit_retries)
+        # The plan guards (plan_guards.py) and what they remember of the current request.
+        self.plan_guards: GuardTable[PlanStep] = plan_guards(guards)
+        self.plan_guard_state = GuardState()
         self.final_round = False  # this review may only give the request's final answer
         # The turns after the review's first prompt when refused edits go back to the model.
         self._round_messages: list[dict[str, Any]] | None = None
