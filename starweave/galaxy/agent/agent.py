@@ -27,11 +27,7 @@ from starweave.galaxy.agent.inbox import next_batch, orchestration_over
 from starweave.galaxy.agent.local import ConstellationProcessorContext
 from starweave.galaxy.agent.plan_guards import PlanStep, plan_guards
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
-from starweave.galaxy.agent.prompter import (
-    ConstellationPrompter,
-    ConstellationPrompterFactory,
-    request_shape,
-)
+from starweave.galaxy.agent.prompter import ConstellationPrompter, ConstellationPrompterFactory
 from starweave.galaxy.agent.publishing import ConstellationEventsMixin
 from starweave.galaxy.agent.response import (
     ConstellationAgentResponse,
@@ -329,8 +325,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         live = self._current_constellation
         if live is None:
             raise AgentError("Nothing to edit: no constellation was created")
-        combine = request_shape(str(context.get(ContextNames.REQUEST) or "")) == "total"
-        decision = review_decision(live, task_ids, self.review_mode, combine) if task_ids else None
+        decision = review_decision(live, task_ids, self.review_mode) if task_ids else None
         if decision is not None and not decision.ask_model:
             return await self._answer_without_model(context, live, task_ids or [], decision)
         self.final_round = decision is not None and decision.finish
