@@ -255,6 +255,7 @@ class GalaxyClient:
             console=self.console,
             live=live,
             secrets=self.secrets,
+            guards=self.base.system.guards,
         )
         self.say(f"[bold]Request:[/bold] {request}")
         try:

@@ -90,7 +90,10 @@ class GalaxyOutcome:
 
 
 class GalaxySession:
-    """One request on the fleet behind ``device_manager``; ``run()`` returns a GalaxyOutcome."""
+    """One request on the fleet behind ``device_manager``; ``run()`` returns a GalaxyOutcome.
+
+    ``guards``: whether the ConstellationAgent's plan guards are on (``GUARDS`` in system.yaml).
+    """
 
     def __init__(
         self,
@@ -105,8 +108,10 @@ class GalaxySession:
         live: bool = False,
         secrets: list[str] | None = None,
         session_name: str | None = None,
+        guards: bool = True,
     ) -> None:
         self.request = request
+        self.guards = guards
         self.task_name = task_name
         self.session_name = session_name or f"galaxy_session_{task_name}"
         self.log_path = unique_folder(
@@ -173,6 +178,7 @@ class GalaxySession:
             batch_window=self.settings.batch_window,
             review_mode=self.settings.review_mode,
             edit_retries=self.settings.edit_retries,
+            guards=self.guards,
         )
         self.agent = agent
         observers: list[tuple[IEventObserver, Any]] = [

@@ -50,9 +50,10 @@ class ConstellationSettings(BaseModel):
     # Longest a device may take to connect before the run starts without it.
     connect_timeout: float = Field(30.0, gt=0, validation_alias=_alias("connect_timeout"))
     # When the agent asks its model to review task results: "fast" only when the answer can change
-    # something (a task failed, or a pending task can now start with the new results), finishing
-    # without a model call when every task completed; "always" after every batch of results (the
-    # reference's behaviour).
+    # something (a task failed, or a pending task can now start with the new results); once every
+    # task completed, finishing without a model call when the plan ends in one task, or with one
+    # answer-only call that puts the results of several final tasks together; "always" after every
+    # batch of results (the reference's behaviour).
     review_mode: Literal["fast", "always"] = Field("fast", validation_alias=_alias("review_mode"))
     # How often edits the editor refuses go back to the model within one review.
     edit_retries: int = Field(2, ge=0, le=5, validation_alias=_alias("edit_retries"))

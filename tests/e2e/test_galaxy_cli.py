@@ -35,7 +35,14 @@ def write(path: Path, answers: list[Any]) -> Path:
     return path
 
 
+# The plan ends in both tasks, so (review mode "fast") one answer-only call puts their results
+# together once they completed.
+ANSWER = "Both devices wrote hello.txt."
+FINAL = {"thought": "both done", "status": "FINISH", "action": [], "results": ANSWER}
+
+
 def planner_answers(count: int) -> list[dict[str, Any]]:
+    """The plan, ``count`` reviews without edits, and the final answer."""
     tasks = [
         {
             "task_id": f"t{i}",
@@ -51,7 +58,7 @@ def planner_answers(count: int) -> list[dict[str, Any]]:
         "status": "CONTINUE",
         "constellation": {"tasks": tasks, "dependencies": []},
     }
-    return [plan, *[{"thought": "ok", "status": "CONTINUE", "action": []}] * count]
+    return [plan, *[{"thought": "ok", "status": "CONTINUE", "action": []}] * count, FINAL]
 
 
 DEVICE = [
@@ -97,7 +104,7 @@ def hello_on_two(
 
 
 def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
-    # The plan is the only answer: two tasks that complete need no review call (REVIEW_MODE fast).
+    # The plan and the final answer: two tasks that complete need no review call (REVIEW_MODE fast).
     proc = hello_on_two(tmp_path, planner_answers(0), "hello")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Devices online: local_linux_1, local_linux_2" in proc.stdout
@@ -107,9 +114,9 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
     result = json.loads((tmp_path / "logs" / "galaxy" / "hello" / "result.json").read_text())
     assert result["status"] == "completed" and result["constellation"]["task_count"] == 2
     final = result["session_results"]["final_results"][0]
-    assert final["answer"] == "t1 on local_linux_1: done\nt2 on local_linux_2: done"
+    assert final["answer"] == ANSWER
     # The user reads the answer at once, above the pointer to the logs.
-    assert "Answer: t1 on local_linux_1: done\nt2 on local_linux_2: done" in proc.stdout
+    assert f"Answer: {ANSWER}" in proc.stdout
     assert final["result"]["t1"] == {
         "status": "completed",
         "device": "local_linux_1",
@@ -121,7 +128,7 @@ def test_galaxy_local_fleet_with_replay(tmp_path: Path) -> None:
 
 def test_galaxy_evaluate_prints_and_logs_the_verdict_and_keeps_the_exit_code(tmp_path: Path) -> None:
     judged = {"reason": "both devices wrote hello.txt", "sub_scores": [], "complete": "no"}
-    # The plan, then the EvaluationAgent's verdict (it judges on the planner's model).
+    # The plan and its answer, then the EvaluationAgent's verdict (it judges on the planner's model).
     proc = hello_on_two(tmp_path, [*planner_answers(0), judged], "judged", "--evaluate")
     # The verdict is advisory: a "no" leaves the completed run's exit code 0.
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -148,8 +155,8 @@ def test_galaxy_interactive_takes_requests_until_quit(tmp_path: Path) -> None:
         "--provider",
         "replay",
         "--replay-file",
-        # Each request is one plan: two independent tasks that both complete need no review call
-        # (review mode "fast"), so the second request's plan is the very next answer.
+        # Each request is one plan and its final answer: two independent tasks that both complete
+        # need no review call (review mode "fast"), so the second request's plan comes next.
         str(write(tmp_path / "planner.jsonl", planner_answers(0) + planner_answers(0))),
         "--device-replay-file",
         str(write(tmp_path / "device.jsonl", DEVICE)),

@@ -96,14 +96,17 @@ async def test_a_desktop_device_runs_a_host_agent_session_sent_over_aip(
 
 
 def plan(*tasks: dict[str, Any]) -> list[Any]:
-    """The ConstellationAgent's plan of ``tasks`` (t2 depends on t1), then reviews changing nothing."""
+    """The ConstellationAgent's plan of ``tasks`` (t2 depends on t1), then reviews changing nothing;
+    a plan that ends in more than t2 (t3 runs meanwhile) first gets the answer that puts the
+    results together (review mode "fast" asks for it once every task completed)."""
     constellation = {
         "tasks": list(tasks),
         "dependencies": [{"from_task_id": "t1", "to_task_id": "t2"}],
     }
     plan = {"thought": "One task per device.", "status": "CONTINUE", "constellation": constellation}
     review = {"thought": "Nothing to change.", "status": "CONTINUE", "action": []}
-    return [plan, *[review] * 8]
+    final = {"thought": "All done.", "status": "FINISH", "action": [], "results": "every task completed"}
+    return [plan, *([final] if len(tasks) > 2 else []), *[review] * 8]
 
 
 # t2's description names no file: the HostAgent refuses FINISH while its request (which quotes the

@@ -114,6 +114,8 @@ def test_a_request_runs_through_the_cli_where_the_suite_looks(tmp_path: Path) ->
         "arguments": {"command": "echo hello > hello.txt"},
         "status": "CONTINUE",
     }
+    # The plan ends in two tasks, so one answer-only call puts their results together.
+    answer = {"thought": "Both wrote it.", "status": "FINISH", "action": [], "results": "hello.txt on both"}
     done = {"function": "", "arguments": {}, "status": "FINISH"}
     device = [
         {"observation": "o", "thought": "t", "action": step, "result": ""},
@@ -123,13 +125,13 @@ def test_a_request_runs_through_the_cli_where_the_suite_looks(tmp_path: Path) ->
         "--provider",
         "replay",
         "--replay-file",
-        str(write(tmp_path / "planner.jsonl", [plan])),
+        str(write(tmp_path / "planner.jsonl", [plan, answer])),
         "--device-replay-file",
         str(write(tmp_path / "device.jsonl", device)),
     ]
     keep = tmp_path / "kept"
     [result] = run_galaxy_suite(timeout=120, names=["hello_each"], keep=keep, extra_args=extra)
     assert result.ok, (result.reason, result.extra)
-    assert result.steps == 2  # the plan, and the finish answered without the model
-    assert "t1 on local_linux_1: hello.txt holds hello" in result.extra["answer"]
+    assert result.steps == 2  # the plan, and the final answer
+    assert "hello.txt on both" in result.extra["answer"] and "hello.txt holds hello" in result.extra["answer"]
     assert (keep / "hello_each" / LOG_DIR / "hello_each" / "result.json").is_file()

@@ -12,15 +12,20 @@ from helpers.evaluation import RECORD_KEYS, evaluation_log, verdict
 from helpers.evaluation import judged as judged
 from integration.test_galaxy_faults import D1, D2, edit, options, plan, run_client, task, write
 
+# The answer-only call at the end of a plan that ends in two tasks.
+FINAL = {"thought": "both done", "status": "FINISH", "action": [], "results": "ok on both devices"}
+
 
 def evaluation_records(tmp_path: Path) -> list[dict[str, Any]]:
     return evaluation_log(tmp_path / "logs" / "run")
 
 
 async def test_a_completed_constellation_is_judged_yes(tmp_path: Path, judged: list[Any]) -> None:
-    # Two tasks that complete need no review call (REVIEW_MODE fast): the verdict is the next answer.
+    # Two tasks that complete need no review call (REVIEW_MODE fast), only the answer that puts
+    # their results together (the plan ends in both); the verdict is the next answer.
     planner = [
         plan([task("t1", D1, "Write ok to a.txt."), task("t2", D2, "Write ok to b.txt.")], []),
+        FINAL,
         verdict("yes", "both tasks wrote their file"),
     ]
     outcome, client = await run_client(options(tmp_path, planner, "echo ok > a.txt", evaluate=True))
@@ -67,9 +72,8 @@ async def test_a_failed_constellation_is_judged_no_with_eva_session(
 
 
 async def test_no_verdict_is_a_warning_and_the_outcome_stands(tmp_path: Path, capsys: Any) -> None:
-    planner = [
-        plan([task("t1", D1, "Write ok."), task("t2", D2, "Write ok.")], [])
-    ]  # nothing left for the judge
+    planner = [plan([task("t1", D1, "Write ok."), task("t2", D2, "Write ok.")], []), FINAL]
+    # nothing left for the judge
     outcome, _ = await run_client(options(tmp_path, planner, "echo ok > a.txt", evaluate=True))
     assert outcome.status == "completed"
     assert not (tmp_path / "logs" / "run" / "evaluation.log").exists()

@@ -67,6 +67,7 @@ EDIT = {
     ],
 }
 NO_EDIT = {"thought": "Nothing to change.", "status": "CONTINUE", "action": []}
+FINAL_ANSWER = {"thought": "Both ran.", "status": "FINISH", "action": [], "results": "first and second ran"}
 
 
 def device_step(command: str | None, status: str = "CONTINUE", result: str = "") -> dict[str, Any]:
@@ -168,7 +169,8 @@ async def test_tasks_queued_on_one_device_start_when_the_device_takes_them(tmp_p
         requests=["two things on one device"],
         local=1,
         provider="replay",
-        replay_file=write(tmp_path / "planner.jsonl", [both, *[NO_EDIT] * 6]),
+        # The plan ends in both tasks: one answer-only call at the end puts their results together.
+        replay_file=write(tmp_path / "planner.jsonl", [both, FINAL_ANSWER, *[NO_EDIT] * 6]),
         device_replay_file=write(
             tmp_path / "devices.jsonl", [device_step("sleep 0.5"), device_step(None, "FINISH", "slept")]
         ),

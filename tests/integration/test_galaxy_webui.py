@@ -33,7 +33,8 @@ PLAN = {
             {"task_id": f"t{i}", "name": f"greet {i}", "description": "Write hello.", "target_device_id": d}
             for i, d in enumerate(DEVICES, 1)
         ],
-        "dependencies": [],
+        # t2 after t1: the plan ends in one task, so it finishes without an answer-only call.
+        "dependencies": [{"from_task_id": "t1", "to_task_id": "t2"}],
     },
 }
 DEVICES_YAML = (

@@ -20,16 +20,14 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from starweave.agent import AgentRegistry, AgentState, BasicAgent, Context, ContextNames
+from starweave.agent.guards import GuardState, GuardTable
 from starweave.errors import AgentError, InvalidArgumentError
 from starweave.galaxy.agent.editing import load_editing_tools, log_skipped_review, retry_turns
 from starweave.galaxy.agent.inbox import next_batch, orchestration_over
 from starweave.galaxy.agent.local import ConstellationProcessorContext
+from starweave.galaxy.agent.plan_guards import PlanStep, plan_guards
 from starweave.galaxy.agent.processor import ConstellationAgentProcessor
-from starweave.galaxy.agent.prompter import (
-    ConstellationPrompter,
-    ConstellationPrompterFactory,
-    request_shape,
-)
+from starweave.galaxy.agent.prompter import ConstellationPrompter, ConstellationPrompterFactory
 from starweave.galaxy.agent.publishing import ConstellationEventsMixin
 from starweave.galaxy.agent.response import (
     ConstellationAgentResponse,
@@ -65,7 +63,8 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
     is JSON but not a valid response (or a plan that cannot work) is asked again (unparsable JSON is
     retried by the LLM layer itself); ``edit_retries`` how often refused edits go back to the model
     within one review; ``review_mode`` is "fast" (ask the model only when its answer can change
-    something) or "always" (the reference: every batch of results is reviewed).
+    something) or "always" (the reference: every batch of results is reviewed); ``guards`` whether
+    the plan guards are on (``GUARDS`` in system.yaml).
     """
 
     state_manager_cls: ClassVar[type[ConstellationAgentStateManager]] = ConstellationAgentStateManager
@@ -90,6 +89,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         templates: dict[WeavingMode, tuple[str, str]] | None = None,
         review_mode: str = "fast",
         edit_retries: int = 2,
+        guards: bool = True,
     ) -> None:
         if review_mode not in REVIEW_MODES:
             raise InvalidArgumentError(
@@ -110,6 +110,9 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         self.templates = templates or {}
         self.review_mode = review_mode
         self.edit_retries = max(0, edit_retries)
+        # The plan guards (plan_guards.py) and what they remember of the current request.
+        self.plan_guards: GuardTable[PlanStep] = plan_guards(guards)
+        self.plan_guard_state = GuardState()
         self.final_round = False  # this review may only give the request's final answer
         # The turns after the review's first prompt when refused edits go back to the model.
         self._round_messages: list[dict[str, Any]] | None = None
@@ -322,8 +325,7 @@ class ConstellationAgent(ConstellationEventsMixin, BasicAgent):
         live = self._current_constellation
         if live is None:
             raise AgentError("Nothing to edit: no constellation was created")
-        combine = request_shape(str(context.get(ContextNames.REQUEST) or "")) == "total"
-        decision = review_decision(live, task_ids, self.review_mode, combine) if task_ids else None
+        decision = review_decision(live, task_ids, self.review_mode) if task_ids else None
         if decision is not None and not decision.ask_model:
             return await self._answer_without_model(context, live, task_ids or [], decision)
         self.final_round = decision is not None and decision.finish

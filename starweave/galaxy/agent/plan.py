@@ -5,20 +5,15 @@ tips, dependencies as from/to pairs); :func:`complete_plan` fills in the rest: t
 descriptions, short line ids (``l1``, ``l2``...) and condition descriptions. Answers in the
 reference's full shape pass through unchanged.
 
-:func:`plan_problems` finds what would make the plan fail on the devices: structural faults
-(unknown tasks, cycles, unknown devices, a task on a device without the ``device_type`` or
-``required_capabilities`` the task states: *fatal*, the plan cannot be built) and plans that are
-obviously wrong for a fleet of separate machines (*not fatal*: a task that reads a file another
-device made, uses a file the request puts on another device, names another device, refers to a
-task it does not wait for, repeats another task, or names files from the prompt's example that the
-request does not mention).
-The agent feeds the problems back to the model and asks again; a plan that still has only
-non-fatal problems after the last attempt runs anyway, since these checks are heuristics.
+:func:`plan_faults` finds what makes a plan impossible to build or run on the devices (unknown
+tasks, cycles, unknown devices, a task on a device without the ``device_type`` or
+``required_capabilities`` the task states): the agent asks again, and fails after the last attempt.
+The checks for plans that are only likely wrong on a fleet of separate machines are guards
+(``plan_guards``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
@@ -84,53 +79,6 @@ def complete_plan(plan: TaskConstellationSchema) -> TaskConstellationSchema:
     return TaskConstellationSchema.model_validate(data)
 
 
-# A file name: a word with an extension (hello.txt, data.csv, notes.md).
-_FILE = re.compile(r"(?<![\w/.-])([\w-]+\.[A-Za-z][A-Za-z0-9]{0,5})\b")
-# Verbs after which a file name is one the task makes itself (it may reuse another device's name).
-_MAKES = re.compile(
-    r"\b(create|creates|creating|write|writes|writing|save|saves|store|make|makes|put|touch|append|"
-    r"named|called|into|to)\b",
-    re.IGNORECASE,
-)
-# Verbs after which a file name is one the task reads.
-_READS = re.compile(
-    r"\b(read|reads|count|counts|combine|merge|compare|copy|concatenate|cat|use|uses|open|check|"
-    r"verify|add|sum|get|fetch|take|show|print|display|list|from|of|in|with|both)\b",
-    re.IGNORECASE,
-)
-
-
-def _made_here(description: str, position: int) -> bool:
-    """Whether the nearest verb before ``position`` in the same clause makes the file."""
-    clause = re.split(r"[.;:,]|\band\b|\bthen\b", description[:position])[-1]
-    makes = [m.end() for m in _MAKES.finditer(clause)]
-    reads = [m.end() for m in _READS.finditer(clause)]
-    return bool(makes) and (not reads or max(makes) > max(reads))
-
-
-def _files(description: str) -> list[tuple[str, bool]]:
-    """File names in ``description`` and whether the task makes each one itself."""
-    return [(m.group(1), _made_here(description, m.start())) for m in _FILE.finditer(description)]
-
-
-def _predecessors(plan: TaskConstellationSchema) -> dict[str, set[str]]:
-    direct: dict[str, set[str]] = {task_id: set() for task_id in plan.tasks}
-    for line in plan.dependencies.values():
-        if line.to_task_id in direct and line.from_task_id in plan.tasks:
-            direct[line.to_task_id].add(line.from_task_id)
-    closure: dict[str, set[str]] = {}
-    for task_id in direct:
-        seen: set[str] = set()
-        stack = list(direct[task_id])
-        while stack:
-            current = stack.pop()
-            if current not in seen:
-                seen.add(current)
-                stack.extend(direct.get(current, ()))
-        closure[task_id] = seen
-    return closure
-
-
 def _structure_problems(plan: TaskConstellationSchema, device_ids: set[str] | None) -> list[PlanProblem]:
     problems: list[PlanProblem] = []
     if not plan.tasks:
@@ -170,106 +118,6 @@ def _structure_problems(plan: TaskConstellationSchema, device_ids: set[str] | No
     return problems
 
 
-def _fleet_problems(plan: TaskConstellationSchema, device_ids: set[str] | None) -> list[PlanProblem]:
-    problems: list[PlanProblem] = []
-    tasks = plan.tasks
-    before = _predecessors(plan)
-    ids = [t for t in tasks if re.fullmatch(r"[A-Za-z]+\d+", t)]
-    seen: dict[tuple[str | None, str], str] = {}
-    for task in tasks.values():
-        me, device, text = str(task.task_id), task.target_device_id, task.description
-        first = seen.setdefault((device, " ".join(text.lower().split())), me)
-        if first != me:  # a small model stuck in a loop writes the same task again and again
-            problems.append(
-                PlanProblem(f"task {me} repeats task {first} (the same work on {device}); plan each job once")
-            )
-            continue
-        for other in sorted((device_ids or set()) - {device}):
-            if re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", text):
-                problems.append(
-                    PlanProblem(
-                        f"task {me} runs on {device} but its description names {other}: a task can "
-                        f"only act on its own device; give {other}'s part its own task on {other}"
-                    )
-                )
-        for other in ids:
-            if other != me and other not in before[me] and re.search(rf"\b{re.escape(other)}\b", text):
-                problems.append(
-                    PlanProblem(
-                        f"task {me} refers to {other} but does not depend on it; add the dependency "
-                        f"{other} -> {me} or remove the mention"
-                    )
-                )
-        for name, made in _files(text):
-            if made:
-                continue
-            sources = [
-                p
-                for p in sorted(before[me])
-                if tasks[p].target_device_id != device and name in tasks[p].description
-            ]
-            if sources:
-                src = tasks[sources[0]]
-                problems.append(
-                    PlanProblem(
-                        f"task {me} on {device} uses {name}, which {src.task_id} makes on "
-                        f"{src.target_device_id}: a device cannot read another device's files. Let "
-                        f"{src.task_id} report what {me} needs as text (a dependent task receives "
-                        f"its prerequisites' text results), or drop {me} if nothing must be combined"
-                    )
-                )
-    return problems
-
-
-def request_files(request: str, device_ids: set[str]) -> dict[str, str]:
-    """The files the request places on a device: in each clause (split at punctuation, "and" and
-    "then") that names exactly one device, every file name belongs to that device."""
-    placed: dict[str, str] = {}
-    for clause in re.split(r"[,;.:!?](?:\s|$)|\band\b|\bthen\b", request):
-        named = [d for d in device_ids if re.search(rf"(?<![\w-]){re.escape(d)}(?![\w-])", clause)]
-        if len(named) == 1:
-            for match in _FILE.finditer(clause):
-                placed.setdefault(match.group(1), named[0])
-    return placed
-
-
-def _placement_problems(plan: TaskConstellationSchema, placed: dict[str, str]) -> list[PlanProblem]:
-    problems = []
-    for task in plan.tasks.values():
-        for name, _made in _files(task.description):
-            owner = placed.get(name)
-            if owner is not None and task.target_device_id is not None and owner != task.target_device_id:
-                problems.append(
-                    PlanProblem(
-                        f"task {task.task_id} on {task.target_device_id} uses {name}, but the request puts "
-                        f"{name} on {owner}: only a task on {owner} can read or write it"
-                    )
-                )
-    return problems
-
-
-# A file name or a bare extension (".log").
-_FILE_OR_EXTENSION = re.compile(r"(?<![\w/-])([\w-]*\.[A-Za-z][A-Za-z0-9]{0,5})\b")
-
-
-def _copied_file_problems(plan: TaskConstellationSchema, request: str, example: str) -> list[PlanProblem]:
-    """Files or extensions a task names from the prompt's example but the request does not: a
-    small model copies its example's work ("the .log files") instead of doing the request's."""
-    wanted, shown = request.lower(), example.lower()
-    problems = []
-    for task in plan.tasks.values():
-        names = {m.group(1).lower() for m in _FILE_OR_EXTENSION.finditer(task.description)}
-        copied = sorted(n for n in names if n not in wanted and n in shown)
-        if copied:
-            problems.append(
-                PlanProblem(
-                    f"task {task.task_id} names {', '.join(copied)} from the example, which the request "
-                    "does not mention; describe the work this request asks for"
-                )
-            )
-    return problems
-
-
 def _requirement_problems(
     plan: TaskConstellationSchema, devices: Sequence[Mapping[str, Any]]
 ) -> list[PlanProblem]:
@@ -305,24 +153,16 @@ def _requirement_problems(
     return problems
 
 
-def plan_problems(
+def plan_faults(
     plan: TaskConstellationSchema,
     device_ids: list[str] | None = None,
-    request: str = "",
-    example: str = "",
     devices: Sequence[Mapping[str, Any]] = (),
 ) -> list[PlanProblem]:
-    """Everything wrong with ``plan``: fatal structural faults first (with ``devices``, the
-    device dicts of the prompt, also tasks on a device without what they state they need), then
-    fleet problems (with ``request``: also files used on another device than the one the request
-    puts them on, and files copied from the prompt's ``example``)."""
+    """What makes ``plan`` impossible to build or run (all fatal): structural faults first, then
+    (with ``devices``, the device dicts of the prompt) tasks on a device without what they state
+    they need. These are not guards: ``GUARDS: off`` leaves them on."""
     known = set(device_ids) if device_ids is not None else None
-    structural = _structure_problems(plan, known) or _requirement_problems(plan, devices)
-    if structural:
-        return structural  # fleet checks assume a well-formed DAG on fitting devices
-    placement = _placement_problems(plan, request_files(request, known)) if known and request else []
-    copied = _copied_file_problems(plan, request, example) if request and example else []
-    return _fleet_problems(plan, known) + placement + copied
+    return _structure_problems(plan, known) or _requirement_problems(plan, devices)
 
 
 def describe_problems(problems: list[PlanProblem]) -> str:

@@ -2,8 +2,10 @@
 
 Both are written for a small model on a slow CPU (spec: embedded-llm.md): short, stable first (the
 system text, tools and examples, then what changes) so the model server reuses its cached prefix,
-and with examples that do not invite copying. The creation prompt shows one example, chosen to
-fit the request's shape (:func:`request_shape`); the editing prompt shows the constellation as
+and with examples that do not invite copying. The creation prompt is the same for every request:
+its examples are generic (how a value crosses devices, how results are left for the final answer),
+never chosen by the request's wording; the editing prompt shows the example fitting the situation
+(a task failed, or not) and the constellation as
 one line per task with its state, result or error, and the next free task id
 (:func:`plan_text`), instead of the reference's long layout (spec E §6.5, §7).
 """
@@ -35,41 +37,6 @@ FINAL_ANSWER_TEXT = (
 )
 PROMPT_RESULT_CHARS = 300
 """A task's result or error in the editing prompt is cut to this many characters."""
-
-# Request shapes, tried in this order: a combined answer, data carried from one device to another,
-# the same job on several devices; anything else is "independent" jobs.
-SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "total",
-        re.compile(
-            r"\b(total|sum|add (them|up|the)|altogether|combined|in all|compare|comparison|difference|"
-            r"which (one|device|machine) (has|is)|more than|fewer than|both together)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "flow",
-        re.compile(
-            r"\b(copy|send|transfer|pass|same (number|text|content|value|word|line|name)|"
-            r"that (number|text|value|word|name|line|count)|its (content|contents|number|value)|"
-            r"the result|from the (first|other) device|on the other device|it (into|to|in))\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "each",
-        re.compile(r"\b(each|every|both|all (of )?(the )?(devices|machines)|two devices)\b", re.IGNORECASE),
-    ),
-)
-DEFAULT_SHAPE = "independent"
-
-
-def request_shape(request: str) -> str:
-    """The request's shape: "total", "flow", "each" or "independent" (picks the creation example)."""
-    for shape, pattern in SHAPES:
-        if pattern.search(request):
-            return shape
-    return DEFAULT_SHAPE
 
 
 def _status_text(value: Any) -> str:
@@ -187,15 +154,15 @@ class ConstellationPrompter(BasicPrompter):
         self.api_prompt_template = "\n".join(tool_line(t) for t in visible) or "(no tools)"
         return self.api_prompt_template
 
-    def selected_examples(self, request: str = "", shape: str | None = None) -> list[Mapping[str, Any]]:
-        """The ``example*`` entries to show: those whose ``Shape`` is ``shape`` (by default the
-        request's shape), and every entry without a Shape (all of them when none has that shape)."""
+    def selected_examples(self, shape: str | None = None) -> list[Mapping[str, Any]]:
+        """The ``example*`` entries to show: those whose ``Shape`` is ``shape`` (a situation of the
+        plan, never of the request's wording) and every entry without a Shape (all of them when
+        none has that shape)."""
         examples = [
             e
             for key, e in self.example_prompt_template.items()
             if str(key).startswith("example") and isinstance(e, Mapping)
         ]
-        shape = shape or request_shape(request)
         fitting = [e for e in examples if not e.get("Shape") or e.get("Shape") == shape]
         return fitting if any(e.get("Shape") for e in fitting) else examples
 
@@ -204,13 +171,12 @@ class ConstellationPrompter(BasicPrompter):
         header: str = "",
         separator: str = "",
         additional_examples: Any = (),
-        request: str = "",
         shape: str | None = None,
     ) -> str:
         """The selected examples (see :meth:`selected_examples`): each key as ``Key: value`` and the
         Response last, as compact JSON (the form the model should answer in)."""
         rendered: list[str] = []
-        for example in self.selected_examples(request, shape):
+        for example in self.selected_examples(shape):
             lines = []
             for key, value in example.items():
                 if key in ("Shape", "Response"):
@@ -230,16 +196,16 @@ class ConstellationPrompter(BasicPrompter):
         self, request: str = "", final: bool = False, constellation: TaskConstellation | None = None
     ) -> str:
         """The mode's system prompt with the examples and, for editing, the tools. Creation shows
-        the example fitting ``request``; editing the one fitting the situation ("failure" when a
-        task of ``constellation`` failed, else "review"); ``final``: the short prompt that asks only
-        for the final answer."""
+        every example, whatever ``request`` is (the prefix the model server caches); editing the one
+        fitting the situation ("failure" when a task of ``constellation`` failed, else "review");
+        ``final``: the short prompt that asks only for the final answer."""
         if final and self.prompt_template.get("answer_system"):
             return str(self.prompt_template["answer_system"]).format()
         shape = None
         if self.mode is WeavingMode.EDITING:
             shape = "failure" if constellation is not None and constellation.get_failed_tasks() else "review"
         return str(self.prompt_template["system"]).format(
-            examples=self.examples_prompt_helper(request=request, shape=shape),
+            examples=self.examples_prompt_helper(shape=shape),
             apis=self.api_prompt_template or "(no tools)",
         )
 

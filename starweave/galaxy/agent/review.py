@@ -8,8 +8,9 @@ Review modes (``ConstellationSettings.review_mode``):
   stops with their errors instead. A task that completed needs no review: its
   dependents receive its result in their request anyway (``orchestrator.requests``), so nothing
   has to be copied. When every task completed, the run finishes with an answer built from the
-  task results (:func:`final_answer`), or, when the request asks for one combined answer (a total,
-  a comparison: ``combine``), with one model call that may only give that answer.
+  task results (:func:`final_answer`) when the plan ends in one task (its result is where the work
+  arrived); a plan that ends in several tasks (:func:`final_tasks`) has results still to be put
+  together, so one model call gives that answer and nothing else.
 
 :func:`repair_edits` fixes what a small model gets wrong in edits before they reach the editor:
 an ``add_task`` whose id is taken gets the next free id (later calls of the same answer that name
@@ -53,11 +54,14 @@ def _ended(tasks: list[TaskStar]) -> str:
     return ", ".join(t.task_id for t in tasks)
 
 
-def review_decision(
-    constellation: TaskConstellation, task_ids: list[str], mode: str, combine: bool = False
-) -> ReviewDecision:
-    """Whether the model must review the results of ``task_ids`` under review ``mode``; ``combine``
-    when the request asks for one combined answer (the last review then asks the model for it)."""
+def final_tasks(constellation: TaskConstellation) -> list[TaskStar]:
+    """The tasks no other task waits for: where the plan's work ends."""
+    sources = {line.from_task_id for line in constellation.dependencies.values()}
+    return [t for t in constellation.get_all_tasks() if t.task_id not in sources]
+
+
+def review_decision(constellation: TaskConstellation, task_ids: list[str], mode: str) -> ReviewDecision:
+    """Whether the model must review the results of ``task_ids`` under review ``mode``."""
     if mode == "always":
         return ReviewDecision(True, "review mode 'always': every result is reviewed")
     ended = [t for t in (constellation.get_task(i) for i in task_ids) if t is not None]
@@ -77,8 +81,13 @@ def review_decision(
     unfinished = [t for t in constellation.get_all_tasks() if t.status is not TaskStatus.COMPLETED]
     if unfinished:
         return ReviewDecision(True, f"the plan ended with task {_ended(unfinished)} not completed")
-    if combine:
-        return ReviewDecision(True, "every task completed; the request asks for one combined answer", True)
+    ends = final_tasks(constellation)
+    if len(ends) > 1:
+        # Several results no task has combined yet: the answer puts them together (a sum, a
+        # comparison, a summary), which only the model can do from the request.
+        return ReviewDecision(
+            True, f"every task completed; the results of {_ended(ends)} make one answer", True
+        )
     return ReviewDecision(False, "every task completed successfully", finish=True)
 
 

@@ -33,7 +33,8 @@ from starweave.agent import (
 from starweave.commands import Command, Result, ResultStatus
 from starweave.errors import AgentError, InvalidArgumentError
 from starweave.galaxy.agent.local import ConstellationProcessorContext
-from starweave.galaxy.agent.plan import PlanProblem, complete_plan, describe_problems, plan_problems
+from starweave.galaxy.agent.plan import PlanProblem, complete_plan, describe_problems, plan_faults
+from starweave.galaxy.agent.plan_guards import PlanStep, guard_problems
 from starweave.galaxy.agent.prompter import llm_tools, online_devices
 from starweave.galaxy.agent.response import (
     ActionCommandInfo,
@@ -119,6 +120,8 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
         conversation = list(messages)
         attempts = max(1, agent.json_retries)
         last_error = ""
+        if mode is WeavingMode.CREATION:
+            agent.plan_guard_state.begin(request)
         for attempt in range(1, attempts + 1):
             completion = await agent.llm.complete(conversation, schema=schema, max_tokens=ANSWER_TOKENS)
             try:
@@ -127,19 +130,14 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
                 last_error = "; ".join(
                     f"{'.'.join(str(p) for p in err['loc']) or '$'}: {err['msg']}" for err in exc.errors()
                 )
-                problems: list[PlanProblem] = [PlanProblem(last_error, fatal=True)]
                 plan = False
             else:
                 plan = True
-                prompter = agent.prompter if mode is WeavingMode.CREATION else None
-                example = prompter.examples_prompt_helper(request=request) if prompter is not None else ""
-                problems = self._plan_problems(parsed, mode, online_devices(devices), request, example)
-                last_error = describe_problems(problems)
-                usable = not any(p.fatal for p in problems)
-                if not problems or (usable and attempt == attempts):
-                    if problems:  # heuristic checks only: the plan may still work, so it runs
+                last_error, warnings = await self._judge_plan(agent, parsed, mode, devices, request)
+                if not last_error or (not warnings[0].fatal and attempt == attempts):
+                    if last_error:  # heuristic checks only: the plan may still work, so it runs
                         self.logger.warning("Running the plan despite: %s", last_error)
-                    return await self._answer(agent, parsed, completion, messages, problems)
+                    return await self._answer(agent, parsed, completion, messages, warnings)
             self.logger.info("ConstellationAgent answer rejected: %s", last_error)
             conversation = self._retry_conversation(conversation, messages, completion.text, last_error, plan)
         what = "plan could not be used" if mode is WeavingMode.CREATION else "answer was not valid"
@@ -147,6 +145,37 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
             f"The model's {what} after {attempts} attempts; last error: {last_error}. "
             "Use a stronger model or raise json_retries."
         )
+
+    @staticmethod
+    async def _judge_plan(
+        agent: ConstellationAgent,
+        parsed: ConstellationAgentResponse,
+        mode: WeavingMode,
+        devices: Sequence[Mapping[str, Any]],
+        request: str,
+    ) -> tuple[str, list[PlanProblem]]:
+        """A creation plan made whole (names, line ids) in ``parsed`` and judged: its faults on the
+        online ``devices`` (fatal), else the plan guards' verdict. Returns the reason it cannot be
+        used now ("" when it can) and the problems to report (a refusal's, or, once the model
+        insisted, those the guards still find)."""
+        if mode is not WeavingMode.CREATION or parsed.constellation is None:
+            return "", []
+        parsed.constellation = complete_plan(parsed.constellation)
+        if parsed.status != "CONTINUE":
+            return "", []
+        online = online_devices(devices)
+        device_ids = [str(d.get("device_id")) for d in online]
+        faults = plan_faults(parsed.constellation, device_ids or None, online)
+        if faults:
+            return describe_problems(faults), faults
+        example = agent.prompter.examples_prompt_helper() if agent.prompter is not None else ""
+        step = PlanStep(parsed.constellation, device_ids, request, example)
+        state = agent.plan_guard_state
+        verdict = await agent.plan_guards.judge(step, state)
+        state.end_step()  # each attempt is a step: the model may insist on a refused plan once
+        if not verdict.allowed:
+            return verdict.note, [PlanProblem(verdict.note)]
+        return "", guard_problems(step) if agent.plan_guards.enabled else []
 
     @staticmethod
     def _retry_conversation(
@@ -169,24 +198,6 @@ class ConstellationLLMInteractionStrategy(BaseProcessingStrategy):
             ]
         note = f"Note: a plan was refused because {reason}. Write a plan that avoids this."
         return [*messages[:-1], {**last, "content": f"{last['content']}\n{note}"}]
-
-    @staticmethod
-    def _plan_problems(
-        parsed: ConstellationAgentResponse,
-        mode: WeavingMode,
-        devices: Sequence[Mapping[str, Any]],
-        request: str,
-        example: str,
-    ) -> list[PlanProblem]:
-        """A creation plan made whole (names, line ids) in ``parsed``, and what is wrong with it
-        on ``devices`` (the online ones the prompt showed)."""
-        if mode is not WeavingMode.CREATION or parsed.constellation is None:
-            return []
-        parsed.constellation = complete_plan(parsed.constellation)
-        if parsed.status != "CONTINUE":
-            return []
-        device_ids = [str(d.get("device_id")) for d in devices]
-        return plan_problems(parsed.constellation, device_ids or None, request, example, devices)
 
     @staticmethod
     async def _answer(

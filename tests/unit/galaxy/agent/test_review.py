@@ -21,7 +21,7 @@ from unit.galaxy.agent.answers import CREATE_2, CREATE_4, CYCLE_EDIT, ENRICH_AND
 from starweave.agent import ContextNames
 from starweave.galaxy.agent.prompter import FINAL_ANSWER_TEXT
 from starweave.galaxy.agent.response import ActionCommandInfo
-from starweave.galaxy.agent.review import final_answer, repair_edits, review_decision
+from starweave.galaxy.agent.review import final_answer, final_tasks, repair_edits, review_decision
 from starweave.galaxy.constellation import ConstellationEditor, TaskConstellation, TaskStar
 from starweave.galaxy.events import EventBus, EventType
 from starweave.session.logs import JsonLinesWriter
@@ -82,13 +82,24 @@ def test_fast_mode_skips_completed_tasks_their_dependents_get_the_results() -> N
     assert decision.reason == "task t1, t2 completed; tasks that depend on it get its result"
 
 
-def test_fast_mode_asks_for_the_combined_answer_at_the_end() -> None:
+def chain() -> dict[str, Any]:
+    """CREATE_2 with t2 after t1: the plan ends in one task."""
+    answer = json.loads(json.dumps(CREATE_2))
+    answer["constellation"]["dependencies"] = [
+        {"line_id": "l1", "from_task_id": "t1", "to_task_id": "t2", "condition_description": "t1 done"}
+    ]
+    return answer
+
+
+def test_fast_mode_asks_for_one_answer_when_the_plan_ends_in_several_tasks() -> None:
+    # Whatever the request says: results no task has put together yet make one answer at the end.
     c = built(CREATE_2)
     finish(c, "t1")
     finish(c, "t2")
-    decision = review_decision(c, ["t2"], "fast", combine=True)
+    decision = review_decision(c, ["t2"], "fast")
     assert decision.ask_model and decision.finish
-    assert "one combined answer" in decision.reason
+    assert decision.reason == "every task completed; the results of t1, t2 make one answer"
+    assert [t.task_id for t in final_tasks(c)] == ["t1", "t2"]
 
 
 def test_fast_mode_asks_about_a_failure_and_an_unfinished_end() -> None:
@@ -101,10 +112,11 @@ def test_fast_mode_asks_about_a_failure_and_an_unfinished_end() -> None:
 
 
 def test_fast_mode_finishes_when_every_task_completed() -> None:
-    c = built(CREATE_2)
+    c = built(chain())  # one final task: its result is where the work arrived
     finish(c, "t1")
     finish(c, "t2")
-    decision = review_decision(c, ["t1", "t2"], "fast")
+    assert [t.task_id for t in final_tasks(c)] == ["t2"]
+    decision = review_decision(c, ["t2"], "fast")
     assert decision.finish and not decision.ask_model
     assert final_answer(c) == "t1 on dev_a: out-t1\nt2 on dev_b: out-t2"
 
@@ -275,7 +287,7 @@ async def test_a_taken_task_id_is_repaired_and_never_ends_the_run(
 async def test_fast_mode_finishes_without_a_review_call(
     make_agent: AgentMaker, bus: EventBus, recorder: Recorder, tmp_path: Path
 ) -> None:
-    agent = make_agent([CREATE_2], FakeOrchestrator(bus))  # the plan is the only answer
+    agent = make_agent([chain()], FakeOrchestrator(bus))  # the plan is the only answer
     context = new_context("Report the uptime of both machines")
     context.set(ContextNames.LOGGER, JsonLinesWriter(tmp_path / "response.log", []))
     status = await bounded(run_round(agent, context))
@@ -283,7 +295,7 @@ async def test_fast_mode_finishes_without_a_review_call(
     assert agent.llm.remaining == 0
     assert context.get(ContextNames.ROUND_RESULT) == "t1 on dev_a: output of t1\nt2 on dev_b: output of t2"
     modified = recorder.of(EventType.CONSTELLATION_MODIFIED)
-    assert [e.data["on_task_id"] for e in modified] == [["t1", "t2"]]  # the orchestrator was released
+    assert [e.data["on_task_id"] for e in modified] == [["t1"], ["t2"]]  # the orchestrator was released
     responses = recorder.of(EventType.AGENT_RESPONSE)
     assert responses[-1].output_data["thought"].startswith("Answered without the model: every task completed")
     steps = [json.loads(x) for x in (tmp_path / "response.log").read_text().splitlines()]
@@ -299,7 +311,7 @@ async def test_fast_mode_never_reviews_completed_tasks(make_agent: AgentMaker, b
     assert orchestrator.waves == [["t1", "t2"], ["t3"], ["t4"]]
 
 
-async def test_a_request_for_a_total_gets_one_answer_only_call_at_the_end(
+async def test_a_plan_ending_in_several_tasks_gets_one_answer_only_call_at_the_end(
     make_agent: AgentMaker, bus: EventBus
 ) -> None:
     final = {"thought": "3 + 4", "status": "FINISH", "action": [], "results": "7 days in total."}
