@@ -39,7 +39,16 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 log = logging.getLogger("starweave.galaxy.devices")
 
-DEVICE_KEYS = ("device_id", "server_url", "os", "capabilities", "metadata", "auto_connect", "max_retries")
+DEVICE_KEYS = (
+    "device_id",
+    "server_url",
+    "os",
+    "capabilities",
+    "metadata",
+    "auto_connect",
+    "max_retries",
+    "added_over_http",
+)
 LOWER_KEYS = (
     "task_name",
     "heartbeat_interval",
@@ -78,6 +87,10 @@ class DeviceConfig:
     metadata: dict[str, Any] = field(default_factory=dict)
     auto_connect: bool = True
     max_retries: int = 5
+    # Came in over HTTP (the WebUI's add-device form), not written by the operator: it is sent no
+    # credential of the file (``api_key``). The devices file keeps the mark (``added_over_http:
+    # true``); an operator who vouches for the entry deletes that line.
+    added_over_http: bool = False
 
 
 @dataclass
@@ -85,7 +98,8 @@ class ConstellationConfig:
     """The constellation's settings and its devices.
 
     ``max_concurrent_tasks`` is informational (one task per device is enforced by the device
-    manager); ``api_key`` is sent to the agent servers as ``X-API-Key``.
+    manager); ``api_key`` is sent as ``X-API-Key`` to the agent servers of the devices the operator
+    wrote into the file (never to a device ``added_over_http``).
     """
 
     task_name: str = "galaxy"
@@ -268,6 +282,10 @@ def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> Devic
         if not isinstance(values["auto_connect"], bool):
             raise ConfigError(f"{file}: {where}.auto_connect: expected true or false")
         device.auto_connect = values["auto_connect"]
+    if "added_over_http" in values:
+        if not isinstance(values["added_over_http"], bool):
+            raise ConfigError(f"{file}: {where}.added_over_http: expected true or false")
+        device.added_over_http = values["added_over_http"]
     if "max_retries" in values:
         retries = values["max_retries"]
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:

@@ -71,11 +71,11 @@ class DeviceConnector:
         self._closing = False
 
     # ---- set-up ---------------------------------------------------------------------------
-    def _new_runtime(self) -> DeviceRuntime:
+    def _new_runtime(self, api_key: str | None) -> DeviceRuntime:
         endpoint = ManagedEndpoint(
             self.constellation_id,
             task_name=self.task_name,
-            api_key=self.api_key,
+            api_key=api_key,
             heartbeat_interval=self.heartbeat_interval,
             registration_timeout=min(30.0, max(5.0, 2.0 * self.heartbeat_interval)),
             transport_factory=self.transport_factory,

@@ -70,7 +70,16 @@ def validate_device(body: Any) -> DeviceConfig:
         raise DeviceRequestError(422, "auto_connect must be true or false")
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise DeviceRequestError(422, "max_retries must be a whole number >= 0")
-    return DeviceConfig(device_id, server_url, os_name, capabilities, metadata, auto_connect, max_retries)
+    return DeviceConfig(
+        device_id,
+        server_url,
+        os_name,
+        capabilities,
+        metadata,
+        auto_connect,
+        max_retries,
+        added_over_http=True,
+    )
 
 
 def device_entry(device: DeviceConfig) -> dict[str, Any]:
@@ -83,6 +92,7 @@ def device_entry(device: DeviceConfig) -> dict[str, Any]:
         "metadata": dict(device.metadata),
         "auto_connect": device.auto_connect,
         "max_retries": device.max_retries,
+        **({"added_over_http": True} if device.added_over_http else {}),
     }
 
 

@@ -146,6 +146,7 @@ class WebUIService:
             device.metadata,
             device.max_retries,
             auto_connect=False,
+            send_api_key=not device.added_over_http,
         )
         if not registered:
             raise DeviceRequestError(500, f"Failed to add device: {device.device_id} was not registered")
