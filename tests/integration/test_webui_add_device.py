@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import yaml
 from integration.control_plane_kit import recording, webui
 
@@ -64,3 +65,53 @@ async def test_a_device_added_over_http_is_sent_no_file_credential(tmp_path: Pat
             assert manager is not None
             await manager.connect_device("added_1")
             assert all("x-api-key" not in h for h in await stranger.wait())
+
+
+async def test_variables_typed_into_the_form_are_never_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SW_TEST_SECRET", "sk-live-secret-value")
+    monkeypatch.delenv("SW_TEST_UNSET", raising=False)
+    devices_file = tmp_path / "devices.yaml"
+    devices_file.write_text(devices_yaml("ws://127.0.0.1:9/ws"))
+    async with webui(tmp_path, devices_file) as (url, _service), httpx.AsyncClient(base_url=url) as http:
+        # Before the fix the id "${SW_TEST_SECRET}" was expanded when the new file was checked (and
+        # at every start), and an unset variable was named in the 422.
+        answers = {
+            name: await http.post("/api/devices", json=form(f"${{{name}}}", "ws://127.0.0.1:9/ws"))
+            for name in ("SW_TEST_SECRET", "SW_TEST_UNSET")
+        }
+        for name, answer in answers.items():
+            assert answer.status_code == 422, answer.text
+            assert answer.json()["detail"].replace(name, "VAR") == answers["SW_TEST_SECRET"].json()[
+                "detail"
+            ].replace("SW_TEST_SECRET", "VAR")
+            assert "not set" not in answer.text and "sk-live" not in answer.text
+        noted = form("noted_1", "ws://127.0.0.1:9/ws", auto_connect=False)
+        noted["metadata"] = {"note": "${SW_TEST_SECRET}", "other": "${SW_TEST_UNSET}"}
+        noted["capabilities"] = ["${SW_TEST_SECRET}"]
+        added = await http.post("/api/devices", json=noted)
+        assert added.status_code == 200, added.text
+        assert "sk-live" not in added.text
+    # The next start reads the file again: still the text typed, nothing expanded.
+    loaded = load_devices_config(devices_file).get_device_config("noted_1")
+    assert loaded is not None
+    assert loaded.metadata == {"note": "${SW_TEST_SECRET}", "other": "${SW_TEST_UNSET}"}
+    assert loaded.capabilities == ["${SW_TEST_SECRET}"]
+    async with webui(tmp_path, devices_file) as (url, _service), httpx.AsyncClient(base_url=url) as http:
+        listed = (await http.get("/api/devices")).json()["devices"]
+        assert set(listed) == {"lab_1", "noted_1"} and "sk-live" not in str(listed)
+
+
+async def test_a_devices_file_that_does_not_load_is_not_described_to_the_form(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    devices_file = tmp_path / "devices.yaml"
+    devices_file.write_text(devices_yaml("ws://127.0.0.1:9/ws"))
+    async with webui(tmp_path, devices_file) as (url, _service), httpx.AsyncClient(base_url=url) as http:
+        # The operator's file now names a variable that is not set (as after a change of environment).
+        devices_file.write_text(devices_yaml("ws://127.0.0.1:${SW_OPERATOR_PORT}/ws"))
+        monkeypatch.delenv("SW_OPERATOR_PORT", raising=False)
+        answer = await http.post("/api/devices", json=form("late_1", "ws://127.0.0.1:9/ws"))
+        assert answer.status_code == 500
+        assert answer.json() == {"detail": "Failed to add device: the devices file does not load"}

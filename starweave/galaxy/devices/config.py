@@ -11,8 +11,9 @@ Two reference formats are read:
 
 Unlike the reference, which logs and falls back to an empty configuration, every problem raises
 :class:`ConfigError` reading ``file: key: problem``. ``${VAR}`` / ``${VAR:-default}`` are expanded
-in every string value; an unset variable without a default is an error (a silently empty API key
-would only show up later as a refused connection).
+in every string value the operator wrote; an unset variable without a default is an error (a
+silently empty API key would only show up later as a refused connection). A device entry marked
+``added_over_http: true`` (the WebUI's form wrote it) is read as written, never expanded.
 """
 
 from __future__ import annotations
@@ -251,7 +252,11 @@ def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> Devic
     if not isinstance(entry, dict):
         raise ConfigError(f"{file}: {where}: expected a mapping with device_id and server_url")
     _check_keys(file, where, entry, DEVICE_KEYS)
-    values = {key: _expand(file, f"{where}.{key}", value, env) for key, value in entry.items()}
+    if entry.get("added_over_http") is True:
+        # Typed into a web form: "${OPENAI_API_KEY}" there is text, never a variable to expand.
+        values = dict(entry)
+    else:
+        values = {key: _expand(file, f"{where}.{key}", value, env) for key, value in entry.items()}
     for required in ("device_id", "server_url"):
         if values.get(required) in (None, ""):
             raise ConfigError(f"{file}: {where}.{required}: missing")

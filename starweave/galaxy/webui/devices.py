@@ -8,6 +8,7 @@ with :func:`load_devices_config` before it replaces the old one, so a bad entry 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
@@ -19,11 +20,12 @@ from urllib.parse import urlparse
 import yaml
 
 from starweave.errors import ConfigError
-from starweave.galaxy.devices import DeviceConfig, load_devices_config
+from starweave.galaxy.devices import ConstellationConfig, DeviceConfig, load_devices_config
 
 __all__ = ["DeviceRequestError", "append_device", "validate_device"]
 
 _LIST_ITEM = re.compile(r"^(\s*)- ")
+log = logging.getLogger("starweave.galaxy.webui")
 
 
 @dataclass
@@ -116,6 +118,17 @@ def _appended_text(text: str, data: dict[str, Any], entry: dict[str, Any]) -> st
     return yaml.safe_dump(updated, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
+def _current(path: Path) -> ConstellationConfig:
+    """The devices file as it loads now. Its problems are the operator's: they are logged, and the
+    page only hears that the file does not load (a message naming the variables the file uses
+    would tell whoever fills in the form which ones are set)."""
+    try:
+        return load_devices_config(path)
+    except ConfigError as exc:
+        log.error("Cannot add a device: the devices file does not load: %s", exc)
+        raise DeviceRequestError(500, "Failed to add device: the devices file does not load") from None
+
+
 def append_device(path: Path, device: DeviceConfig, known_ids: set[str]) -> None:
     """Append ``device`` to the devices file at ``path`` (404/409/500 as DeviceRequestError)."""
     if not path.is_file():
@@ -131,6 +144,7 @@ def append_device(path: Path, device: DeviceConfig, known_ids: set[str]) -> None
     file_ids = {d.get("device_id") for d in devices if isinstance(d, dict)}
     if device.device_id in known_ids | file_ids:
         raise DeviceRequestError(409, f"Device ID '{device.device_id}' already exists")
+    _current(path)
     candidate = _appended_text(text, data, device_entry(device))
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     tmp = Path(tmp_name)
@@ -139,7 +153,7 @@ def append_device(path: Path, device: DeviceConfig, known_ids: set[str]) -> None
             handle.write(candidate)
         load_devices_config(tmp)  # the new file must load before it replaces the old one
         os.replace(tmp, path)
-    except ConfigError as exc:
+    except ConfigError as exc:  # the file loaded before: the new entry, read as written, is wrong
         raise DeviceRequestError(422, str(exc).replace(str(tmp), path.name)) from None
     except OSError as exc:
         raise DeviceRequestError(500, f"Failed to add device: {exc}") from None
