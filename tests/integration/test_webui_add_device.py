@@ -14,6 +14,7 @@ import pytest
 import yaml
 from integration.control_plane_kit import recording, webui
 
+from starweave.errors import ConfigError
 from starweave.galaxy.devices import load_devices_config
 
 FLEET_KEY = "fleet-key-0123456789abcdef"
@@ -115,3 +116,70 @@ async def test_a_devices_file_that_does_not_load_is_not_described_to_the_form(
         answer = await http.post("/api/devices", json=form("late_1", "ws://127.0.0.1:9/ws"))
         assert answer.status_code == 500
         assert answer.json() == {"detail": "Failed to add device: the devices file does not load"}
+
+
+REFUSED_URLS = [
+    ("ws://169.254.169.254/latest/meta-data", 403),  # the cloud metadata address
+    ("ws://[::ffff:169.254.169.254]/ws", 403),  # the same, IPv4-mapped
+    ("ws://[::ffff:a9fe:a9fe]:80/ws", 403),  # the same, in hex
+    ("ws://evil.example:5000/ws", 403),  # a host the operator never named
+    ("ws://10.0.0.99:5000/ws", 403),  # nor this one
+    ("ws://user:password@127.0.0.1:5000/ws", 422),  # userinfo
+    ("ws://127.0.0.1:5000@169.254.169.254/ws", 422),  # userinfo hiding the real host
+    ("ws://127.0.0.1\\@169.254.169.254/ws", 422),  # a backslash parsers read differently
+    ("ws://127.0.0.1 @169.254.169.254/ws", 422),
+    ("http://127.0.0.1:5000/ws", 422),
+]
+
+
+async def test_the_form_connects_only_to_allowed_hosts(tmp_path: Path) -> None:
+    devices_file = tmp_path / "devices.yaml"
+    devices_file.write_text(devices_yaml("ws://10.0.0.9:5000/ws"))
+    before = devices_file.read_text()
+    async with (
+        recording() as other_service,
+        webui(tmp_path, devices_file) as (url, service),
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        manager = service.client.device_manager
+        assert manager is not None
+        for index, (server_url, status) in enumerate(REFUSED_URLS):
+            answer = await http.post("/api/devices", json=form(f"bad_{index}", server_url, max_retries=5))
+            assert answer.status_code == status, (server_url, answer.text)
+            assert manager.get_device_info(f"bad_{index}") is None, server_url
+        # userinfo on the loopback URL of a listener: refused before anything connects to it.
+        credentials = other_service.url.replace("ws://", "ws://admin:hunter2@")
+        assert (await http.post("/api/devices", json=form("creds", credentials))).status_code == 422
+        assert manager.get_device_info("creds") is None
+        # A form cannot make the manager knock on a port for ever.
+        endless = await http.post("/api/devices", json=form("endless", other_service.url, max_retries=1000))
+        assert (endless.status_code, endless.json()["detail"]) == (422, "max_retries must be at most 10")
+        assert devices_file.read_text() == before  # nothing stored
+        assert other_service.handshakes == []
+        # Allowed: this machine in any spelling, and the host the operator's device uses.
+        for index, server_url in enumerate(
+            [
+                "ws://10.0.0.9:6000/ws",
+                "ws://[::ffff:127.0.0.1]:9/ws",
+                "ws://127.0.0.2:9/ws",
+                "ws://[0:0:0:0:0:0:0:1]:9/ws",
+                "ws://LOCALHOST:9/ws",
+            ]
+        ):
+            good = form(f"good_{index}", server_url, auto_connect=False)
+            answer = await http.post("/api/devices", json=good)
+            assert answer.status_code == 200, (server_url, answer.text)
+    assert len(load_devices_config(devices_file).devices) == 6
+
+
+def test_the_loader_checks_a_form_entry_again(tmp_path: Path) -> None:
+    devices_file = tmp_path / "devices.yaml"
+    devices_file.write_text(
+        devices_yaml("ws://10.0.0.9:5000/ws")
+        + "  - device_id: planted\n    server_url: ws://169.254.169.254/ws\n    added_over_http: true\n"
+    )
+    with pytest.raises(ConfigError, match=r"devices\[1\]\.server_url: Host '169.254.169.254' is not allowed"):
+        load_devices_config(devices_file)
+    # The operator vouches for it by deleting the mark.
+    devices_file.write_text(devices_file.read_text().replace("    added_over_http: true\n", ""))
+    assert load_devices_config(devices_file).device_ids == ["lab_1", "planted"]

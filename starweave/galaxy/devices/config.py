@@ -32,6 +32,7 @@ import yaml
 from starweave.config.loader import substitute_env
 from starweave.device_kinds import DEVICE_KINDS, kind_key, kind_names
 from starweave.errors import ConfigError
+from starweave.galaxy.devices.urls import http_device_url_problem, url_host
 from starweave.galaxy.settings import ConstellationSettings
 
 __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
@@ -245,7 +246,23 @@ def _devices(file: Path, data: dict[str, Any], env: Mapping[str, str]) -> list[D
             )
         seen[device.device_id] = index
         devices.append(device)
+    _check_http_urls(file, devices)
     return devices
+
+
+def _check_http_urls(file: Path, devices: list[DeviceConfig]) -> None:
+    """Devices added over HTTP must still name an allowed host (the operator's devices may have
+    changed since, or the file was edited)."""
+    operator_hosts = {url_host(d.server_url) or "" for d in devices if not d.added_over_http}
+    for index, device in enumerate(devices):
+        if not device.added_over_http:
+            continue
+        refused = http_device_url_problem(device.server_url, operator_hosts)
+        if refused is not None:
+            raise ConfigError(
+                f"{file}: devices[{index}].server_url: {refused.reason} (the entry came from the WebUI's "
+                "form; delete it, or delete its added_over_http line if you vouch for the URL)"
+            )
 
 
 def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> DeviceConfig:

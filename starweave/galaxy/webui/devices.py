@@ -1,5 +1,10 @@
 """POST /api/devices (spec B §9): validate a device, append it to the devices file, connect it.
 
+The device came in over HTTP, so it is marked ``added_over_http``: no credential of the file is
+sent to it, its values are never ``${VAR}``-expanded, and its URL must pass
+:func:`~starweave.galaxy.devices.urls.http_device_url_problem` (no ``user:password@``; a loopback
+host or one the file's own devices use), else one 403/422 and nothing is stored or connected.
+
 Validation answers with the reference's messages (the page shows them as they are). The entry is
 appended to the devices file's ``devices:`` list as text when the list ends the file, so comments
 and layout stay; otherwise the file is rewritten from its data. Either way the new file must load
@@ -15,17 +20,18 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import yaml
 
 from starweave.errors import ConfigError
 from starweave.galaxy.devices import ConstellationConfig, DeviceConfig, load_devices_config
+from starweave.galaxy.devices.urls import http_device_url_problem, url_form_problem, url_host
 
 __all__ = ["DeviceRequestError", "append_device", "validate_device"]
 
 _LIST_ITEM = re.compile(r"^(\s*)- ")
 log = logging.getLogger("starweave.galaxy.webui")
+MAX_HTTP_RETRIES = 10
 
 
 @dataclass
@@ -51,9 +57,9 @@ def validate_device(body: Any) -> DeviceConfig:
     server_url = _text(body, "server_url")
     if not server_url:
         raise DeviceRequestError(422, "Server URL is required")
-    parsed = urlparse(server_url)
-    if parsed.scheme not in ("ws", "wss") or not parsed.netloc:
-        raise DeviceRequestError(422, "Invalid WebSocket URL")
+    refused = url_form_problem(server_url)
+    if refused is not None:
+        raise DeviceRequestError(refused.status, refused.reason)
     os_name = _text(body, "os")
     if not os_name:
         raise DeviceRequestError(422, "OS is required")
@@ -72,6 +78,9 @@ def validate_device(body: Any) -> DeviceConfig:
         raise DeviceRequestError(422, "auto_connect must be true or false")
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise DeviceRequestError(422, "max_retries must be a whole number >= 0")
+    if max_retries > MAX_HTTP_RETRIES:
+        # Every retry knocks on that port again; a form must not make that endless.
+        raise DeviceRequestError(422, f"max_retries must be at most {MAX_HTTP_RETRIES}")
     return DeviceConfig(
         device_id,
         server_url,
@@ -144,7 +153,11 @@ def append_device(path: Path, device: DeviceConfig, known_ids: set[str]) -> None
     file_ids = {d.get("device_id") for d in devices if isinstance(d, dict)}
     if device.device_id in known_ids | file_ids:
         raise DeviceRequestError(409, f"Device ID '{device.device_id}' already exists")
-    _current(path)
+    current = _current(path)
+    operator_hosts = {url_host(d.server_url) or "" for d in current.devices if not d.added_over_http}
+    refused = http_device_url_problem(device.server_url, operator_hosts)
+    if refused is not None:
+        raise DeviceRequestError(refused.status, refused.reason)
     candidate = _appended_text(text, data, device_entry(device))
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     tmp = Path(tmp_name)
