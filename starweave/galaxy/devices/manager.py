@@ -67,6 +67,7 @@ class ConstellationDeviceManager(DeviceConnector):
             log.error("Cannot register device %r: %s", device_id, exc)
             return False
         self._runtime[device_id] = self._new_runtime(self.api_key if send_api_key else None)
+        self._runtime[device_id].local_token = send_api_key and not self.api_key
         if not auto_connect:
             return True
         return await self.connect_device(device_id)
