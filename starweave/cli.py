@@ -189,9 +189,6 @@ def run(
     raise typer.Exit(0 if result.get("status") == "FINISH" else 1)
 
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
 @app.command()
 def server(
     host: Annotated[str, typer.Option("--host", help="Bind address (default loopback only).")] = "127.0.0.1",
@@ -258,21 +255,25 @@ def server(
 
     from starweave.server.app import serve
     from starweave.server.credentials import DeviceCredentials, credentials_file_for, load_device_tokens
-    from starweave.server.settings import ServerSettings
+    from starweave.server.settings import ServerSettings, is_loopback
     from starweave.session.service import ServiceSessionFactory, refusal, service_config
 
     _setup_logging(log_level)
     if platform is not None and (refused := refusal(platform)):
         _fail(f"--platform: {refused}")
-    if local and host not in LOOPBACK:
+    if local and not is_loopback(host):
         _fail(f"--local serves this machine only; it cannot be combined with --host {host}")
     try:
         check_bind(host, port)
     except StarweaveError as exc:
         _fail(str(exc))
-    if host not in LOOPBACK and not api_key:
+    publish_key = False
+    if not api_key and not is_loopback(host):
         api_key = secrets.token_urlsafe(32)
         err.print(f"[yellow]Listening beyond loopback: clients must send this API key:[/yellow] {api_key}")
+    elif not api_key:
+        # Loopback is not a user boundary: a key made up now, kept in a file only this user reads.
+        api_key, publish_key = secrets.token_urlsafe(32), True
 
     async def main() -> None:
         config = service_config(config_dir, provider, model, replay_file, log_dir)
@@ -300,7 +301,7 @@ def server(
                 err.print(f"[yellow]warning:[/yellow] --forget-device {escape(device_id)}: not bound")
         factory = ServiceSessionFactory(config, auto_approve=yes, secrets=(api_key or "",))
         try:
-            await serve(settings, factory, credentials)
+            await serve(settings, factory, credentials, publish_key=publish_key)
         finally:
             await factory.aclose()
 
@@ -403,6 +404,8 @@ def client(
         client_id=client_id,
         platform=platform or host_platform(),
         api_key=api_key,
+        # Without a key, a server of this user's on loopback: its local token (server/local_token.py).
+        local_token=not api_key,
         workspace=workspace,
         config_dir=config_dir,
         max_retries=max_retries,

@@ -63,6 +63,8 @@ class ClientOptions:
     client_id: str = "client_001"
     platform: str = field(default_factory=_detect_platform)
     api_key: str | None = None
+    # No key given: send the local token of this user's server on loopback (server/local_token.py).
+    local_token: bool = False
     workspace: Path | None = None
     config_dir: Path | None = None
     max_retries: int | None = None
@@ -257,6 +259,7 @@ async def run_device_client(options: ClientOptions, report: Callable[[str], None
         options.ws_url,
         device,
         api_key=options.api_key,
+        local_token=options.local_token,
         heartbeat_interval=options.heartbeat_interval,
         reconnection_strategy=strategy,
         registration_timeout=options.registration_timeout,

@@ -34,6 +34,7 @@ from starweave.client.credentials import TokenStore, server_key
 from starweave.client.device_client import DeviceClient
 from starweave.client.device_info import DeviceInfoProvider
 from starweave.errors import HandshakeRejected, RegistrationRefused
+from starweave.server.local_token import read_local_token
 
 __all__ = [
     "EXIT_GAVE_UP",
@@ -74,6 +75,7 @@ class DeviceWebSocketClient:
         device_client: DeviceClient,
         *,
         api_key: str | None = None,
+        local_token: bool = False,
         max_retries: int = 5,
         heartbeat_interval: float = 30.0,
         reconnection_strategy: ReconnectionStrategy | None = None,
@@ -90,6 +92,9 @@ class DeviceWebSocketClient:
         self.ws_url = ws_url
         self.device_client = device_client
         self.api_key = api_key
+        # Without a key: the local token of a server of this user's on loopback, read at every
+        # attempt (a restarted server has a new one).
+        self.local_token = local_token and not api_key
         self.strategy = reconnection_strategy or ReconnectionStrategy(max_retries=max_retries)
         # Every connection this client opens runs with these.
         self.settings = ConnectionSettings(
@@ -249,11 +254,14 @@ class DeviceWebSocketClient:
         server = server_key(self.ws_url)
         client_id = self.device_client.client_id
         try:
-            headers = {"X-API-Key": self.api_key} if self.api_key else {}
+            api_key = self.api_key
+            if self.local_token:
+                api_key = await asyncio.to_thread(read_local_token, self.ws_url)
+            headers = {"X-API-Key": api_key} if api_key else {}
             device_token = await self.token_store.get(server, client_id)
             if device_token:
                 headers[DEVICE_TOKEN_HEADER] = device_token
-            await transport.connect(with_token(self.ws_url, self.api_key), headers=headers)
+            await transport.connect(with_token(self.ws_url, api_key), headers=headers)
             if self._stop.is_set():  # stop() came while connecting: nothing was open to close then
                 return
             connection = DeviceConnection(transport, self.device_client, self.settings)

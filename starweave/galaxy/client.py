@@ -191,6 +191,7 @@ class GalaxyClient:
             heartbeat_interval=LOCAL_HEARTBEAT,
             reconnect_delay=1.0,
             devices=[DeviceConfig(**entry) for entry in self.fleet.device_entries()],
+            api_key=self.fleet.api_key,
         )
 
     async def initialize(self) -> None:

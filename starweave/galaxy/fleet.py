@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from starweave.config.models import StarweaveConfig
 from starweave.errors import SessionError
 from starweave.llm.base import LLMClient
 from starweave.server.app import RunningServer, start_server
+from starweave.server.security import API_KEY_HEADER
 from starweave.server.settings import ServerSettings
 from starweave.session.service import LinuxServiceSessionFactory
 
@@ -47,6 +49,8 @@ class LocalFleet:
     server: RunningServer
     factory: LinuxServiceSessionFactory
     devices: list[LocalDevice]
+    # The server's key: loopback is not a user boundary, so the fleet's server has one too.
+    api_key: str = field(default="", repr=False)
 
     @property
     def ws_url(self) -> str:
@@ -83,10 +87,11 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
 
 
 async def _wait_online(
-    server: RunningServer, device_ids: list[str], devices: list[LocalDevice], wait: float
+    server: RunningServer, device_ids: list[str], devices: list[LocalDevice], wait: float, api_key: str
 ) -> None:
     """Return once the server lists every device; fail with the clients' own messages otherwise."""
-    async with httpx.AsyncClient(base_url=server.url, timeout=5.0) as http:
+    headers = {API_KEY_HEADER: api_key}
+    async with httpx.AsyncClient(base_url=server.url, timeout=5.0, headers=headers) as http:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         while True:
@@ -117,7 +122,15 @@ async def start_local_fleet(
     if count < 1:
         raise SessionError(f"--local needs at least one device, got {count}")
     factory = LinuxServiceSessionFactory(config, llm=llm, auto_approve=auto_approve)
-    settings = ServerSettings(host="127.0.0.1", port=0, platform="linux", log_level="warning")
+    api_key = secrets.token_urlsafe(32)
+    settings = ServerSettings(
+        host="127.0.0.1",
+        port=0,
+        platform="linux",
+        log_level="warning",
+        api_key=api_key,
+        require_key_on_loopback=True,
+    )
     server = await start_server(settings, factory)
     devices: list[LocalDevice] = []
     try:
@@ -129,6 +142,7 @@ async def start_local_fleet(
                 ws_url=f"ws://127.0.0.1:{server.port}/ws",
                 client_id=device_id,
                 platform="linux",
+                api_key=api_key,
                 workspace=workspace,
                 heartbeat_interval=heartbeat_interval,
                 max_retries=3,
@@ -138,7 +152,7 @@ async def start_local_fleet(
             messages: list[str] = []
             task = asyncio.create_task(run_device_client(options, report=messages.append), name=device_id)
             devices.append(LocalDevice(device_id, workspace, task, messages))
-        await _wait_online(server, [d.device_id for d in devices], devices, ready_timeout)
+        await _wait_online(server, [d.device_id for d in devices], devices, ready_timeout, api_key)
     except BaseException:
         for device in devices:
             await _cancel(device.task)
@@ -146,4 +160,4 @@ async def start_local_fleet(
         await factory.aclose()
         raise
     log.info("Local fleet: %d devices on %s", count, server.url)
-    return LocalFleet(server, factory, devices)
+    return LocalFleet(server, factory, devices, api_key)

@@ -18,6 +18,7 @@ from starweave.server.credentials import DeviceCredentials
 from starweave.server.dispatch_queue import DispatchQueue
 from starweave.server.guard import PendingConnections, guarded_protocol
 from starweave.server.limits import BodyLimitMiddleware, raise_open_file_limit
+from starweave.server.local_token import publish_local_token, withdraw_local_token
 from starweave.server.log_limits import install_rate_limit
 from starweave.server.log_redaction import install_secret_filter
 from starweave.server.registry import ClientConnectionManager
@@ -199,9 +200,23 @@ async def serve(
     settings: ServerSettings,
     session_factory: ServiceSessionFactory,
     credentials: DeviceCredentials | None = None,
+    *,
+    publish_key: bool = False,
 ) -> None:
-    """Run the server until it is stopped; prints ``Starweave server listening on URL`` to stdout."""
+    """Run the server until it is stopped; prints ``Starweave server listening on URL`` to stdout.
+
+    ``publish_key``: the API key is the server's local token (server/local_token.py), written for
+    this user's CLI once the port is known and removed at the end.
+    """
     running = await start_server(settings, session_factory, credentials)
+    token = settings.api_key if publish_key else None
+    if token is not None:
+        path = await asyncio.to_thread(publish_local_token, running.port, token)
+        print(f"Local token (clients of this user read it from there): {path}", flush=True, file=sys.stderr)
     print(f"Starweave server listening on {running.url}", flush=True, file=sys.stdout)
     logger.info("Platform: %s; API key %s", settings.platform, "required" if settings.api_key else "off")
-    await running.task
+    try:
+        await running.task
+    finally:
+        if token is not None:
+            await asyncio.to_thread(withdraw_local_token, running.port, token)

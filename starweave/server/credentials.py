@@ -105,9 +105,24 @@ class DeviceCredentials:
         return [*self._configured.items(), *issued]
 
     def check_registration(
-        self, client_id: str, proven: set[str], shared_key_ok: bool, wants_token: bool
+        self,
+        client_id: str,
+        proven: set[str],
+        shared_key_ok: bool,
+        wants_token: bool,
+        *,
+        as_device: bool = True,
     ) -> RegistrationCheck:
-        """May a connection that proved ``proven`` ids (and the shared key, or not) register ``client_id``?"""
+        """May a connection that proved ``proven`` ids (and the shared key, or not) register ``client_id``?
+
+        ``as_device``: it registers as a device (False: as a constellation client). A device token
+        only proves "I am device X": it never opens a constellation registration, which can send
+        tasks to every device; that takes the shared key.
+        """
+        if not as_device and not shared_key_ok:
+            return RegistrationCheck(
+                "A device credential cannot register a constellation client; use the shared API key"
+            )
         if self.is_bound(client_id):
             if client_id in proven:
                 return RegistrationCheck()

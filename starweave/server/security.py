@@ -16,7 +16,7 @@ from fastapi import HTTPException, Request
 
 from starweave.aip.messages import DEVICE_TOKEN_HEADER
 from starweave.server.credentials import DeviceCredentials
-from starweave.server.settings import ServerSettings
+from starweave.server.settings import ServerSettings, canonical_host
 
 API_KEY_HEADER = "X-API-Key"
 __all__ = [
@@ -71,7 +71,9 @@ class SecurityPolicy:
     def __init__(self, settings: ServerSettings, credentials: DeviceCredentials | None = None) -> None:
         self.credentials = credentials or DeviceCredentials()
         self._key = settings.api_key.encode() if settings.api_key else None
-        self._hosts = {h.lower() for h in settings.allowed_hosts}
+        self._hosts = {h.strip().lower() for h in settings.allowed_hosts}
+        # Entries without a port, one spelling per address ("[0:0:0:0:0:0:0:1]" is "::1").
+        self._names = {canonical_host(h) for h in self._hosts if _split_host(h)[1] is None}
         self._any_host = "*" in self._hosts
         self._origins = {o.rstrip("/").lower() for o in settings.allowed_origins}
 
@@ -85,7 +87,7 @@ class SecurityPolicy:
         if value in self._hosts:
             return True
         host, _ = _split_host(value)
-        return host in self._hosts
+        return canonical_host(host) in self._names
 
     def origin_allowed(self, origin: str | None, host_header: str | None) -> bool:
         """No Origin (not a browser) → allowed; else a listed origin or a same-host http(s)/ws(s) one."""

@@ -26,9 +26,24 @@ DEFAULT_MAX_BODY_BYTES = 256 * 1024
 DEFAULT_MAX_QUEUED_TASKS = 32
 
 
+def canonical_host(host: str) -> str:
+    """One spelling per address, for every comparison of host names: brackets, case and a final
+    dot dropped; an IP literal in ``ipaddress``'s form, an IPv4-mapped IPv6 one as its IPv4
+    address (``[0:0:0:0:0:0:0:1]`` → ``::1``, ``::ffff:127.0.0.1`` → ``127.0.0.1``)."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return name
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
 def is_loopback(host: str) -> bool:
-    """True when ``host`` only accepts connections from this machine."""
-    name = host.strip("[]").lower()
+    """True when ``host`` only accepts connections from this machine: ``localhost``, all of
+    127.0.0.0/8 and ``::1`` in any spelling (IPv4-mapped included)."""
+    name = canonical_host(host)
     if name == "localhost":
         return True
     try:

@@ -144,13 +144,6 @@ class WebSocketHandler:
             return False
         client_id = str(message.client_id)
         target = message.target_id
-        if (
-            message.client_type == ClientType.CONSTELLATION
-            and target
-            and not self.registry.is_device_connected(target)
-        ):
-            await self._refuse(ctx, ctx.state.refuse(f"Target device '{target}' is not connected"))
-            return False
         metadata = message.metadata or {}
         access = ctx.access
         verdict = self.policy.credentials.check_registration(
@@ -159,9 +152,18 @@ class WebSocketHandler:
             access.shared_key_ok if access else True,
             wants_token=message.client_type == ClientType.DEVICE
             and metadata.get(REQUEST_DEVICE_TOKEN) is True,
+            as_device=message.client_type == ClientType.DEVICE,
         )
         if verdict.refusal is not None:
             await self._refuse(ctx, ctx.state.refuse(verdict.refusal))
+            return False
+        # After the credentials: who is online is not told to a connection that may not ask.
+        if (
+            message.client_type == ClientType.CONSTELLATION
+            and target
+            and not self.registry.is_device_connected(target)
+        ):
+            await self._refuse(ctx, ctx.state.refuse(f"Target device '{target}' is not connected"))
             return False
         platform = resolve_platform(metadata, self.settings.platform)
         try:

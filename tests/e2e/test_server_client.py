@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,10 @@ class Server:
             self.log.flush()
             raise AssertionError(f"server did not start: {Path(self.log.name).read_text()}")
         self.url = f"http://127.0.0.1:{self.port}"
+        # Started without --api-key: the local token, which this user's clients read from its file.
+        self.token_file = Path(STATE_HOME) / "starweave" / "server" / "local" / f"{self.port}.token"
+        keyless = "--api-key" not in extra
+        self.headers = {"X-API-Key": self.token_file.read_text().strip()} if keyless else {}
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -103,18 +108,22 @@ class Server:
                 self.proc.wait()
         self.log.close()
 
-    def get(self, path: str, **kwargs: Any) -> httpx.Response:
-        return httpx.get(self.url + path, timeout=10, **kwargs)
+    def get(self, path: str, headers: dict[str, str] | None = None, **kwargs: Any) -> httpx.Response:
+        headers = self.headers if headers is None else headers
+        return httpx.get(self.url + path, timeout=10, headers=headers, **kwargs)
 
-    def post(self, path: str, body: dict[str, Any], **kwargs: Any) -> httpx.Response:
-        return httpx.post(self.url + path, json=body, timeout=10, **kwargs)
+    def post(
+        self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        headers = self.headers if headers is None else headers
+        return httpx.post(self.url + path, json=body, timeout=10, headers=headers, **kwargs)
 
     def online(self, headers: dict[str, str] | None = None) -> list[str]:
-        response = self.get("/api/clients", headers=headers or {})
+        response = self.get("/api/clients", headers=headers)
         return list(response.json().get("online_clients", [])) if response.status_code == 200 else []
 
     def result(self, task: str, headers: dict[str, str] | None = None) -> dict[str, Any] | None:
-        body = self.get(f"/api/task_result/{task}", headers=headers or {}).json()
+        body = self.get(f"/api/task_result/{task}", headers=headers).json()
         return body if body.get("status") != "pending" else None
 
 
@@ -242,6 +251,61 @@ def test_api_key_and_host_checks(tmp_path: Path, procs: list[Any]) -> None:
     allowed = start_client(server, "dev1", tmp_path / "dev1", "--api-key", "s3cret-key-123")
     procs.append(allowed)
     wait_for(lambda: "dev1" in server.online(good), what="authenticated registration")
+
+
+# Another user of this machine: no access to the server's token file, only to the port.
+OTHER_USER = """
+import json, sys, urllib.error, urllib.request
+try:
+    open(sys.argv[2]).read()
+    print("read the token file")
+except OSError:
+    pass
+body = json.dumps({"client_id": "dev1", "request": "id", "task_name": "stolen"}).encode()
+request = urllib.request.Request(
+    sys.argv[1] + "/api/dispatch", data=body, headers={"Content-Type": "application/json"}
+)
+try:
+    print(urllib.request.urlopen(request, timeout=10).status)
+except urllib.error.HTTPError as exc:
+    print(exc.code)
+"""
+
+
+def test_loopback_is_not_a_user_boundary(tmp_path: Path, procs: list[Any]) -> None:
+    """Issue 26: another local user dispatched a task to a keyless server on 127.0.0.1. Started
+    without --api-key, the server makes up a token and requires it; its user's clients read it."""
+    server = Server(tmp_path, [answer("echo mine > out.txt"), answer(None, "FINISH", "done")])
+    procs.append(server)
+    assert stat.S_IMODE(server.token_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(server.token_file.parent.stat().st_mode) == 0o700
+    device = start_client(server, "dev1", tmp_path / "dev1")  # no --api-key: reads the file
+    procs.append(device)
+    wait_for(lambda: "dev1" in server.online(), what="dev1 registration with the local token")
+    # Without the token: nothing, over HTTP or WebSocket.
+    assert server.get("/api/clients", headers={}).status_code == 401
+    stolen = {"client_id": "dev1", "request": "id", "task_name": "stolen"}
+    assert server.post("/api/dispatch", stolen, headers={}).status_code == 401
+    if os.geteuid() == 0:
+        nobody = 65534
+        as_other = subprocess.run(
+            ["/usr/bin/python3", "-c", OTHER_USER, server.url, str(server.token_file)],  # stdlib only
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=lambda: (os.setgroups([]), os.setgid(nobody), os.setuid(nobody)),
+            env={"PATH": os.environ.get("PATH", "")},
+        )
+        assert as_other.stdout.split() == ["401"], as_other
+    assert server.get("/api/task_result/stolen").status_code == 404  # never ran
+    # This user, with the token: as before.
+    assert (
+        server.post("/api/dispatch", {"client_id": "dev1", "request": "work", "task_name": "job"}).status_code
+        == 200
+    )
+    assert wait_for(lambda: server.result("job"), what="the task result")["status"] == "done"
+    server.stop()
+    assert not server.token_file.exists()  # withdrawn when the server stops
 
 
 def test_duplicate_client_id_is_refused(tmp_path: Path, procs: list[Any]) -> None:

@@ -167,7 +167,7 @@ async def test_a_page_drives_a_request_and_a_second_page_sees_the_same(tmp_path:
                     assert (bad.status_code, bad.json()) == (422, {"detail": "Invalid WebSocket URL"})
                     body = {
                         "device_id": "remote_2",
-                        "server_url": "ws://10.0.0.10:5000/ws",
+                        "server_url": "ws://10.0.0.9:5001/ws",
                         "os": "linux",
                         "capabilities": ["shell"],
                         "metadata": {},

@@ -1,6 +1,6 @@
 """MCP servers served over HTTP: off loopback ("remote" mode, here bound to 127.0.0.1 so that the
 tests stay on this machine) every request needs ``Authorization: Bearer KEY`` and a Host/Origin
-naming this machine; on loopback the SDK's DNS-rebinding protection stays. Clients configured
+naming this machine; on loopback (any spelling) Host and Origin are checked too. Clients configured
 with an ``http`` entry send the key from the environment."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from starweave.config.models import McpServerConfig, ShellConfig
 from starweave.errors import ToolError
 from starweave.tools.mcp_manager import MCPServerManager
 from starweave.tools.servers.files import create_file_server
-from starweave.tools.servers.http_access import HttpAccess, guarded_app, uvicorn_server
+from starweave.tools.servers.http_access import HttpAccess, guarded_app, http_access, uvicorn_server
 from starweave.tools.servers.mobile import serve_mobile
 
 KEY = "s3cret-key-for-tests"
@@ -38,14 +38,14 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 @asynccontextmanager
-async def files_server(tmp_path: Path, access: HttpAccess) -> AsyncIterator[int]:
-    """The FileExecutor served as ``mcp serve files`` does, on 127.0.0.1; yields its port."""
+async def files_server(tmp_path: Path, access: HttpAccess, host: str = "127.0.0.1") -> AsyncIterator[int]:
+    """The FileExecutor served as ``mcp serve files`` does, on ``host``; yields its port."""
     server = create_file_server(ShellConfig(workspace=str(tmp_path)))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.bind((host, 0))
     sock.listen(16)
     sock.setblocking(False)
-    http = uvicorn_server(guarded_app(server, "127.0.0.1", access))
+    http = uvicorn_server(guarded_app(server, host, access))
     task = asyncio.create_task(http.serve(sockets=[sock]))
     try:
         for _ in range(400):  # poll (up to ~20 s) until it serves
@@ -118,6 +118,37 @@ async def test_loopback_without_a_key_keeps_the_sdks_host_check(
             foreign = await http.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example"})
             assert foreign.status_code == 421
         assert "read_file" in await tool_names(entry(port))
+
+
+@pytest.mark.parametrize(
+    ("bind", "spellings"),
+    [
+        ("127.0.0.2", ["127.0.0.2", "localhost", "127.0.0.1"]),
+        ("0:0:0:0:0:0:0:1", ["[0:0:0:0:0:0:0:1]", "[::1]", "[::0:1]"]),
+        ("::1", ["[::1]", "[0:0:0:0:0:0:0:1]"]),
+    ],
+)
+async def test_every_loopback_spelling_keeps_the_host_and_origin_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bind: str, spellings: list[str]
+) -> None:
+    """Issue 26: bound to 127.0.0.2 or 0:0:0:0:0:0:0:1 (loopback, so no key needed), a request
+    with a foreign Host and Origin reached the tools (the SDK checks only three spellings)."""
+    monkeypatch.delenv("STARWEAVE_MCP_KEY", raising=False)
+    access = http_access(bind, allow_remote=False, key=None)
+    assert not access.remote and not access.key
+    async with files_server(tmp_path, access, bind) as port:
+        url = f"http://[{bind}]:{port}/mcp" if ":" in bind else f"http://{bind}:{port}/mcp"
+        async with httpx.AsyncClient() as http:
+            rebound = {**MCP_HEADERS, "Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
+            assert (await http.post(url, json=INITIALIZE, headers=rebound)).status_code == 421
+            for spelling in spellings:
+                here = f"{spelling}:{port}"
+                page = {**MCP_HEADERS, "Host": here, "Origin": "http://evil.example"}
+                assert (await http.post(url, json=INITIALIZE, headers=page)).status_code == 403
+                ok = {**MCP_HEADERS, "Host": here}
+                assert (await http.post(url, json=INITIALIZE, headers=ok)).status_code == 200, here
+                same = {**ok, "Origin": f"http://{here}"}
+                assert (await http.post(url, json=INITIALIZE, headers=same)).status_code == 200, here
 
 
 def test_an_entry_naming_an_unset_key_variable_is_one_line() -> None:

@@ -11,8 +11,9 @@ Two reference formats are read:
 
 Unlike the reference, which logs and falls back to an empty configuration, every problem raises
 :class:`ConfigError` reading ``file: key: problem``. ``${VAR}`` / ``${VAR:-default}`` are expanded
-in every string value; an unset variable without a default is an error (a silently empty API key
-would only show up later as a refused connection).
+in every string value the operator wrote; an unset variable without a default is an error (a
+silently empty API key would only show up later as a refused connection). A device entry marked
+``added_over_http: true`` (the WebUI's form wrote it) is read as written, never expanded.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import yaml
 from starweave.config.loader import substitute_env
 from starweave.device_kinds import DEVICE_KINDS, kind_key, kind_names
 from starweave.errors import ConfigError
+from starweave.galaxy.devices.urls import http_device_url_problem, url_host
 from starweave.galaxy.settings import ConstellationSettings
 
 __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
@@ -39,7 +41,16 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 log = logging.getLogger("starweave.galaxy.devices")
 
-DEVICE_KEYS = ("device_id", "server_url", "os", "capabilities", "metadata", "auto_connect", "max_retries")
+DEVICE_KEYS = (
+    "device_id",
+    "server_url",
+    "os",
+    "capabilities",
+    "metadata",
+    "auto_connect",
+    "max_retries",
+    "added_over_http",
+)
 LOWER_KEYS = (
     "task_name",
     "heartbeat_interval",
@@ -78,6 +89,10 @@ class DeviceConfig:
     metadata: dict[str, Any] = field(default_factory=dict)
     auto_connect: bool = True
     max_retries: int = 5
+    # Came in over HTTP (the WebUI's add-device form), not written by the operator: it is sent no
+    # credential of the file (``api_key``). The devices file keeps the mark (``added_over_http:
+    # true``); an operator who vouches for the entry deletes that line.
+    added_over_http: bool = False
 
 
 @dataclass
@@ -85,7 +100,8 @@ class ConstellationConfig:
     """The constellation's settings and its devices.
 
     ``max_concurrent_tasks`` is informational (one task per device is enforced by the device
-    manager); ``api_key`` is sent to the agent servers as ``X-API-Key``.
+    manager); ``api_key`` is sent as ``X-API-Key`` to the agent servers of the devices the operator
+    wrote into the file (never to a device ``added_over_http``).
     """
 
     task_name: str = "galaxy"
@@ -230,14 +246,34 @@ def _devices(file: Path, data: dict[str, Any], env: Mapping[str, str]) -> list[D
             )
         seen[device.device_id] = index
         devices.append(device)
+    _check_http_urls(file, devices)
     return devices
+
+
+def _check_http_urls(file: Path, devices: list[DeviceConfig]) -> None:
+    """Devices added over HTTP must still name an allowed host (the operator's devices may have
+    changed since, or the file was edited)."""
+    operator_hosts = {url_host(d.server_url) or "" for d in devices if not d.added_over_http}
+    for index, device in enumerate(devices):
+        if not device.added_over_http:
+            continue
+        refused = http_device_url_problem(device.server_url, operator_hosts)
+        if refused is not None:
+            raise ConfigError(
+                f"{file}: devices[{index}].server_url: {refused.reason} (the entry came from the WebUI's "
+                "form; delete it, or delete its added_over_http line if you vouch for the URL)"
+            )
 
 
 def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> DeviceConfig:
     if not isinstance(entry, dict):
         raise ConfigError(f"{file}: {where}: expected a mapping with device_id and server_url")
     _check_keys(file, where, entry, DEVICE_KEYS)
-    values = {key: _expand(file, f"{where}.{key}", value, env) for key, value in entry.items()}
+    if entry.get("added_over_http") is True:
+        # Typed into a web form: "${OPENAI_API_KEY}" there is text, never a variable to expand.
+        values = dict(entry)
+    else:
+        values = {key: _expand(file, f"{where}.{key}", value, env) for key, value in entry.items()}
     for required in ("device_id", "server_url"):
         if values.get(required) in (None, ""):
             raise ConfigError(f"{file}: {where}.{required}: missing")
@@ -268,6 +304,10 @@ def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> Devic
         if not isinstance(values["auto_connect"], bool):
             raise ConfigError(f"{file}: {where}.auto_connect: expected true or false")
         device.auto_connect = values["auto_connect"]
+    if "added_over_http" in values:
+        if not isinstance(values["added_over_http"], bool):
+            raise ConfigError(f"{file}: {where}.added_over_http: expected true or false")
+        device.added_over_http = values["added_over_http"]
     if "max_retries" in values:
         retries = values["max_retries"]
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:

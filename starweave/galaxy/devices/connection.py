@@ -26,6 +26,7 @@ from starweave.galaxy.devices.queue import TaskQueueManager
 from starweave.galaxy.devices.registry import DeviceRegistry
 from starweave.galaxy.devices.runtime import DeviceRuntime, ManagedEndpoint, safe_name
 from starweave.galaxy.events import DeviceEvent, EventBus, EventType
+from starweave.server.local_token import read_local_token
 
 log = logging.getLogger("starweave.galaxy.devices")
 
@@ -71,11 +72,11 @@ class DeviceConnector:
         self._closing = False
 
     # ---- set-up ---------------------------------------------------------------------------
-    def _new_runtime(self) -> DeviceRuntime:
+    def _new_runtime(self, api_key: str | None) -> DeviceRuntime:
         endpoint = ManagedEndpoint(
             self.constellation_id,
             task_name=self.task_name,
-            api_key=self.api_key,
+            api_key=api_key,
             heartbeat_interval=self.heartbeat_interval,
             registration_timeout=min(30.0, max(5.0, 2.0 * self.heartbeat_interval)),
             transport_factory=self.transport_factory,
@@ -115,6 +116,8 @@ class DeviceConnector:
         runtime = self._runtime[device_id]
         endpoint = runtime.endpoint
         await self._set_status(device_id, DeviceStatus.CONNECTING, "connecting")
+        if runtime.local_token:
+            endpoint.api_key = await asyncio.to_thread(read_local_token, profile.server_url)
         if not await endpoint.connect_to_device(device_id, profile.server_url):
             runtime.last_error = endpoint.last_error(device_id) or "connection refused"
             await self._set_status(device_id, DeviceStatus.FAILED, runtime.last_error)

@@ -44,8 +44,14 @@ class ConstellationDeviceManager(DeviceConnector):
         metadata: dict[str, Any] | None = None,
         max_retries: int = 5,
         auto_connect: bool = True,
+        *,
+        send_api_key: bool = True,
     ) -> bool:
         """Add a device (and connect it when ``auto_connect``).
+
+        ``send_api_key``: its agent server gets the manager's ``api_key``; False for a device whose
+        URL the operator did not write (one added over HTTP), so the key never goes where they did
+        not put it.
 
         True when it is registered and, with ``auto_connect``, connected; False (reason logged)
         for a duplicate id, a URL that is not ws:// or wss://, or a failed connection (which is
@@ -60,7 +66,8 @@ class ConstellationDeviceManager(DeviceConnector):
         except ValueError as exc:
             log.error("Cannot register device %r: %s", device_id, exc)
             return False
-        self._runtime[device_id] = self._new_runtime()
+        self._runtime[device_id] = self._new_runtime(self.api_key if send_api_key else None)
+        self._runtime[device_id].local_token = send_api_key and not self.api_key
         if not auto_connect:
             return True
         return await self.connect_device(device_id)
@@ -78,6 +85,7 @@ class ConstellationDeviceManager(DeviceConnector):
                     d.metadata,
                     d.max_retries,
                     d.auto_connect,
+                    send_api_key=not d.added_over_http,
                 )
                 for d in devices
             )

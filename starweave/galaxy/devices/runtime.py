@@ -48,6 +48,9 @@ class DeviceRuntime:
     # Set while the device is being brought back after a loss (tasks may keep queuing meanwhile).
     recovering: bool = False
     ever_connected: bool = False
+    # The devices file gives no key: a server of this user's on loopback is sent its local token,
+    # read afresh at every attempt (a restarted server has a new one).
+    local_token: bool = False
     # Set by an explicit disconnect: losses reported afterwards are the disconnect's own doing.
     disconnecting: bool = False
     last_error: str | None = None

@@ -1,5 +1,10 @@
 """POST /api/devices (spec B §9): validate a device, append it to the devices file, connect it.
 
+The device came in over HTTP, so it is marked ``added_over_http``: no credential of the file is
+sent to it, its values are never ``${VAR}``-expanded, and its URL must pass
+:func:`~starweave.galaxy.devices.urls.http_device_url_problem` (no ``user:password@``; a loopback
+host or one the file's own devices use), else one 403/422 and nothing is stored or connected.
+
 Validation answers with the reference's messages (the page shows them as they are). The entry is
 appended to the devices file's ``devices:`` list as text when the list ends the file, so comments
 and layout stay; otherwise the file is rewritten from its data. Either way the new file must load
@@ -8,22 +13,25 @@ with :func:`load_devices_config` before it replaces the old one, so a bad entry 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import yaml
 
 from starweave.errors import ConfigError
-from starweave.galaxy.devices import DeviceConfig, load_devices_config
+from starweave.galaxy.devices import ConstellationConfig, DeviceConfig, load_devices_config
+from starweave.galaxy.devices.urls import http_device_url_problem, url_form_problem, url_host
 
 __all__ = ["DeviceRequestError", "append_device", "validate_device"]
 
 _LIST_ITEM = re.compile(r"^(\s*)- ")
+log = logging.getLogger("starweave.galaxy.webui")
+MAX_HTTP_RETRIES = 10
 
 
 @dataclass
@@ -49,9 +57,9 @@ def validate_device(body: Any) -> DeviceConfig:
     server_url = _text(body, "server_url")
     if not server_url:
         raise DeviceRequestError(422, "Server URL is required")
-    parsed = urlparse(server_url)
-    if parsed.scheme not in ("ws", "wss") or not parsed.netloc:
-        raise DeviceRequestError(422, "Invalid WebSocket URL")
+    refused = url_form_problem(server_url)
+    if refused is not None:
+        raise DeviceRequestError(refused.status, refused.reason)
     os_name = _text(body, "os")
     if not os_name:
         raise DeviceRequestError(422, "OS is required")
@@ -70,7 +78,19 @@ def validate_device(body: Any) -> DeviceConfig:
         raise DeviceRequestError(422, "auto_connect must be true or false")
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise DeviceRequestError(422, "max_retries must be a whole number >= 0")
-    return DeviceConfig(device_id, server_url, os_name, capabilities, metadata, auto_connect, max_retries)
+    if max_retries > MAX_HTTP_RETRIES:
+        # Every retry knocks on that port again; a form must not make that endless.
+        raise DeviceRequestError(422, f"max_retries must be at most {MAX_HTTP_RETRIES}")
+    return DeviceConfig(
+        device_id,
+        server_url,
+        os_name,
+        capabilities,
+        metadata,
+        auto_connect,
+        max_retries,
+        added_over_http=True,
+    )
 
 
 def device_entry(device: DeviceConfig) -> dict[str, Any]:
@@ -83,6 +103,7 @@ def device_entry(device: DeviceConfig) -> dict[str, Any]:
         "metadata": dict(device.metadata),
         "auto_connect": device.auto_connect,
         "max_retries": device.max_retries,
+        **({"added_over_http": True} if device.added_over_http else {}),
     }
 
 
@@ -106,6 +127,17 @@ def _appended_text(text: str, data: dict[str, Any], entry: dict[str, Any]) -> st
     return yaml.safe_dump(updated, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
+def _current(path: Path) -> ConstellationConfig:
+    """The devices file as it loads now. Its problems are the operator's: they are logged, and the
+    page only hears that the file does not load (a message naming the variables the file uses
+    would tell whoever fills in the form which ones are set)."""
+    try:
+        return load_devices_config(path)
+    except ConfigError as exc:
+        log.error("Cannot add a device: the devices file does not load: %s", exc)
+        raise DeviceRequestError(500, "Failed to add device: the devices file does not load") from None
+
+
 def append_device(path: Path, device: DeviceConfig, known_ids: set[str]) -> None:
     """Append ``device`` to the devices file at ``path`` (404/409/500 as DeviceRequestError)."""
     if not path.is_file():
@@ -121,6 +153,11 @@ def append_device(path: Path, device: DeviceConfig, known_ids: set[str]) -> None
     file_ids = {d.get("device_id") for d in devices if isinstance(d, dict)}
     if device.device_id in known_ids | file_ids:
         raise DeviceRequestError(409, f"Device ID '{device.device_id}' already exists")
+    current = _current(path)
+    operator_hosts = {url_host(d.server_url) or "" for d in current.devices if not d.added_over_http}
+    refused = http_device_url_problem(device.server_url, operator_hosts)
+    if refused is not None:
+        raise DeviceRequestError(refused.status, refused.reason)
     candidate = _appended_text(text, data, device_entry(device))
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     tmp = Path(tmp_name)
@@ -129,7 +166,7 @@ def append_device(path: Path, device: DeviceConfig, known_ids: set[str]) -> None
             handle.write(candidate)
         load_devices_config(tmp)  # the new file must load before it replaces the old one
         os.replace(tmp, path)
-    except ConfigError as exc:
+    except ConfigError as exc:  # the file loaded before: the new entry, read as written, is wrong
         raise DeviceRequestError(422, str(exc).replace(str(tmp), path.name)) from None
     except OSError as exc:
         raise DeviceRequestError(500, f"Failed to add device: {exc}") from None

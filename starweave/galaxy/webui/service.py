@@ -47,6 +47,7 @@ class WebUIService:
         self.messages: list[dict[str, Any]] = []
         self._request: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._adding = asyncio.Lock()
         client.bus.subscribe(self.broadcaster)
         client.bus.subscribe(self, {EventType.AGENT_RESPONSE})
 
@@ -137,7 +138,9 @@ class WebUIService:
         manager = self.client.device_manager
         if self.devices_file is None or manager is None:
             raise DeviceRequestError(404, "devices.yaml not found")
-        append_device(self.devices_file, device, set(manager.get_all_devices()))
+        async with self._adding:  # one change of the devices file at a time
+            # Off the event loop: the file is read, loaded and written.
+            await asyncio.to_thread(append_device, self.devices_file, device, set(manager.get_all_devices()))
         registered = await manager.register_device(
             device.device_id,
             device.server_url,
@@ -146,6 +149,7 @@ class WebUIService:
             device.metadata,
             device.max_retries,
             auto_connect=False,
+            send_api_key=not device.added_over_http,
         )
         if not registered:
             raise DeviceRequestError(500, f"Failed to add device: {device.device_id} was not registered")

@@ -1,12 +1,12 @@
 """Who may use an MCP server that Starweave serves over HTTP (``starweave mcp serve ... --transport http``).
 
-On a loopback address the MCP SDK's DNS-rebinding protection checks the Host and Origin headers and
-nothing else is needed: only this machine reaches the port. Off loopback anyone on the network
-could run commands or tap the phone, so serving there needs an explicit ``--allow-remote`` and a
-key (``--key`` or ``$STARWEAVE_MCP_KEY``). Every request must then carry ``Authorization: Bearer
-KEY`` (checked in constant time by :class:`KeyGuard`, ``/health`` included), and Host/Origin must
-name this machine (the bind address, its host names, ``--allow-host``). A key given on loopback is
-required there too.
+Every request's Host and Origin must name this machine (loopback in any spelling, the bind address,
+its host names when bound to every interface, ``--allow-host``): :class:`KeyGuard` checks them with
+the agent server's :class:`~starweave.server.security.SecurityPolicy`, on loopback too, so a page on
+a rebound DNS name cannot reach the tools. Off loopback anyone on the network could run commands or
+tap the phone, so serving there needs an explicit ``--allow-remote`` and a key (``--key`` or
+``$STARWEAVE_MCP_KEY``). Every request must then carry ``Authorization: Bearer KEY`` (checked in
+constant time, ``/health`` included). A key given on loopback is required there too.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from starweave.errors import ConfigError
-from starweave.server.settings import LOOPBACK_NAMES, WILDCARD_HOSTS, is_loopback
+from starweave.server.security import SecurityPolicy
+from starweave.server.settings import LOOPBACK_NAMES, WILDCARD_HOSTS, ServerSettings, is_loopback
 
 #: The environment variable holding the serving side's key (a client names its own: api_key_env).
 KEY_ENV = "STARWEAVE_MCP_KEY"
@@ -58,31 +59,27 @@ def http_access(
     return HttpAccess(key or "", remote, allowed_hosts)
 
 
-def security_settings(host: str, access: HttpAccess) -> TransportSecuritySettings | None:
-    """Host/Origin checks for a remote server; None on loopback (the SDK's own protection applies)."""
-    if not access.remote:
-        return None
-    names = {*LOOPBACK_NAMES, *access.allowed_hosts}
+def host_policy(host: str, access: HttpAccess) -> SecurityPolicy:
+    """The Host/Origin check (DNS rebinding) of a server bound to ``host``, on loopback too: the
+    names of this machine (every spelling of a loopback address is one name, see
+    :func:`~starweave.server.settings.canonical_host`), the bind address, ``--allow-host``; bound to
+    every interface, the machine's host names as well."""
+    names = [*LOOPBACK_NAMES, *access.allowed_hosts]
     if host not in WILDCARD_HOSTS:
-        names.add(host)
-    else:  # bound to every interface: the names clients may use for this machine
-        names |= {socket.gethostname(), socket.getfqdn()}
-    shown = sorted(f"[{n}]" if ":" in n and not n.startswith("[") else n for n in names if n)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[*shown, *(f"{n}:*" for n in shown)],
-        allowed_origins=[o for n in shown for o in (f"http://{n}", f"http://{n}:*")],
-    )
+        names.append(host)
+    else:
+        names += [socket.gethostname(), socket.getfqdn()]
+    return SecurityPolicy(ServerSettings(host=host, port=0, allowed_hosts=[n for n in names if n]))
 
 
 class KeyGuard:
-    """ASGI middleware: Host/Origin checked (``settings``) and, with a key, ``Authorization: Bearer
-    KEY`` required on every HTTP request; refusals answer 421/403/401 before the app sees them."""
+    """ASGI middleware: Host/Origin checked (``policy``) on every request and, with a key,
+    ``Authorization: Bearer KEY`` required; refusals answer 421/403/401 before the app sees them."""
 
-    def __init__(self, app: ASGIApp, key: str, settings: TransportSecuritySettings | None) -> None:
+    def __init__(self, app: ASGIApp, key: str, policy: SecurityPolicy) -> None:
         self.app = app
         self._key = key.encode("utf-8")
-        self._headers = TransportSecurityMiddleware(settings) if settings is not None else None
+        self._policy = policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse the request, or pass it on."""
@@ -90,13 +87,15 @@ class KeyGuard:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        if self._headers is not None:
-            refused = await self._headers.validate_request(request, is_post=False)
-            if refused is not None:
-                await refused(scope, receive, send)
-                return
+        host, origin = request.headers.get("host"), request.headers.get("origin")
+        if not self._policy.host_allowed(host):
+            await _refuse(send, 421, "Invalid Host header")
+            return
+        if not self._policy.origin_allowed(origin, host):
+            await _refuse(send, 403, "Invalid Origin header")
+            return
         if self._key and not self._authorized(request.headers.get("authorization", "")):
-            await _unauthorized(send)
+            await _refuse(send, 401, "a valid key is required: Authorization: Bearer KEY")
             return
         await self.app(scope, receive, send)
 
@@ -106,26 +105,27 @@ class KeyGuard:
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8"), self._key)
 
 
-async def _unauthorized(send: Send) -> None:
-    body = json.dumps({"error": "a valid key is required: Authorization: Bearer KEY"}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", b"Bearer"),
-    ]
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
+async def _refuse(send: Send, status: int, reason: str) -> None:
+    body = json.dumps({"error": reason}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
 def guarded_app(server: MCPServer, host: str, access: HttpAccess) -> ASGIApp:
-    """``server``'s streamable-HTTP app at ``/mcp`` (JSON responses), behind :class:`KeyGuard`."""
-    settings = security_settings(host, access)
+    """``server``'s streamable-HTTP app at ``/mcp`` (JSON responses), behind :class:`KeyGuard`
+    (always: the SDK's own Host check only knows three spellings of loopback)."""
     app = server.streamable_http_app(
-        streamable_http_path="/mcp", json_response=True, host=host, transport_security=settings
+        streamable_http_path="/mcp",
+        json_response=True,
+        host=host,
+        # KeyGuard checks Host and Origin for every path; the SDK would check /mcp a second time,
+        # with other rules (exact strings, no --allow-host on loopback).
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    if not access.key and settings is None:
-        return app
-    return KeyGuard(app, access.key, settings)
+    return KeyGuard(app, access.key, host_policy(host, access))
 
 
 def uvicorn_server(app: ASGIApp, host: str = "127.0.0.1", port: int = 8000) -> uvicorn.Server:

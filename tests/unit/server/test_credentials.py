@@ -63,6 +63,9 @@ def test_registration_rules() -> None:
     assert check("free", set(), shared_key_ok=True, wants_token=True).issue_token
     assert not check("free", set(), shared_key_ok=True, wants_token=False).issue_token
     assert not check("bound", {"bound"}, shared_key_ok=True, wants_token=True).issue_token
+    orchestrator = check("bound", {"bound"}, shared_key_ok=False, wants_token=False, as_device=False)
+    assert orchestrator.refusal is not None and "constellation" in orchestrator.refusal
+    assert check("free", set(), shared_key_ok=True, wants_token=False, as_device=False).refusal is None
 
 
 def test_a_damaged_file_is_a_clear_config_error(tmp_path: Path) -> None:
@@ -91,14 +94,21 @@ def test_device_tokens_file_and_default_locations(tmp_path: Path) -> None:
 
 
 async def _register(
-    port: int, client_id: str, *, token: str | None = None, device_token: str | None = None, meta: Any = META
+    port: int,
+    client_id: str,
+    *,
+    token: str | None = None,
+    device_token: str | None = None,
+    meta: Any = META,
+    client_type: ClientType = ClientType.DEVICE,
+    target_id: str | None = None,
 ) -> tuple[Peer | None, Any]:
     """Register over a raw socket; (peer, ack) when accepted, (None, error) when refused."""
     url = f"ws://127.0.0.1:{port}/ws" + (f"?token={token}" if token else "")
     headers = {DEVICE_TOKEN_HEADER: device_token} if device_token else {}
     conn = await connect(url, additional_headers=headers, open_timeout=TIMEOUT, close_timeout=1)
-    client = Peer(conn, client_id, ClientType.DEVICE)
-    await client.send(ClientMessageType.REGISTER, metadata=meta)
+    client = Peer(conn, client_id, client_type)
+    await client.send(ClientMessageType.REGISTER, metadata=meta, target_id=target_id)
     answer = await client.recv()
     if answer.type == ServerMessageType.ERROR:
         with pytest.raises(ConnectionClosed):
@@ -133,6 +143,46 @@ async def test_a_bound_id_cannot_be_taken_with_the_shared_key(tmp_path: Path) ->
         _, refused = await _register(server.port, "dev2", token=device_token)
         assert "belongs to 'dev1', not to 'dev2'" in refused.error
         await alone.conn.close()
+
+
+async def test_a_device_token_never_registers_a_constellation_client() -> None:
+    """Issue 26: dev1's token alone, once dev1 was offline, registered as a constellation client
+    under the id dev1 and sent dev2 a TASK. A device token proves "I am dev1" and nothing more."""
+    async with running_server(api_key="shared", require_key_on_loopback=True) as server:
+        dev1, ack = await _register(server.port, "dev1", token="shared")
+        assert dev1 is not None
+        device_token = (ack.model_extra or {})["device_token"]
+        dev2, _ = await _register(server.port, "dev2", token="shared")
+        assert dev2 is not None
+        await dev1.conn.close()
+        await _until_offline(server, "dev1")
+        for where in ({"token": device_token}, {"device_token": device_token}):
+            for client_id in ("dev1", "orchestrator"):
+                for target in ("dev2", None):
+                    peer, refused = await _register(
+                        server.port,
+                        client_id,
+                        client_type=ClientType.CONSTELLATION,
+                        target_id=target,
+                        meta={"platform": "linux"},
+                        **where,
+                    )
+                    assert peer is None, (where, client_id, target)
+                    assert "cannot register a constellation client" in refused.error
+        # The shared key still registers an orchestrator, and dev1's token still registers dev1.
+        orchestrator, _ = await _register(
+            server.port,
+            "orchestrator",
+            token="shared",
+            client_type=ClientType.CONSTELLATION,
+            target_id="dev2",
+            meta={"platform": "linux"},
+        )
+        assert orchestrator is not None
+        back, _ = await _register(server.port, "dev1", token=device_token)
+        assert back is not None
+        for client in (orchestrator, back, dev2):
+            await client.conn.close()
 
 
 async def test_a_client_that_does_not_ask_stays_unbound() -> None:

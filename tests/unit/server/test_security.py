@@ -14,7 +14,7 @@ from starweave.aip.messages import ClientMessageType, ServerMessageType
 from starweave.errors import ConfigError
 from starweave.server.app import create_app
 from starweave.server.security import SecurityPolicy
-from starweave.server.settings import ServerSettings
+from starweave.server.settings import ServerSettings, canonical_host, is_loopback
 
 KEY = "s3cret-key"
 
@@ -109,3 +109,42 @@ def test_policy_origin_rules() -> None:
     assert not policy.origin_allowed("null", "127.0.0.1:5000")
     assert not policy.origin_allowed("http://127.0.0.1:6000", "127.0.0.1:5000")
     assert not policy.origin_allowed("file://x", "127.0.0.1:5000")
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("127.255.255.254", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0:0:0:0:0:0:0:1", True),
+        ("[0000:0000::0001]", True),
+        ("::ffff:127.0.0.1", True),
+        ("::ffff:7f00:2", True),
+        ("LocalHost.", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("::ffff:169.254.169.254", False),
+        ("127.1", False),  # not an address ipaddress reads: a name, so not trusted as loopback
+        ("localhost.evil.example", False),
+        ("10.0.0.1", False),
+    ],
+)
+def test_one_decision_for_every_spelling_of_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_canonical_host_is_one_spelling_per_address() -> None:
+    assert canonical_host("[0:0:0:0:0:0:0:1]") == canonical_host("::1") == "::1"
+    assert canonical_host("::FFFF:A9FE:A9FE") == "169.254.169.254"
+    assert canonical_host("Example.COM.") == "example.com"
+
+
+def test_host_allow_list_entries_match_every_spelling() -> None:
+    policy = SecurityPolicy(ServerSettings(host="0:0:0:0:0:0:0:1", port=5000))
+    for host in ("[::1]:5000", "[0:0:0:0:0:0:0:1]:5000", "[::0:1]", "localhost:5000", "127.0.0.1"):
+        assert policy.host_allowed(host), host
+    for host in ("evil.example", "[::2]:5000", "127.0.0.2:5000", "[::ffff:a9fe:a9fe]"):
+        assert not policy.host_allowed(host), host
