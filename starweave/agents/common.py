@@ -7,6 +7,7 @@ tool arguments alike, and the HostAgent and the AppAgent count their model calls
 
 from __future__ import annotations
 
+import re
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
@@ -39,9 +40,27 @@ PREREQUISITE_RESULTS_HEADER = (
 )
 
 
-def own_request(request: str) -> str:
-    """The part of ``request`` this agent is asked to do: without the prerequisites' results."""
-    return request.split(PREREQUISITE_RESULTS_HEADER, 1)[0].rstrip()
+# Galaxy's (and the reference's) framing of a task sent to a device: TaskStar.to_request_string().
+_TASK_FRAME = re.compile(
+    r"\ATask Description: (?P<description>.*?)\nTips for Completion:\n(?P<tips>.*?)(?P<rest>\n\n.*)?\Z",
+    re.DOTALL,
+)
+NO_TIPS = "No tips available."
+
+
+def plain_request(request: str) -> str:
+    """``request`` as the model should read it: a Galaxy task's frame (``Task Description: …``,
+    ``Tips for Completion: No tips available.``) reduced to the description, its tips (if any)
+    kept under ``Tips:``. A small model takes the frame's headings and an empty tip list for
+    part of the task; anything else is returned unchanged."""
+    found = _TASK_FRAME.match(request)
+    if found is None:
+        return request
+    text = found["description"].strip()
+    tips = found["tips"].rstrip()
+    if tips.strip() and tips.strip() != NO_TIPS:
+        text += "\nTips:\n" + tips
+    return text + (found["rest"] or "")
 
 
 #: ``await asker(question) -> answer``; ``""`` means the user gave no answer (or was not asked).

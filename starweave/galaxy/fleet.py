@@ -23,6 +23,7 @@ from starweave.config.models import StarweaveConfig
 from starweave.errors import SessionError
 from starweave.llm.base import LLMClient
 from starweave.server.app import RunningServer, start_server
+from starweave.server.local_token import publish_local_token, withdraw_local_token
 from starweave.server.security import API_KEY_HEADER
 from starweave.server.settings import ServerSettings
 from starweave.session.service import LinuxServiceSessionFactory
@@ -74,6 +75,7 @@ class LocalFleet:
         """Stop every device client, then the server."""
         for device in self.devices:
             await _cancel(device.task)
+        await asyncio.to_thread(withdraw_local_token, self.server.port, self.api_key)
         await self.server.stop()
         await self.factory.aclose()
 
@@ -134,6 +136,9 @@ async def start_local_fleet(
     server = await start_server(settings, factory)
     devices: list[LocalDevice] = []
     try:
+        # As `starweave server` does: this user's own Galaxy (a devices file naming this fleet's URL)
+        # reads the key from the owner-only file; no other user can.
+        await asyncio.to_thread(publish_local_token, server.port, api_key)
         for index in range(1, count + 1):
             device_id = f"{LOCAL_DEVICE_PREFIX}{index}"
             workspace = (root / device_id).resolve()
@@ -156,6 +161,7 @@ async def start_local_fleet(
     except BaseException:
         for device in devices:
             await _cancel(device.task)
+        await asyncio.to_thread(withdraw_local_token, server.port, api_key)
         await server.stop()
         await factory.aclose()
         raise

@@ -48,3 +48,38 @@ async def test_datagram_socketpairs_are_refused_stream_ones_work(kind: str, tmp_
     (tmp_path / "p.py").write_text(code)
     result = await run(session, "python3 p.py")
     assert result["stdout"].split() == ["hi", "seqpacket", "refused", "refused"], result
+
+
+async def test_a_secret_removed_while_the_sandbox_starts_does_not_fail_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hidden file deleted between the search and bubblewrap's mount: bubblewrap cannot create
+    the mount point in the read-only root and fails before the command starts; it runs again."""
+    import tempfile
+
+    from starweave.tools.confine.hidden import HiddenPath
+    from starweave.tools.sandbox import launch as launch_module
+
+    session = session_for("bwrap", tmp_path)
+    outside = Path(tempfile.mkdtemp(prefix="starweave-race-", dir="/var/tmp"))
+    secret = outside / ".env"
+    secret.write_text("TOKEN=x\n")
+    monkeypatch.setattr(launch_module, "hidden_paths", lambda roots: [HiddenPath(str(secret), False)])
+    prepare = launch_module.Launch.prepare
+    calls: list[int] = []
+
+    def racing_prepare(self: launch_module.Launch, *args: object, **kwargs: object) -> object:
+        prepared = prepare(self, *args, **kwargs)  # type: ignore[arg-type]
+        calls.append(1)
+        secret.unlink(missing_ok=True)  # removed after the search, before bubblewrap mounts
+        return prepared
+
+    monkeypatch.setattr(launch_module.Launch, "prepare", racing_prepare)
+    try:
+        result = await run(session, "echo ran; touch marker")
+    finally:
+        secret.unlink(missing_ok=True)
+        os.rmdir(outside)
+    assert len(calls) == 2, result  # the first start failed in bubblewrap's setup
+    assert result["exit_code"] == 0 and result["stdout"] == "ran\n", result
+    assert (tmp_path / "marker").exists()

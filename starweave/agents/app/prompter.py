@@ -24,6 +24,7 @@ from typing import Any
 from starweave.agent import BasicPrompter, Blackboard, MemoryItem
 from starweave.agent.blackboard import QUESTIONS_HEADER, REQUESTS_HEADER, TRAJECTORIES_HEADER
 from starweave.agents.app.vision import Image, visual_content
+from starweave.agents.common import plain_request
 from starweave.agents.linux.prompter import compact_tool_prompt
 from starweave.knowledge.retrieval import with_block
 
@@ -270,6 +271,7 @@ class AppAgentPrompter(BasicPrompter):
         knowledge: str = "",
     ) -> str:
         """The user message text, followed by the retrieved ``knowledge`` when there is some."""
+        user_request = plain_request(user_request)
         text = self._template("user").format(
             user_request=user_request,
             subtask=subtask or user_request,

@@ -9,6 +9,7 @@ from typing import Any
 from starweave.agent import BasicPrompter, MemoryItem
 from starweave.agents.app.prompter import exchange_text
 from starweave.agents.app.vision import Image, visual_content
+from starweave.agents.common import plain_request
 from starweave.agents.host.targets import TargetInfo
 from starweave.agents.linux.prompter import compact_tool_prompt
 from starweave.knowledge.retrieval import with_block
@@ -93,6 +94,7 @@ class HostAgentPrompter(BasicPrompter):
     ) -> str:
         """The user message text (for a text-only model: no screenshot, the subtasks one per line),
         followed by the retrieved ``knowledge`` when there is some."""
+        user_request = plain_request(user_request)
         if not self.is_visual and "user_text" in self.prompt_template:
             done = "\n".join(
                 f"- {s.get('application') or s.get('agent_name')}: {s.get('subtask')} -> "

@@ -8,8 +8,9 @@ what the model's commands would see, and gives no view the sandbox does not.
 
 from __future__ import annotations
 
+import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starweave.commands import Command, Result
@@ -118,7 +119,23 @@ async def list_folder(dispatcher: Any, depth: int, skip: str = "", root: str = "
     results: list[Result] = list(await dispatcher.execute_commands([command], timeout=LOOK_TIMEOUT) or [])
     if not results or not results[0].ok or not isinstance(results[0].result, dict):
         return None
-    return parse_listing(str(results[0].result.get("stdout") or ""))
+    return without_log_parents(parse_listing(str(results[0].result.get("stdout") or "")), skip)
+
+
+def without_log_parents(listing: Listing, skip: str) -> Listing:
+    """``listing`` without the folders that hold nothing but the run's own log folder ``skip``
+    (``logs/`` on a first run): the model would take them for the user's and write there."""
+    if not skip or not listing.root:
+        return listing
+    rel = os.path.relpath(skip, listing.root)
+    if rel.startswith("..") or rel == ".":
+        return listing
+    parts = rel.split("/")
+    parents = {"/".join(parts[:n]) for n in range(1, len(parts))}
+    others = [e for e in listing.entries if e.path not in parents]
+    kept = {p for p in parents if any(e.path.startswith(p + "/") for e in others)}
+    entries = tuple(e for e in listing.entries if e.path not in parents or e.path in kept)
+    return replace(listing, entries=entries)
 
 
 async def look(dispatcher: Any, where: str, depth: int = TREE_DEPTH, skip: str = "") -> str:

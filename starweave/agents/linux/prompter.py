@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from starweave.agent import BasicPrompter, MemoryItem
+from starweave.agents.common import plain_request
 from starweave.agents.linux.feedback import clip
 
 # Steps older than FULL_HISTORY_STEPS keep only their call and a short output; steps older than
@@ -145,7 +146,7 @@ class LinuxAgentPrompter(BasicPrompter):
 
     def user_prompt_construction(self, user_request: str) -> str:
         """The first user message: the request."""
-        return str(self.prompt_template["user"]).format(user_request=user_request)
+        return str(self.prompt_template["user"]).format(user_request=plain_request(user_request))
 
     def user_content_construction(self, user_request: str) -> list[dict[str, Any]]:
         """The request as a text content part."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from starweave.agents.app.controls import Control
 from starweave.agents.app.vision import Image, visual_content
+from starweave.agents.common import plain_request
 from starweave.agents.linux.prompter import LinuxAgentPrompter
 
 #: Controls, apps and earlier actions shown at most (the embedded model's window is 4,096 tokens).
@@ -71,7 +72,7 @@ class MobileAgentPrompter(LinuxAgentPrompter):
         actions = "\n".join(last_actions[-MAX_ACTIONS:]) or "(none yet)"
         text = str(self.prompt_template["user"]).format(
             plan=plan or "(none)",
-            user_request=request,
+            user_request=plain_request(request),
             installed_apps=apps_text(installed_apps),
             controls=controls_text(controls),
             last_actions=actions,

@@ -83,12 +83,18 @@ def create_constellation_server(
     @srv.tool()
     async def add_task(
         task_id: Annotated[str, Field(description="Unique id of the new task")],
-        description: Annotated[str, Field(description="What the device agent must do")],
+        description: Annotated[
+            str, Field(description="What the device agent must do (default: the name)")
+        ] = "",
         target_device_id: str | None = None,
         tips: list[str] | None = None,
         name: Annotated[str, Field(description="Short task name (default: from the description)")] = "",
     ) -> str:
         """Add a PENDING task (priority MEDIUM); returns the whole constellation as JSON."""
+        # A model that wrote only a full-sentence name has said what to do: that is the description.
+        description = description.strip() or name.strip()
+        if not description:
+            raise ToolError("add_task needs a description of what the device agent must do")
         name = name or short_name(description)
         check_devices(target_device_id)
         return apply(

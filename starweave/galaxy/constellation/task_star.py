@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from time import time
 from typing import Any, Protocol, overload
 
+from starweave.agents.common import NO_TIPS
 from starweave.errors import InvalidTransitionError, ModificationError
 
 from .enums import (
@@ -449,7 +450,7 @@ class TaskStar:
 
     def to_request_string(self) -> str:
         """The exact text sent to a device agent: description and tips only."""
-        tips = "\n".join(f" - {tip}" for tip in self._tips) if self._tips else "No tips available."
+        tips = "\n".join(f" - {tip}" for tip in self._tips) if self._tips else NO_TIPS
         return f"Task Description: {self._description}\nTips for Completion:\n{tips}"
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from starweave.agents.common import (
     as_list,
     call_string,
     noted_output,
+    plain_request,
     status_checker,
 )
 
@@ -70,3 +71,19 @@ def test_noted_output_puts_the_note_first() -> None:
     assert noted_output(None, NO_ACTION_RUN) == NO_ACTION_RUN
     assert noted_output("", NO_ACTION_RUN) == NO_ACTION_RUN
     assert noted_output("Waiting.", "click()") == "Waiting.\nclick()"
+
+
+def test_a_galaxy_task_reads_as_its_description_and_tips() -> None:
+    from starweave.galaxy.constellation.task_star import TaskStar
+
+    bare = TaskStar(task_id="a", description="Write hello into notes.txt.").to_request_string()
+    assert plain_request(bare) == "Write hello into notes.txt."
+    tipped = TaskStar(task_id="b", description="Sort it.", tips=["use sort -n"]).to_request_string()
+    assert plain_request(tipped) == "Sort it.\nTips:\n - use sort -n"
+    with_results = bare + "\n\nResults of prerequisite tasks:\n- a (t1): 97"
+    assert (
+        plain_request(with_results)
+        == "Write hello into notes.txt.\n\nResults of prerequisite tasks:\n- a (t1): 97"
+    )
+    typed = "Task Description: is how my notes begin"  # not the frame: left as the user wrote it
+    assert plain_request(typed) == typed

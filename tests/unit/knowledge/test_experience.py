@@ -134,10 +134,10 @@ def test_the_reference_yaml_examples_become_one_example_each() -> None:
 
 def test_the_packaged_example_shape_with_later_answers_is_read() -> None:
     examples, _ = load_demonstrations(Path("starweave/prompts/linux_agent_example.yaml"))
-    size = next(e for e in examples if "backup.img" in e.request)
-    assert [s.action for s in size.steps] == ["execute_command stat -c %s backup.img", ""]
-    assert size.steps[0].result == "exit code 0 stdout: 2048"
-    assert size.outcome == "backup.img is 2048 bytes."
+    highest = next(e for e in examples if "readings.txt" in e.request)
+    assert [s.action for s in highest.steps] == ["execute_command sort -n readings.txt | tail -n 1", ""]
+    assert highest.steps[0].result == "exit code 0 stdout: 97"
+    assert highest.outcome == "The highest number in readings.txt is 97."
 
 
 def test_a_recorded_run_is_a_demonstration_of_its_application() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 from typing import Any
 
@@ -26,6 +27,9 @@ DRAIN_AFTER_KILL = 1.0  # seconds the output readers get after a timeout kill
 MAX_COMMAND_CHARS = 100_000
 MAX_COMMAND_BYTES = 128 * 1024 - 1024  # in UTF-8, with room for the trap in front of the line
 BASH_OPTIONS = ("--noprofile", "--norc")
+# bubblewrap's own setup error for a mount point it had to create: the hidden file or folder it
+# was to cover was removed between the search for it and the mount (the command never started).
+_MOUNT_POINT_GONE = re.compile(r"bwrap: Can't (?:create file|mkdir) at (/[^\n]*?): ")
 
 __all__ = ["CLEAN_PATH", "clean_env", "effective_timeout", "run_command"]
 
@@ -115,6 +119,28 @@ async def run_command(
     the command ended in another folder, where the next command starts) or ``{"success": False,
     "error": ...}``. On a timeout the error is ``"Timeout after Ns."``, ``exit_code`` is None and
     ``stdout``/``stderr`` hold what the command printed before it was killed."""
+    result = await _run_once(command, session=session, timeout=timeout, cwd=cwd)
+    if _setup_raced(result):
+        result = await _run_once(command, session=session, timeout=timeout, cwd=cwd)
+    return result
+
+
+def _setup_raced(result: dict[str, Any]) -> bool:
+    """Whether the sandbox failed to start only because a path it was to hide vanished meanwhile;
+    the command did not run, so running it again is safe."""
+    if result.get("exit_code") != 1 or result.get("stdout"):
+        return False
+    found = _MOUNT_POINT_GONE.match(str(result.get("stderr", "")))
+    return found is not None and not os.path.lexists(found.group(1))
+
+
+async def _run_once(
+    command: str,
+    *,
+    session: ShellSession,
+    timeout: float,  # noqa: ASYNC109 (as run_command's)
+    cwd: str | None,
+) -> dict[str, Any]:
     problem = command_problem(command)
     if problem:
         return {"success": False, "error": problem}

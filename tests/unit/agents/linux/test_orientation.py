@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from starweave.agents.linux.orientation import MAX_SHOWN, folder_view, listing_command, parse_listing
+from starweave.agents.linux.orientation import (
+    MAX_SHOWN,
+    folder_view,
+    listing_command,
+    parse_listing,
+    without_log_parents,
+)
 from starweave.errors import PolicyViolation
 from starweave.tools.confine.paths import PathGuard
 
@@ -16,7 +22,7 @@ from starweave.tools.confine.paths import PathGuard
 def _listing(folder: Path, depth: int = 3, skip: str = "") -> str:
     line = listing_command(depth, skip)
     out = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True, check=True)
-    return folder_view(parse_listing(out.stdout), "you are in", depth)
+    return folder_view(without_log_parents(parse_listing(out.stdout), skip), "you are in", depth)
 
 
 def test_the_view_shows_folders_files_and_sizes_a_few_levels_deep(tmp_path: Path) -> None:
@@ -37,6 +43,14 @@ def test_the_runs_own_log_folder_is_left_out(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("n")
     view = _listing(tmp_path, skip=str(tmp_path / "logs [1]" / "task"))
     assert "request.log" not in view and "task" not in view and "notes.txt  1 B" in view
+    # the folder made only to hold it is not the user's either (the model would write there)
+    assert "logs [1]/" not in view and view.startswith("The folder you are in holds (1 entry")
+    (tmp_path / "logs [1]" / "earlier").mkdir()
+    view = _listing(tmp_path, skip=str(tmp_path / "logs [1]" / "task"))
+    assert "logs [1]/" in view and "logs [1]/earlier/" in view
+    (tmp_path / "notes.txt").unlink()
+    (tmp_path / "logs [1]" / "earlier").rmdir()
+    assert _listing(tmp_path, skip=str(tmp_path / "logs [1]" / "task")) == "The folder you are in is empty."
 
 
 def test_a_big_tree_shows_the_shallowest_entries_and_says_how_many_more(tmp_path: Path) -> None:

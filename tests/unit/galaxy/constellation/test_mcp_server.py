@@ -130,3 +130,16 @@ async def test_unknown_devices_are_refused_naming_the_known_ones() -> None:
             await client.call_tool("build_constellation", {"config": bad, "clear_existing": False})
         )
         assert [t.task_id for t in editor.list_tasks()] == ["a"]
+
+
+async def test_a_task_with_only_a_name_takes_it_as_its_description() -> None:
+    editor = ConstellationEditor()
+    server = create_constellation_server(editor)
+    async with Client(server) as client:
+        data = _json(
+            await client.call_tool("add_task", {"task_id": "a", "name": "Create notes.txt on the laptop"})
+        )
+        assert data["tasks"]["a"]["description"] == "Create notes.txt on the laptop"
+        message = _error(await client.call_tool("add_task", {"task_id": "b", "name": "  "}))
+        assert "add_task needs a description" in message
+        assert [t.task_id for t in editor.list_tasks()] == ["a"]
