@@ -204,8 +204,10 @@ async def test_the_model_sees_the_workspace_first_and_the_folder_after_a_failure
     assert result["status"] == "FINISH"
     steps = [r["prompt"] for r in read_jsonl(ws / "logs" / "run1" / "request.log")]
     first = steps[0][1]["content"]
-    assert first.startswith("Request: do it\n\nThe folder you are in holds (3 entries, 3 levels deep):")
+    # logs/ holds only the run's own folder: not shown either (the model would take it for the user's)
+    assert first.startswith("Request: do it\n\nThe folder you are in holds (2 entries, 3 levels deep):")
     assert "Desktop/todo.txt  5 B" in first and "request.log" not in first and "run1" not in first
+    assert "logs/" not in first
     after = steps[1][-1]["content"]
     assert "exit code 1" in after
     assert "The folder where the next command starts holds (1 entry):\ntodo.txt  5 B\n" in after

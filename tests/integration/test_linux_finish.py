@@ -188,28 +188,9 @@ async def test_a_fail_that_does_not_follow_a_failure_stands(tmp_path: Path) -> N
 
 
 async def test_a_fail_with_a_call_does_not_run_the_call(tmp_path: Path) -> None:
-    answers = [answer("echo x > made.txt", "FAIL", result="Cannot.")] * 2  # asked once to try
-    result = await run(tmp_path, answers, request="Do it.")
+    result = await run(tmp_path, [answer("echo x > made.txt", "FAIL", result="Cannot.")], request="Do it.")
     assert result["status"] == "FAIL" and result["result"] == "Cannot."
     assert not (tmp_path / "ws" / "made.txt").exists()
-
-
-async def test_a_fail_before_anything_was_tried_is_refused_once(tmp_path: Path) -> None:
-    answers = [
-        answer(None, "FAIL", result="The folder is empty."),
-        answer("printf 'port=80\\n' > app.conf && cat app.conf", "FINISH", result="Wrote app.conf."),
-    ]
-    result = await run(tmp_path, answers, request="Write port=80 into app.conf.")
-    assert result["status"] == "FINISH" and result["steps"] == 2
-    assert (tmp_path / "ws" / "app.conf").read_text() == "port=80\n"
-    assert "nothing has been tried for this request" in prompts(tmp_path)[1][-1]["content"]
-
-
-async def test_a_fail_given_twice_without_trying_stands(tmp_path: Path) -> None:
-    answers = [answer(None, "FAIL", result="There is no printer here.")] * 2
-    result = await run(tmp_path, answers, request="Print the report on the office printer.")
-    assert result["status"] == "FAIL" and result["result"] == "There is no printer here."
-    assert result["steps"] == 2
 
 
 async def test_a_confirmed_finishing_call_that_succeeds_finishes(tmp_path: Path) -> None:

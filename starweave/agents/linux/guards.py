@@ -15,8 +15,7 @@ Asked about a FINISH or FAIL once its call (if any) has run:
 * ``grounded``: every number and file name a result states was seen in the request or an output;
 * ``claimed``: a file a result names is in the workspace, or was before the run;
 * ``checked``: a FINISH rests on what the files the run changed hold now, seen after their change;
-* ``gave_up``: a FAIL tries first: right after a failed command, another way; before anything ran
-  for the request, once, a first command.
+* ``gave_up``: a FAIL right after a failed command tries another way first.
 """
 
 from __future__ import annotations
@@ -69,13 +68,6 @@ GAVE_UP_NOTE = (
     "the hint, if any) and try a different command; reply FAIL again only if the request truly "
     "cannot be done."
 )
-UNTRIED_NOTE = (
-    "Not given up yet: nothing has been tried for this request. Run the command that does it (an "
-    "empty folder is where new files go), or look with ls; reply FAIL again only if the request "
-    "truly cannot be done."
-)
-
-
 @dataclass
 class LinuxStep:
     """What the guards see of one step: the answer, and once its call ran, the results.
@@ -376,16 +368,13 @@ class GaveUp:
     """A FAIL after one failed command."""
 
     name = "gave_up"
-    principle = "A FAIL first tries: after a failed command another way, before any command one."
+    principle = "A FAIL right after a failed command first tries another way."
 
     async def check(self, step: LinuxStep, state: GuardState) -> Verdict:
-        if not step.settling or step.status != FAIL:
-            return ALLOW
-        if not step.ran_call and not any(item.get_value("results") for item in step.earlier()):
-            # Asked once: a request that truly cannot be done gets its FAIL on the second reply.
-            return refuse(UNTRIED_NOTE) if state.bump("untried") == 1 else ALLOW
         previous = _previous(step)
-        if previous is not None and results_failed(results_of(previous.get_value("results"))):
+        if not step.settling or step.status != FAIL or previous is None:
+            return ALLOW
+        if results_failed(results_of(previous.get_value("results"))):
             return refuse(GAVE_UP_NOTE)
         return ALLOW
 
