@@ -68,6 +68,8 @@ GAVE_UP_NOTE = (
     "the hint, if any) and try a different command; reply FAIL again only if the request truly "
     "cannot be done."
 )
+
+
 @dataclass
 class LinuxStep:
     """What the guards see of one step: the answer, and once its call ran, the results.
