@@ -97,6 +97,31 @@ async def test_event_loop_keeps_ticking_during_a_call(local: LocalClient) -> Non
     assert ticks >= 0.5 * elapsed / 0.05, (ticks, elapsed)
 
 
+async def test_loading_the_model_leaves_the_event_loop_free(local: LocalClient) -> None:
+    """xllamacpp builds its server holding the GIL: the load must stay far below the local fleet's
+    heartbeat timeout (its devices beat every 2 s), also on a busy machine."""
+    worst = 0.0
+
+    async def monitor() -> None:
+        nonlocal worst
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.02)
+            worst = max(worst, time.monotonic() - before - 0.02)
+
+    task = asyncio.create_task(monitor())
+    second = create_llm(AgentLLMConfig(API_TYPE="local"), SystemConfig(TIMEOUT=300))
+    assert isinstance(second, LocalClient)
+    try:
+        await second.load()
+    finally:
+        task.cancel()
+        await second.aclose()
+    # With the warm-up decode inside the constructor the loop stood still 5-13 s here (8 s stalls
+    # dropped `make demo`'s devices); the constructor itself still holds the GIL for a few seconds.
+    assert worst < 8.0, worst
+
+
 async def test_openai_provider_against_the_loopback_endpoint(local: LocalClient) -> None:
     agent = AgentLLMConfig(
         API_TYPE="openai", API_BASE=local.base_url, API_KEY=local.api_key, API_MODEL="local"

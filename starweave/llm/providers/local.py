@@ -56,6 +56,7 @@ from starweave.llm.providers.local_threads import (
 from starweave.threads import in_daemon_thread
 
 log = logging.getLogger("starweave.llm.local")
+PREFETCH_CHUNK = 8 << 20
 # How long closing waits for a generation in progress before leaving it to the process exit.
 CLOSE_WAIT = 5.0
 # A slot save or restore moves ~28 KB per token through the local disk: well under a second.
@@ -156,8 +157,13 @@ class LocalClient(BaseLLMClient):
                 )
         else:
             path = ensure_model()
+        prefetch(path)
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
+        # xllamacpp builds the server holding the GIL, so every second of it stalls the event loop
+        # (heartbeats included): no warm-up decode here (the first call pays it, in a thread that
+        # releases the GIL), and the file is already in the page cache (read by prefetch above).
+        params.warmup = False
         # Each slot gets n_ctx tokens of its own (the KV cache is not unified).
         params.n_parallel = self.slots.size
         params.n_ctx = self.n_ctx * self.slots.size
@@ -330,3 +336,15 @@ def _answer_of(result: Any, model: str) -> RawAnswer:
         model=model,
         timings=timings_of(result),
     )
+
+
+def prefetch(path: Path) -> None:
+    """Read ``path`` once so that its pages are cached: plain reads release the GIL, while the
+    page faults of a cold model file inside xllamacpp's constructor would not."""
+    buffer = bytearray(PREFETCH_CHUNK)
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            while handle.readinto(buffer):
+                pass
+    except OSError as exc:
+        log.debug("Prefetching %s failed (%s); loading it directly", path, exc)
