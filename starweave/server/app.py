@@ -72,7 +72,6 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         background = [
             asyncio.create_task(sessions.run_cleanup(settings.cleanup_interval, keep=queue.names)),
-            asyncio.create_task(handler.run_watchdog()),
         ]
         try:
             yield
@@ -175,6 +174,11 @@ async def start_server(
         host=settings.host,
         port=settings.port,
         http=guarded_protocol(guard),
+        # Liveness is the transport's: the server pings, a peer that stops answering is dropped.
+        # Pinned because uvicorn's wsproto implementation sends no pings.
+        ws="websockets-sansio",
+        ws_ping_interval=settings.ws_ping_interval,
+        ws_ping_timeout=settings.ws_ping_timeout,
         ws_max_size=settings.ws_max_size,
         log_level=settings.log_level.lower(),
         lifespan="on",
