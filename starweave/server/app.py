@@ -16,6 +16,7 @@ from fastapi import FastAPI, WebSocket
 from starweave.server.api import build_api_router
 from starweave.server.credentials import DeviceCredentials
 from starweave.server.dispatch_queue import DispatchQueue
+from starweave.server.frame_guard import NoFramingMiddleware
 from starweave.server.guard import PendingConnections, guarded_protocol
 from starweave.server.limits import BodyLimitMiddleware, raise_open_file_limit
 from starweave.server.local_token import publish_local_token, withdraw_local_token
@@ -96,6 +97,7 @@ def create_app(
     app.add_middleware(
         BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes, timeout=settings.body_timeout
     )
+    app.add_middleware(NoFramingMiddleware)
 
     @app.websocket("/ws")
     async def aip_endpoint(websocket: WebSocket) -> None:
