@@ -26,6 +26,7 @@ from starweave.server.registry import ClientConnectionManager
 from starweave.server.security import SecurityPolicy
 from starweave.server.sessions import ServiceSessionFactory, SessionManager
 from starweave.server.settings import ServerSettings
+from starweave.server.uvicorn_server import Server
 from starweave.server.ws_handler import WebSocketHandler
 
 logger = logging.getLogger(__name__)
@@ -190,7 +191,7 @@ async def start_server(
     # After uvicorn.Config, which (re)configures uvicorn's loggers.
     install_secret_filter(settings.api_key)
     install_rate_limit()
-    server = uvicorn.Server(config)
+    server = Server(config)
     guard_task = asyncio.create_task(guard.run())
     try:
         task, port = await serve_in_task(server)
