@@ -37,6 +37,8 @@ from starweave.cli_support import (
 from starweave.cli_support import fail as _fail
 from starweave.cli_support import setup_logging as _setup_logging
 from starweave.errors import StarweaveError
+from starweave.interrupts import INTERRUPTED_EXIT, exit_interrupted
+from starweave.server.validation import device_id_problem
 
 app = typer.Typer(
     help="Starweave: LLM-driven device agents that carry out requests on real machines.",
@@ -392,6 +394,9 @@ def client(
         _fail("only WebSocket mode exists: pass --ws")
     try:
         check_ws_url(ws_server)
+        problem = device_id_problem(client_id)
+        if problem:
+            raise StarweaveError(f"--client-id {problem}")
         check_positive(heartbeat_interval, "--heartbeat-interval")
         check_positive(duplicate_wait, "--duplicate-wait", allow_zero=True)
         check_positive(max_backoff, "--max-backoff")
@@ -427,10 +432,12 @@ mcp_app.command("serve")(mcp_serve)
 
 
 def main() -> None:
-    """Console-script entry point: usage errors are one line and exit 2, Ctrl+C exits 130."""
+    """Console-script entry point: usage errors are one line and exit 2, Ctrl+C exits 130 (twice too)."""
     print_config_warnings()
     try:
         code = app(prog_name="starweave", standalone_mode=False)
+    except KeyboardInterrupt:  # outside any command's own handling: still 130, never by signal
+        exit_interrupted(INTERRUPTED_EXIT)
     except (typer.TyperException, click.ClickException) as exc:  # typer vendors click since 0.20
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()  # type: ignore[union-attr]  # the help text, as `starweave --help` prints it
@@ -438,8 +445,8 @@ def main() -> None:
             err.print(f"[bold red]error:[/bold red] {escape(usage_error_line(exc))}", soft_wrap=True)
         sys.exit(getattr(exc, "exit_code", USAGE_EXIT))
     except (typer.Abort, click.exceptions.Abort):
-        sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
+        exit_interrupted(INTERRUPTED_EXIT)
+    exit_interrupted(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from rich.markup import escape
 
 from starweave.config.keys import ConfigWarning
 from starweave.errors import ConfigError, StarweaveError
+from starweave.interrupts import INTERRUPTED_EXIT, shutting_down
 
 USAGE_EXIT = 2
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -222,7 +223,8 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
     except OSError as exc:
         fail(os_error_line(exc))
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        shutting_down()
+        raise typer.Exit(INTERRUPTED_EXIT) from None
 
 
 def host_platform() -> str:

@@ -16,6 +16,7 @@ from fastapi import FastAPI, WebSocket
 from starweave.server.api import build_api_router
 from starweave.server.credentials import DeviceCredentials
 from starweave.server.dispatch_queue import DispatchQueue
+from starweave.server.frame_guard import NoFramingMiddleware
 from starweave.server.guard import PendingConnections, guarded_protocol
 from starweave.server.limits import BodyLimitMiddleware, raise_open_file_limit
 from starweave.server.local_token import publish_local_token, withdraw_local_token
@@ -25,6 +26,7 @@ from starweave.server.registry import ClientConnectionManager
 from starweave.server.security import SecurityPolicy
 from starweave.server.sessions import ServiceSessionFactory, SessionManager
 from starweave.server.settings import ServerSettings
+from starweave.server.uvicorn_server import Server
 from starweave.server.ws_handler import WebSocketHandler
 
 logger = logging.getLogger(__name__)
@@ -72,7 +74,6 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         background = [
             asyncio.create_task(sessions.run_cleanup(settings.cleanup_interval, keep=queue.names)),
-            asyncio.create_task(handler.run_watchdog()),
         ]
         try:
             yield
@@ -97,6 +98,7 @@ def create_app(
     app.add_middleware(
         BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes, timeout=settings.body_timeout
     )
+    app.add_middleware(NoFramingMiddleware)
 
     @app.websocket("/ws")
     async def aip_endpoint(websocket: WebSocket) -> None:
@@ -175,6 +177,11 @@ async def start_server(
         host=settings.host,
         port=settings.port,
         http=guarded_protocol(guard),
+        # Liveness is the transport's: the server pings, a peer that stops answering is dropped.
+        # Pinned because uvicorn's wsproto implementation sends no pings.
+        ws="websockets-sansio",
+        ws_ping_interval=settings.ws_ping_interval,
+        ws_ping_timeout=settings.ws_ping_timeout,
         ws_max_size=settings.ws_max_size,
         log_level=settings.log_level.lower(),
         lifespan="on",
@@ -184,7 +191,7 @@ async def start_server(
     # After uvicorn.Config, which (re)configures uvicorn's loggers.
     install_secret_filter(settings.api_key)
     install_rate_limit()
-    server = uvicorn.Server(config)
+    server = Server(config)
     guard_task = asyncio.create_task(guard.run())
     try:
         task, port = await serve_in_task(server)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,11 +33,10 @@ def _default_state() -> ServerConnectionState:
 
 @dataclass(eq=False)  # identity semantics: contexts live in sets
 class ConnectionContext:
-    """One client connection: its socket, its protocol state (identity once registered), liveness."""
+    """One client connection: its socket, its protocol state (identity once registered)."""
 
     websocket: WebSocket
     state: ServerConnectionState = field(default_factory=_default_state)
-    last_seen: float = field(default_factory=time.monotonic)
     closed: bool = False
     # What the handshake proved (shared key, device tokens); set before registration.
     access: WsAccess | None = None

@@ -15,8 +15,11 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
 DEFAULT_MAX_BAD_FRAMES = 100
-# Clients send a heartbeat every 30 s (spec D §6); three missed beats mean the peer is gone.
-DEFAULT_HEARTBEAT_TIMEOUT = 3 * 30.0
+# The reference device client sends its AIP heartbeat every 120 s; three missed beats mean the peer
+# is gone. Transport pings (below) count as life too, so a live client is never dropped for being quiet.
+DEFAULT_HEARTBEAT_TIMEOUT = 3 * 120.0
+# The server pings every connection this often (at most): often enough to keep NAT mappings open.
+WS_PING_INTERVAL = 20.0
 # /api/dispatch: a task request is a natural-language instruction; 64 KiB is far more than one needs,
 # and small enough that the device's TASK echo always fits in a frame.
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024
@@ -150,6 +153,21 @@ class ServerSettings(BaseModel):
         the connection survives; only absurd frames cost the connection.
         """
         return self.max_message_bytes * 4 + 64 * 1024
+
+    @property
+    def ws_ping_interval(self) -> float:
+        """Seconds between the server's WebSocket pings to each connection."""
+        return min(WS_PING_INTERVAL, self.heartbeat_timeout / 3)
+
+    @property
+    def ws_ping_timeout(self) -> float:
+        """How long a ping may go unanswered before the connection is dropped.
+
+        The next ping leaves ``ws_ping_interval`` after the last pong, so a peer that stops
+        answering (gone, or its TCP link dead) is dropped ``heartbeat_timeout`` after its last sign
+        of life, and a peer that answers pings stays however rarely it sends AIP heartbeats.
+        """
+        return self.heartbeat_timeout - self.ws_ping_interval
 
     def validate_security(self) -> None:
         """Raise ConfigError when the server would be reachable without an API key."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 
 from fastapi import WebSocket
@@ -54,7 +53,6 @@ from starweave.server.validation import task_name_problem
 
 logger = logging.getLogger(__name__)
 
-CLOSE_GOING_AWAY = 1001
 
 MessageHandler = Callable[["WebSocketHandler", ConnectionContext, ClientMessage], Awaitable[None]]
 
@@ -75,9 +73,6 @@ class WebSocketHandler:
         self.settings = settings
         self.policy = policy
         self.queue = queue
-        # Registered connections, swept by one watchdog (a task per connection would wake
-        # thousands of times a second with thousands of devices).
-        self._live: set[ConnectionContext] = set()
 
     # ---- connection lifecycle -------------------------------------------------------------
     async def handle(self, websocket: WebSocket) -> None:
@@ -99,16 +94,9 @@ class WebSocketHandler:
         try:
             if not await self._register(ctx):
                 return
-            await self._serve(ctx)
-        finally:
-            await self._disconnect(ctx)
-
-    async def _serve(self, ctx: ConnectionContext) -> None:
-        self._live.add(ctx)
-        try:
             await self._receive_loop(ctx)
         finally:
-            self._live.discard(ctx)
+            await self._disconnect(ctx)
 
     async def _receive_frame(self, ctx: ConnectionContext) -> str | bytes | None:
         """The next frame as it came (text or bytes); None when the peer disconnected."""
@@ -197,7 +185,6 @@ class WebSocketHandler:
             frame = await self._receive_frame(ctx)
             if frame is None:
                 return
-            ctx.last_seen = time.monotonic()
             step = ctx.state.receive_frame(frame)
             if step.problem is not None:
                 logger.debug("[WS] bad frame from %s: %s", ctx.label, step.problem)
@@ -210,18 +197,6 @@ class WebSocketHandler:
                 return
             if step.dispatch is not None:
                 await ctx.spawn(self._handle_message(ctx, step.dispatch))
-
-    async def run_watchdog(self) -> None:
-        """Drop every connection silent for longer than ``heartbeat_timeout`` (runs for the app's life)."""
-        timeout = self.settings.heartbeat_timeout
-        interval = max(0.05, min(5.0, timeout / 4))
-        while True:
-            await asyncio.sleep(interval)
-            now = time.monotonic()
-            for ctx in [c for c in self._live if now - c.last_seen > timeout]:
-                logger.warning("[WS] %s silent for %.0fs; dropping it", ctx.label, now - ctx.last_seen)
-                # Closing ends the connection's receive loop, which runs the disconnect cleanup.
-                await ctx.close(CLOSE_GOING_AWAY, f"Heartbeat timeout: nothing received for {timeout:g}s")
 
     async def _disconnect(self, ctx: ConnectionContext) -> None:
         ctx.closed = True

@@ -255,3 +255,21 @@ async def test_off_loopback_a_key_is_required_and_never_read_from_the_url(tmp_pa
             assert kind((await receive(page, lambda m: True))[0]) == "welcome"
         async with websockets.connect(ws_url, additional_headers={"X-API-Key": "sekret-key-123"}) as page:
             assert kind((await receive(page, lambda m: True))[0]) == "welcome"
+
+
+async def test_no_site_may_frame_the_webui(tmp_path: Path) -> None:
+    service = WebUIService(GalaxyClient(options(tmp_path)))
+    key = "sekret-key-123"
+    settings = ServerSettings(host="127.0.0.1", port=0, api_key=key, require_key_on_loopback=True)
+    async with serving(service, settings) as url, httpx.AsyncClient(base_url=url) as http:
+        answers = [
+            await http.get("/"),
+            await http.get("/health"),  # 401: refusals say it too
+            await http.get("/", headers={"Host": "evil.example"}),  # 403 of the Host check
+            await http.get("/health", headers={"X-API-Key": "sekret-key-123"}),
+            await http.get("/static/app.js"),
+        ]
+        assert [a.status_code for a in answers] == [200, 401, 403, 200, 200]
+        for answer in answers:
+            assert answer.headers["content-security-policy"] == "frame-ancestors 'none'", answer.url
+            assert answer.headers["x-frame-options"] == "DENY", answer.url

@@ -34,11 +34,11 @@ from starweave.device_kinds import DEVICE_KINDS, kind_key, kind_names
 from starweave.errors import ConfigError
 from starweave.galaxy.devices.urls import http_device_url_problem, url_host
 from starweave.galaxy.settings import ConstellationSettings
+from starweave.server.validation import device_id_problem
 
 __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
-_DEVICE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 log = logging.getLogger("starweave.galaxy.devices")
 
 DEVICE_KEYS = (
@@ -278,10 +278,10 @@ def _device(file: Path, where: str, entry: Any, env: Mapping[str, str]) -> Devic
         if values.get(required) in (None, ""):
             raise ConfigError(f"{file}: {where}.{required}: missing")
     device_id = values["device_id"]
-    if not isinstance(device_id, str) or not _DEVICE_ID.fullmatch(device_id):
+    problem = device_id_problem(device_id)
+    if problem:
         raise ConfigError(
-            f"{file}: {where}.device_id: {device_id!r} is not a valid id "
-            "(1-128 characters from A-Z a-z 0-9 . _ -; it must equal the device client's --client-id)"
+            f"{file}: {where}.device_id: {problem}; it must equal the device client's --client-id"
         )
     device = DeviceConfig(device_id=device_id, server_url=_server_url(file, where, values["server_url"]))
     if "os" in values:

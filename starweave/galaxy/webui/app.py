@@ -24,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from starweave.galaxy.webui.broadcast import Broadcaster, PageQueue, encode
 from starweave.galaxy.webui.devices import DeviceRequestError, validate_device
 from starweave.galaxy.webui.service import WebUIService
+from starweave.server.frame_guard import NoFramingMiddleware
 from starweave.server.security import API_KEY_HEADER, WS_POLICY_VIOLATION, SecurityPolicy, http_guard
 from starweave.server.settings import ServerSettings
 
@@ -112,6 +113,9 @@ def create_app(service: WebUIService, settings: ServerSettings | None = None) ->
         if not policy.host_allowed(request.headers.get("host")):
             return JSONResponse({"detail": "Host not allowed"}, status_code=403)
         return await call_next(request)
+
+    # Added last, so it is outermost: the refused-Host 403 carries the headers too.
+    app.add_middleware(NoFramingMiddleware)
 
     @app.get("/", include_in_schema=False)
     async def index() -> Any:

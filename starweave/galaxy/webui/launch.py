@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 import webbrowser
 from collections.abc import Callable, Generator, Mapping
@@ -21,6 +20,7 @@ from starweave.errors import ConfigError
 from starweave.galaxy.client import GalaxyClient, GalaxyOptions
 from starweave.galaxy.webui.app import create_app
 from starweave.galaxy.webui.service import WebUIService
+from starweave.interrupts import stop_signals
 from starweave.server.app import serve_in_task
 from starweave.server.settings import ServerSettings
 
@@ -89,7 +89,8 @@ async def run_webui(
     service = WebUIService(client)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    handled = stop_signals()  # an inherited ignored SIGINT stays ignored
+    for sig in handled:
         loop.add_signal_handler(sig, stop.set)
     server: uvicorn.Server | None = None
     task: asyncio.Task[None] | None = None
@@ -117,6 +118,6 @@ async def run_webui(
         await service.aclose()
         if task is not None:
             await task
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in handled:
             loop.remove_signal_handler(sig)
     return 0
