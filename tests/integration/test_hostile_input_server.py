@@ -8,15 +8,16 @@ is logged, and the device takes the next task at once.
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from integration.hostile_input_kit import Tracebacks
+from integration.hostile_input_kit import tracebacks as tracebacks
 from integration.server_fault_kit import WAIT, agent_server, device, dispatch, result_of
 from unit.server.server_kit import Peer
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from starweave.aip.messages import ClientMessageType, ClientType, ServerMessageType, parse_server_message
 
@@ -35,27 +36,6 @@ BAD_DISPATCHES = [
 ]
 
 
-class Tracebacks(logging.Handler):
-    """Records every log record that carries an exception (a traceback in the server's log)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.seen: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.exc_info:
-            self.seen.append(record.getMessage())
-
-
-@pytest.fixture
-def tracebacks() -> Iterator[Tracebacks]:
-    handler = Tracebacks()
-    root = logging.getLogger()
-    root.addHandler(handler)
-    yield handler
-    root.removeHandler(handler)
-
-
 async def test_unusable_dispatches_are_refused_and_nothing_is_queued(
     tmp_path: Path, tracebacks: Tracebacks
 ) -> None:
@@ -64,6 +44,7 @@ async def test_unusable_dispatches_are_refused_and_nothing_is_queued(
         device(tmp_path, server, "dev1"),
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}", timeout=WAIT) as http,
     ):
+        tracebacks.attach()
         for body, why in BAD_DISPATCHES:
             answer = await http.post(
                 "/api/dispatch", content=body, headers={"content-type": "application/json"}
@@ -88,6 +69,7 @@ async def test_hostile_frames_get_a_clear_error_and_no_traceback(
         device(tmp_path, server, "dev1"),
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}", timeout=WAIT) as http,
     ):
+        tracebacks.attach()
         url = f"ws://127.0.0.1:{server.port}/ws"
         async with connect(url, max_size=None, open_timeout=WAIT) as conn:
             constellation = Peer(conn, "c1", ClientType.CONSTELLATION)
@@ -104,6 +86,11 @@ async def test_hostile_frames_get_a_clear_error_and_no_traceback(
                 await conn.send(frame)
                 error = parse_server_message(await conn.recv())
                 assert error.type == ServerMessageType.ERROR and why in (error.error or ""), (why, error)
+        async with connect(url, open_timeout=WAIT) as conn:
+            await conn.send(b"\xff\xfe", text=True)  # a text frame that is not UTF-8
+            with pytest.raises(ConnectionClosed) as closed:
+                await conn.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
         ok = await dispatch(http, "dev1", "w", "ok")
         assert ok.status_code == 200 and ok.json()["queue_position"] == 0
         assert (await result_of(http, "ok"))["task_status"] == "completed"
