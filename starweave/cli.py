@@ -19,6 +19,7 @@ from starweave.cli_agents import AgentExtras, agent_task, check_agent_options
 from starweave.cli_commands import config_show, doctor, galaxy, mcp_serve
 from starweave.cli_learn import learn_app
 from starweave.cli_support import (
+    INTERRUPTED_EXIT,
     USAGE_EXIT,
     ConfigDirOption,
     LogLevelOption,
@@ -31,6 +32,7 @@ from starweave.cli_support import (
     host_platform,
     print_config_warnings,
     run_async,
+    undecodable_argument,
     usage_error_line,
     validation_line,
 )
@@ -433,6 +435,17 @@ mcp_app.command("serve")(mcp_serve)
 
 def main() -> None:
     """Console-script entry point: usage errors are one line and exit 2, Ctrl+C exits 130 (twice too)."""
+    try:
+        _main()
+    except KeyboardInterrupt:  # outside a command's own handling (before or between its steps)
+        sys.exit(INTERRUPTED_EXIT)
+
+
+def _main() -> None:
+    problem = undecodable_argument(sys.argv[1:])
+    if problem:
+        err.print(f"[bold red]error:[/bold red] {escape(problem)}", soft_wrap=True)
+        sys.exit(USAGE_EXIT)
     print_config_warnings()
     try:
         code = app(prog_name="starweave", standalone_mode=False)

@@ -28,6 +28,7 @@ from rich.markup import escape
 from starweave.config.keys import ConfigWarning
 from starweave.errors import ConfigError, StarweaveError
 from starweave.interrupts import INTERRUPTED_EXIT, shutting_down
+from starweave.text import unencodable_problem
 
 USAGE_EXIT = 2
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -46,6 +47,19 @@ def usage_error_line(exc: Exception) -> str:
     if ctx is not None:
         message += f" (see: {ctx.command_path} --help)"
     return message
+
+
+def undecodable_argument(argv: list[str]) -> str | None:
+    """The usage error for the first argument that is not UTF-8 text, or None.
+
+    Python hands bytes that are not UTF-8 over as lone surrogates (surrogateescape); no config file,
+    log, JSON document or peer can take those later, so they are refused before anything starts.
+    """
+    for index, arg in enumerate(argv, 1):
+        if unencodable_problem(arg, "the argument") is not None:
+            # By position only: the value may be a key (--api-key), and it cannot be printed anyway.
+            return f"argument {index} is not valid UTF-8 text (Starweave takes UTF-8 only)"
+    return None
 
 
 def validation_line(exc: ValidationError) -> str:

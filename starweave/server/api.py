@@ -16,6 +16,7 @@ from starweave.server.security import SecurityPolicy, http_guard
 from starweave.server.sessions import SessionManager
 from starweave.server.settings import ServerSettings
 from starweave.server.validation import task_name_problem
+from starweave.text import unencodable_problem
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,19 @@ def build_api_router(
             raise HTTPException(status_code=400, detail="Empty task content")
         if not client_id or not isinstance(client_id, str):
             raise HTTPException(status_code=400, detail="Empty client ID")
-        size = len(user_request.encode("utf-8", "surrogatepass"))
+        # All before anything is queued: a value that fails later (a lone surrogate in a log line
+        # or a frame, a number as a name) would stall the device's queue and never have a result.
+        problem = unencodable_problem(user_request, "The task request") or unencodable_problem(
+            client_id, "client_id"
+        )
+        if problem:
+            raise HTTPException(status_code=400, detail=problem)
+        if not isinstance(task_name, str):
+            raise HTTPException(
+                status_code=400,
+                detail=f"Invalid task_name: it must be a string, not {type(task_name).__name__}",
+            )
+        size = len(user_request.encode("utf-8"))
         if size > settings.max_request_bytes:
             raise HTTPException(
                 status_code=413,
@@ -69,7 +82,7 @@ def build_api_router(
                     f"Task request too large ({size} bytes): the limit is {settings.max_request_bytes} bytes"
                 ),
             )
-        problem = task_name_problem(str(task_name))
+        problem = task_name_problem(task_name)
         if problem:
             raise HTTPException(status_code=400, detail=problem)
         logger.info("[API] dispatching task '%s' to %s", task_name, client_id)

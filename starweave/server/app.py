@@ -20,7 +20,7 @@ from starweave.server.frame_guard import NoFramingMiddleware
 from starweave.server.guard import PendingConnections, guarded_protocol
 from starweave.server.limits import BodyLimitMiddleware, raise_open_file_limit
 from starweave.server.local_token import publish_local_token, withdraw_local_token
-from starweave.server.log_limits import install_rate_limit
+from starweave.server.log_limits import install_peer_error_filter, install_rate_limit
 from starweave.server.log_redaction import install_secret_filter
 from starweave.server.registry import ClientConnectionManager
 from starweave.server.security import SecurityPolicy
@@ -46,6 +46,7 @@ def create_app(
     ``credentials`` defaults to the settings' credentials file and configured device tokens.
     """
     settings.validate_security()
+    install_peer_error_filter()
     registry = ClientConnectionManager()
 
     def after_end(_session_id: str) -> None:

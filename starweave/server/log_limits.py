@@ -14,7 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["SERVER_LOGGERS", "RateLimitFilter", "install_rate_limit"]
+__all__ = [
+    "SERVER_LOGGERS",
+    "PeerErrorFilter",
+    "RateLimitFilter",
+    "install_peer_error_filter",
+    "install_rate_limit",
+]
 
 # The loggers a peer can make write once per connection or frame.
 SERVER_LOGGERS = (
@@ -26,6 +32,9 @@ SERVER_LOGGERS = (
     "starweave.server.dispatch_queue",
     "starweave.server.sessions",
 )
+# What uvicorn logs with a traceback although only the peer was wrong (and it already answered:
+# a text frame that is not UTF-8 is closed with 1007).
+PEER_ERRORS = frozenset({"Invalid UTF-8 sequence received from client."})
 # Keys tracked at once; beyond it the table is cleared (a flood of distinct messages stays bounded).
 MAX_KINDS = 1024
 
@@ -78,3 +87,23 @@ def install_rate_limit(
         logger = logging.getLogger(name)
         if not any(isinstance(f, RateLimitFilter) for f in logger.filters):
             logger.addFilter(RateLimitFilter(burst, window))
+
+
+class PeerErrorFilter(logging.Filter):
+    """Makes a peer's fault that uvicorn logs with a traceback (:data:`PEER_ERRORS`) one warning line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Always True; a known peer error loses its traceback and becomes a WARNING."""
+        if record.exc_info and str(record.msg) in PEER_ERRORS:
+            error = record.exc_info[1]
+            record.msg = f"{record.msg} ({error}); the connection was closed"
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def install_peer_error_filter(logger_name: str = "uvicorn.error") -> None:
+    """Put one PeerErrorFilter on ``logger_name`` (uvicorn.Config keeps a logger's filters)."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, PeerErrorFilter) for f in logger.filters):
+        logger.addFilter(PeerErrorFilter())

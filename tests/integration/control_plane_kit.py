@@ -92,6 +92,7 @@ async def webui(tmp_path: Path, devices_file: Path) -> AsyncIterator[tuple[str, 
             port=0,
             log_level="warning",
             lifespan="off",
+            ws_max_size=ServerSettings(host="127.0.0.1", port=0).ws_max_size,  # as run_webui sets it
         )
     )
     task, port = await serve_in_task(server)

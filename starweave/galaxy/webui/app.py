@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import mimetypes
 import time
 from collections.abc import Awaitable, Callable
@@ -24,7 +23,10 @@ from fastapi.staticfiles import StaticFiles
 from starweave.galaxy.webui.broadcast import Broadcaster, PageQueue, encode
 from starweave.galaxy.webui.devices import DeviceRequestError, validate_device
 from starweave.galaxy.webui.service import WebUIService
+from starweave.json_input import parse_json
 from starweave.server.frame_guard import NoFramingMiddleware
+from starweave.server.limits import BodyLimitMiddleware
+from starweave.server.log_limits import install_peer_error_filter
 from starweave.server.security import API_KEY_HEADER, WS_POLICY_VIOLATION, SecurityPolicy, http_guard
 from starweave.server.settings import ServerSettings
 
@@ -76,10 +78,28 @@ HANDLERS: dict[str, Handler] = {
 
 def _parse(text: str) -> dict[str, Any] | None:
     try:
-        message = json.loads(text)
-    except ValueError:
+        message = parse_json(text)
+    except ValueError:  # not JSON, or nested too deeply
         return None
     return message if isinstance(message, dict) else None
+
+
+async def _next_frame(websocket: WebSocket) -> str | bytes | None:
+    """The page's next frame (text, or the bytes of a binary one); None once it has gone away."""
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        return None
+    text = message.get("text")
+    return str(text) if text is not None else bytes(message.get("bytes") or b"")
+
+
+def _frame_problem(frame: str | bytes, max_bytes: int) -> str | None:
+    """Why a frame is not a message the page may send (binary, too large), or None."""
+    if isinstance(frame, bytes):
+        return "Binary frames are not accepted: send JSON text"
+    if len(frame) > max_bytes or len(frame.encode("utf-8", "surrogatepass")) > max_bytes:
+        return f"Message exceeds the limit of {max_bytes} bytes"
+    return None
 
 
 async def _authenticate(websocket: WebSocket, policy: SecurityPolicy) -> bool:
@@ -88,9 +108,10 @@ async def _authenticate(websocket: WebSocket, policy: SecurityPolicy) -> bool:
         return True
     try:
         async with asyncio.timeout(AUTH_TIMEOUT):
-            message = _parse(await websocket.receive_text())
+            frame = await _next_frame(websocket)
     except TimeoutError:
         return False
+    message = _parse(frame) if isinstance(frame, str) else None
     return bool(message and message.get("type") == "auth" and policy.key_valid(str(message.get("key") or "")))
 
 
@@ -99,12 +120,17 @@ def create_app(service: WebUIService, settings: ServerSettings | None = None) ->
     (default: loopback, no key). Raises ConfigError for a key-less bind beyond loopback."""
     settings = settings or ServerSettings(host="127.0.0.1", port=0)
     settings.validate_security()
+    install_peer_error_filter()
     policy = SecurityPolicy(settings)
     guard = Depends(http_guard(policy))
     broadcaster: Broadcaster = service.broadcaster
     # No /docs or /openapi.json: they would bypass the Host and key checks.
     app = FastAPI(title="Starweave Galaxy WebUI", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
+    # The agent server's bound on a request body (size and arrival time), here too.
+    app.add_middleware(
+        BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes, timeout=settings.body_timeout
+    )
 
     @app.middleware("http")
     async def known_hosts_only(request: Request, call_next: Any) -> Any:
@@ -140,8 +166,8 @@ def create_app(service: WebUIService, settings: ServerSettings | None = None) ->
     @app.post("/api/devices", dependencies=[guard])
     async def add_device(request: Request) -> dict[str, Any]:
         try:
-            body = await request.json()
-        except ValueError:
+            body = parse_json(await request.body())
+        except ValueError:  # not JSON (nor UTF-8), or nested too deeply
             body = None
         try:
             device = validate_device(body)
@@ -167,7 +193,7 @@ def create_app(service: WebUIService, settings: ServerSettings | None = None) ->
         page = broadcaster.open_page([service.welcome(), service.device_snapshot(), service.state_snapshot()])
         sender = asyncio.create_task(Broadcaster.serve_page(page, websocket.send_text))
         try:
-            await _receive(websocket, service, page, sender)
+            await _receive(websocket, service, page, sender, settings.max_message_bytes)
         finally:
             broadcaster.close_page(page)
             sender.cancel()
@@ -177,22 +203,32 @@ def create_app(service: WebUIService, settings: ServerSettings | None = None) ->
     return app
 
 
+def _error(message: str) -> str:
+    return encode({"type": "error", "message": message, "timestamp": time.time()})
+
+
 async def _receive(
-    websocket: WebSocket, service: WebUIService, page: PageQueue, sender: asyncio.Task[None]
+    websocket: WebSocket,
+    service: WebUIService,
+    page: PageQueue,
+    sender: asyncio.Task[None],
+    max_bytes: int,
 ) -> None:
     """Handle the page's messages until it goes away (or its sender fails)."""
     while not sender.done():
         try:
-            text = await websocket.receive_text()
+            text = await _next_frame(websocket)
         except (WebSocketDisconnect, RuntimeError):
             return
+        if text is None:
+            return
+        problem = _frame_problem(text, max_bytes)
+        if problem or isinstance(text, bytes):
+            page.put(_error(problem or "Binary frames are not accepted"))
+            continue
         message = _parse(text)
         handler = HANDLERS.get(str(message.get("type"))) if message else None
         if message is None or handler is None:
-            page.put(
-                encode(
-                    {"type": "error", "message": f"Unknown message: {text[:100]}", "timestamp": time.time()}
-                )
-            )
+            page.put(_error(f"Unknown message: {text[:100]}"))
             continue
         await handler(service, page, message)

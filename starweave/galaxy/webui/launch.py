@@ -99,7 +99,14 @@ async def run_webui(
         await service.start()
         app = create_app(service, settings.model_copy(update={"port": chosen}))
         config = uvicorn.Config(
-            app, host=host, port=chosen, log_level="warning", access_log=False, lifespan="off"
+            app,
+            host=host,
+            port=chosen,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            # uvicorn's default is 16 MiB a frame: the agent server's bound instead.
+            ws_max_size=settings.ws_max_size,
         )
         server = _QuietServer(config)
         task, bound = await serve_in_task(server)

@@ -25,6 +25,7 @@ from pydantic import Field
 
 from starweave.config.models import ShellConfig
 from starweave.errors import ConfigError, PolicyViolation
+from starweave.text import unencodable_problem
 from starweave.tools.confine.paths import PathGuard, open_for_write
 from starweave.tools.confine.reach import check_model_read, open_for_model, sandbox_privileges
 from starweave.tools.confine.safeopen import fd_path
@@ -169,7 +170,16 @@ def _listing(real: str, path: str, seconds: float) -> dict[str, Any]:
     return result
 
 
-async def _guarded(fn: Callable[[], dict[str, Any]], owner: object, seconds: float) -> dict[str, Any]:
+def _argument_problem(path: str, content: str = "") -> str | None:
+    """Why the tool's arguments cannot reach the file system (a NUL, a lone surrogate), or None."""
+    return unencodable_problem(path, "the path", nul=True) or unencodable_problem(content, "the content")
+
+
+async def _guarded(
+    fn: Callable[[], dict[str, Any]], owner: object, seconds: float, problem: str | None = None
+) -> dict[str, Any]:
+    if problem:  # checked here, before a thread or the OS sees it (it raised ValueError there)
+        return {"success": False, "error": problem}
     try:
         # Its own pool with a deadline: a call stuck in the file system (or many of them) never holds
         # up the shell's checks, another device or the event loop.
@@ -209,7 +219,9 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
     ) -> dict[str, Any]:
         """Read a text file. Returns {"success", "path", "size", "content", "truncated"} (plus "note"
         when max_bytes was lowered to the server's cap)."""
-        return await _guarded(lambda: _read(guard(), path, max_bytes, default_max), owner, seconds)
+        return await _guarded(
+            lambda: _read(guard(), path, max_bytes, default_max), owner, seconds, _argument_problem(path)
+        )
 
     @srv.tool()
     async def write_file(
@@ -220,7 +232,12 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
         append: Annotated[bool, Field(description="Append to the file instead of replacing it.")] = False,
     ) -> dict[str, Any]:
         """Write (or append) text to a file in the workspace. Returns {"success", "path", "bytes_written"}."""
-        return await _guarded(lambda: _write(guard(), path, content, append), owner, seconds)
+        return await _guarded(
+            lambda: _write(guard(), path, content, append),
+            owner,
+            seconds,
+            _argument_problem(path, content),
+        )
 
     @srv.tool()
     async def list_directory(
@@ -232,6 +249,11 @@ def create_file_server(shell: ShellConfig) -> MCPServer:
         first 1000 entries by name and how many there are (plus "note" when the folder is too big
         to read whole; "total" is then a lower bound).
         """
-        return await _guarded(lambda: _list(guard(), path, min(LIST_SECONDS, seconds / 2)), owner, seconds)
+        return await _guarded(
+            lambda: _list(guard(), path, min(LIST_SECONDS, seconds / 2)),
+            owner,
+            seconds,
+            _argument_problem(path),
+        )
 
     return srv

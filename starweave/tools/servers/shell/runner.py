@@ -18,6 +18,7 @@ import shutil
 from typing import Any
 
 from starweave.errors import PolicyViolation, ToolError
+from starweave.text import unencodable_problem
 from starweave.tools.sandbox.launch import CLEAN_PATH, clean_env, spawn, stop
 from starweave.tools.servers.shell.session import ShellSession
 
@@ -78,10 +79,11 @@ def command_problem(command: str) -> str | None:
         return "the command is empty"
     if "\0" in command:
         return "the command contains a NUL character, which no shell can take"
-    try:
-        size = len(command.encode("utf-8"))
-    except UnicodeEncodeError:  # a lone surrogate (JSON allows one): execve could not take it
-        return "the command is not valid text: it holds a lone UTF-16 surrogate (\\ud800-\\udfff)"
+    # A lone surrogate (JSON allows one): execve could not take it.
+    problem = unencodable_problem(command, "the command")
+    if problem:
+        return problem
+    size = len(command.encode("utf-8"))
     if len(command) > MAX_COMMAND_CHARS or size > MAX_COMMAND_BYTES:
         return (
             f"the command is {len(command)} characters ({size} bytes) long (at most "

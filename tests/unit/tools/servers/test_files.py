@@ -154,3 +154,20 @@ async def test_links_to_masked_places_are_refused(workspace: Path) -> None:
         assert not result["success"] and result["error"].startswith("Blocked:"), path
     listing = await _call(config, "list_directory", {"path": "roothome"})
     assert not listing["success"] and listing["error"].startswith("Blocked:")
+
+
+async def test_nul_and_lone_surrogates_get_a_clear_error(workspace: Path) -> None:
+    # Before the fix each of these raised inside the tool (ValueError: embedded null byte, or a
+    # result pydantic could not serialize): the model saw "Error executing tool" and the log a traceback.
+    config = ShellConfig(workspace=str(workspace))
+    for tool, args, why in (
+        ("read_file", {"path": "notes.txt\0.bak"}, "NUL"),
+        ("write_file", {"path": "a\0b", "content": "x"}, "NUL"),
+        ("list_directory", {"path": "a\0b"}, "NUL"),
+        ("read_file", {"path": "a\udcffb"}, "surrogate"),
+        ("write_file", {"path": "made.txt", "content": "x\ud800"}, "surrogate"),
+        ("list_directory", {"path": "\udcff"}, "surrogate"),
+    ):
+        result = await _call(config, tool, args)
+        assert result["success"] is False and why in result["error"], (tool, result)
+    assert not (workspace / "made.txt").exists()
