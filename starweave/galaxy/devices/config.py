@@ -29,7 +29,7 @@ from urllib.parse import urlparse
 
 import yaml
 
-from starweave.config.loader import substitute_env
+from starweave.config.loader import find_variables, substitute_env
 from starweave.device_kinds import DEVICE_KINDS, kind_key, kind_names
 from starweave.errors import ConfigError
 from starweave.galaxy.devices.urls import http_device_url_problem, url_host
@@ -37,7 +37,6 @@ from starweave.galaxy.settings import ConstellationSettings
 
 __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 log = logging.getLogger("starweave.galaxy.devices")
 
@@ -386,7 +385,7 @@ def _expand(file: Path, key: str, value: Any, env: Mapping[str, str]) -> Any:
 
 def _check_vars(file: Path, key: str, value: Any, env: Mapping[str, str]) -> None:
     if isinstance(value, str):
-        for match in _VAR.finditer(value):
+        for match in find_variables(value):
             if match.group(2) is None and match.group(1) not in env:
                 raise ConfigError(
                     f"{file}: {key}: environment variable {match.group(1)} is not set "
