@@ -19,7 +19,6 @@ from starweave.cli_agents import AgentExtras, agent_task, check_agent_options
 from starweave.cli_commands import config_show, doctor, galaxy, mcp_serve
 from starweave.cli_learn import learn_app
 from starweave.cli_support import (
-    INTERRUPTED_EXIT,
     USAGE_EXIT,
     ConfigDirOption,
     LogLevelOption,

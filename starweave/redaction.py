@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import string
 from collections.abc import Iterable
 from urllib.parse import quote
 
@@ -60,8 +61,12 @@ _AUTHORIZATION = re.compile(
 )
 # ``?key=…`` / ``&sig=…`` in a URL query (``token=``, ``api_key=`` and the like are _NAMED's).
 _QUERY = re.compile(rf"([?&](?i:key|sig|signature|code|auth)=)({_VALUE})")
-# ``scheme://user:password@host``
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
+# ``scheme://user:password@host``. Anchored on the literal ``://``: a scheme run before it
+# (``[A-Za-z][A-Za-z0-9+.-]*://``) would be rescanned from every letter of a long word, which is
+# quadratic; _has_scheme checks the scheme instead. Neither the user nor the password may hold ``/``,
+# so each ``://`` is scanned at most up to the next one: linear.
+_USERINFO = re.compile(r"(?<=[A-Za-z0-9+.\-])(://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
+_SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
 
 
 def _looks_random(body: str) -> bool:
@@ -85,6 +90,27 @@ def secret_variants(secret: str) -> list[str]:
             if len(core) >= MIN_ENCODED_LENGTH:
                 variants.append(core)
     return list(dict.fromkeys(v for v in variants if len(v) >= MIN_SECRET_LENGTH))
+
+
+def _has_scheme(text: str, end: int) -> bool:
+    """Whether the scheme characters right before ``end`` (a ``://``) include a letter, so that a
+    scheme ``[A-Za-z][A-Za-z0-9+.-]*`` ends there. The walk stops at the previous ``/`` at the
+    latest, so all the walks of one text are linear together."""
+    index = end - 1
+    while index >= 0 and text[index] in _SCHEME_CHARS:
+        if text[index].isalpha():
+            return True
+        index -= 1
+    return False
+
+
+def _mask_userinfo(text: str, mask: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        if not _has_scheme(text, match.start()):
+            return match.group(0)
+        return match.group(1) + mask + match.group(3)
+
+    return _USERINFO.sub(replace, text)
 
 
 def _mask_key_shape(text: str, mask: str) -> str:
@@ -126,5 +152,5 @@ def redact(text: str, secrets: Iterable[str] = (), mask: str = "****") -> str:
     if "=" in text and ("?" in text or "&" in text):
         text = _QUERY.sub(lambda m: m.group(1) + mask, text)
     if "://" in text and "@" in text:
-        text = _USERINFO.sub(lambda m: m.group(1) + mask + m.group(3), text)
+        text = _mask_userinfo(text, mask)
     return text

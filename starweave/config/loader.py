@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +55,40 @@ def find_config_dir(explicit: str | Path | None = None, env: Mapping[str, str] |
     return path
 
 
-def substitute_env(value: Any, env: Mapping[str, str]) -> Any:
-    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string inside ``value``."""
+def find_variables(text: str) -> Iterator[re.Match[str]]:
+    """The ``${VAR}`` / ``${VAR:-default}`` references in ``text``: group 1 the name, group 2 the
+    default (None when there is none)."""
+    # Only up to the last "}": from every "${A:-" with no "}" after it the default would be scanned
+    # to the end of the text, which is quadratic; before the last "}" each scan stops at the next "}".
+    return _VAR.finditer(text, 0, text.rfind("}") + 1)
+
+
+def _substitute_text(text: str, env: Mapping[str, str]) -> str:
+    end = text.rfind("}") + 1  # see find_variables
+    return _VAR.sub(lambda m: env.get(m.group(1), m.group(2) or ""), text[:end]) + text[end:]
+
+
+def substitute_env(value: Any, env: Mapping[str, str], _done: dict[int, Any] | None = None) -> Any:
+    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string inside ``value``.
+
+    A list or mapping that YAML aliases share is expanded once and stays shared, so a file whose
+    aliases repeat a block many times costs its size, not the size of every repetition."""
     if isinstance(value, str):
-        return _VAR.sub(lambda m: env.get(m.group(1), m.group(2) or ""), value)
+        return _substitute_text(value, env)
+    if not isinstance(value, list | dict):
+        return value
+    done = {} if _done is None else _done
+    if id(value) in done:
+        return done[id(value)]
     if isinstance(value, list):
-        return [substitute_env(v, env) for v in value]
-    if isinstance(value, dict):
-        return {k: substitute_env(v, env) for k, v in value.items()}
-    return value
+        items: list[Any] = []
+        done[id(value)] = items  # before the items: a list that holds itself ends here
+        items.extend(substitute_env(v, env, done) for v in value)
+        return items
+    mapping: dict[Any, Any] = {}
+    done[id(value)] = mapping
+    mapping.update((k, substitute_env(v, env, done)) for k, v in value.items())
+    return mapping
 
 
 def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,12 @@ from starweave.redaction import redact
 
 MASK = "***"
 UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access")
+# A logged text (message, argument or traceback) longer than this is cut before it is masked: the
+# filter runs on the thread that logs, often the event loop, and a request of megabytes (a device's
+# error text, a chat message) would hold it while every pattern scans the whole text.
+MAX_LOGGED_CHARS = 32_768
+# A cut falls back to a blank within this many characters, so no credential is logged in part.
+_CUT_MARGIN = 512
 
 
 def mask_secrets(text: str, secrets: Iterable[str] = ()) -> str:
@@ -24,6 +30,19 @@ def mask_secrets(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, MASK)
     return redact(text, secrets, MASK)
+
+
+def cut_long_text(text: str, limit: int = MAX_LOGGED_CHARS) -> str:
+    """``text``, or its first ``limit`` characters or so followed by how many were cut.
+
+    The cut falls on a blank when there is one near the limit; else the last ``_CUT_MARGIN``
+    characters of the kept part go too, so a credential the cut splits is not logged in part."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    blank = max(head.rfind(" ", limit - _CUT_MARGIN), head.rfind("\n", limit - _CUT_MARGIN))
+    head = head[:blank] if blank >= 0 else head[: limit - _CUT_MARGIN]
+    return f"{head} [... {len(text) - len(head)} characters cut]"
 
 
 class SecretMaskingFilter(logging.Filter):
@@ -38,7 +57,7 @@ class SecretMaskingFilter(logging.Filter):
         self.secrets = secrets
 
     def _mask(self, value: Any) -> Any:
-        return mask_secrets(value, self.secrets) if isinstance(value, str) else value
+        return mask_secrets(cut_long_text(value), self.secrets) if isinstance(value, str) else value
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Mask in place; never drops a record."""

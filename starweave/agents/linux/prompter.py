@@ -31,7 +31,8 @@ MAX_HISTORY_STEPS = 12
 OLD_OUTPUT_LIMIT = 300
 MIN_RESULT_CHARS = 200
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]])[.!?](?=\s|$)")
-_PARENTHESES = re.compile(r"\s*\([^()]*\)")
+# Only from the start of a blank run: one starting inside it would rescan the run (quadratic).
+_PARENTHESES = re.compile(r"(?<!\s)\s*\([^()]*\)")
 
 
 def _signature(name: str, schema: dict[str, Any]) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from urllib.parse import urlparse
 
 import yaml
 
-from starweave.config.loader import substitute_env
+from starweave.config.loader import find_variables, substitute_env
 from starweave.device_kinds import DEVICE_KINDS, kind_key, kind_names
 from starweave.errors import ConfigError
 from starweave.galaxy.devices.urls import http_device_url_problem, url_host
@@ -38,7 +37,6 @@ from starweave.server.validation import device_id_problem
 
 __all__ = ["ConstellationConfig", "DeviceConfig", "load_devices_config"]
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
 log = logging.getLogger("starweave.galaxy.devices")
 
 DEVICE_KEYS = (
@@ -386,7 +384,7 @@ def _expand(file: Path, key: str, value: Any, env: Mapping[str, str]) -> Any:
 
 def _check_vars(file: Path, key: str, value: Any, env: Mapping[str, str]) -> None:
     if isinstance(value, str):
-        for match in _VAR.finditer(value):
+        for match in find_variables(value):
             if match.group(2) is None and match.group(1) not in env:
                 raise ConfigError(
                     f"{file}: {key}: environment variable {match.group(1)} is not set "
